@@ -1,0 +1,231 @@
+"""Connections: a psycopg pool configured for hello_pgmem, and a transaction helper.
+
+Every pooled connection has pgvector registered, ``search_path`` set to our schema (then the
+pgvector schema, then ``ag_catalog`` when AGE is installed), AGE loaded when it is not preloaded,
+and the configured statement and lock timeouts.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import psycopg
+from pgvector.psycopg import register_vector
+from psycopg import sql
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from hello_pgmem.errors import (
+    DatabaseUnavailableError,
+    ExtensionMissingError,
+    SchemaNotMigratedError,
+)
+from hello_pgmem.settings import Settings
+
+log = logging.getLogger(__name__)
+
+_PROBE = """
+SELECT current_setting('server_version'),
+       (SELECT extversion FROM pg_extension WHERE extname = 'vector'),
+       (SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+         WHERE e.extname = 'vector'),
+       (SELECT extversion FROM pg_extension WHERE extname = 'age'),
+       (SELECT rolsuper FROM pg_roles WHERE rolname = current_user),
+       to_regclass(%(version_table)s) IS NOT NULL
+"""
+_REVISION = "SELECT version_num FROM {}.alembic_version"
+_FUNCTIONS = """
+SELECT p.proname FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+WHERE n.nspname = %s AND p.proname NOT LIKE '\\_%%' ORDER BY 1
+"""
+_SET_USER = "SELECT set_config('pgmem.user_id', %s, true)"
+
+
+@dataclass(frozen=True)
+class ServerInfo:
+    """What a database offers hello_pgmem: versions, schema revision and SQL functions."""
+
+    server_version: str
+    vector_version: str | None
+    vector_schema: str | None
+    age_version: str | None
+    superuser: bool
+    schema: str
+    revision: str | None
+    functions: tuple[str, ...] = ()
+
+
+def probe(conn: psycopg.Connection[tuple[object, ...]], schema: str) -> ServerInfo:
+    """Read the server's versions and our schema's revision over one connection."""
+    version_table = f'"{schema}".alembic_version'
+    row = conn.execute(_PROBE, {"version_table": version_table}).fetchone()
+    assert row is not None
+    server, vector, vector_schema, age, superuser, migrated = row
+    revision = None
+    functions: tuple[str, ...] = ()
+    if migrated:
+        query = sql.SQL(_REVISION).format(sql.Identifier(schema))
+        found = conn.execute(query).fetchone()
+        revision = str(found[0]) if found else None
+        functions = tuple(str(r[0]) for r in conn.execute(_FUNCTIONS, (schema,)).fetchall())
+    return ServerInfo(
+        server_version=str(server),
+        vector_version=None if vector is None else str(vector),
+        vector_schema=None if vector_schema is None else str(vector_schema),
+        age_version=None if age is None else str(age),
+        superuser=bool(superuser),
+        schema=schema,
+        revision=revision,
+        functions=functions,
+    )
+
+
+def connect(settings: Settings, autocommit: bool = False) -> psycopg.Connection[tuple[object, ...]]:
+    """One plain connection (no pool), mapping connection failures to our error."""
+    try:
+        return psycopg.connect(
+            settings.database_url,
+            connect_timeout=max(1, int(settings.connect_timeout_s)),
+            autocommit=autocommit,
+        )
+    except psycopg.OperationalError as exc:
+        raise DatabaseUnavailableError(f"cannot connect to the database: {exc}".strip()) from exc
+
+
+class Database:
+    """A pool of configured connections to one hello_pgmem schema. Opens on first use."""
+
+    def __init__(self, settings: Settings | None = None) -> None:
+        self.settings = settings or Settings()
+        self._pool: ConnectionPool | None = None
+        self._info: ServerInfo | None = None
+        self._age_warned = False
+
+    # ------------------------------------------------------------------ lifecycle
+
+    @property
+    def info(self) -> ServerInfo:
+        """Server and schema facts, read once when the pool opens."""
+        if self._info is None:
+            self.open()
+        assert self._info is not None
+        return self._info
+
+    def open(self) -> None:
+        """Check the database is ready, then open the pool. Raises a clear error if it is not."""
+        if self._pool is not None:
+            return
+        from hello_pgmem.migrations import head_revision
+
+        with connect(self.settings) as conn:
+            info = probe(conn, self.settings.schema_name)
+        if info.vector_version is None:
+            raise ExtensionMissingError(
+                'pgvector is not installed in this database: run "hello-pgmem migrate" '
+                "or ask a superuser to run: CREATE EXTENSION vector;",
+                "CREATE EXTENSION vector;",
+            )
+        head = head_revision()
+        if info.revision != head:
+            found = "never migrated" if info.revision is None else f"at revision {info.revision!r}"
+            raise SchemaNotMigratedError(
+                f"schema {info.schema!r} is {found}, the code needs {head!r}: "
+                f'run "hello-pgmem migrate"'
+            )
+        if info.age_version is None:
+            log.info("Apache AGE is not installed: the Cypher interface is unavailable")
+        self._info = info
+        self._pool = ConnectionPool(
+            self.settings.database_url,
+            min_size=self.settings.pool_min_size,
+            max_size=self.settings.pool_max_size,
+            kwargs={"connect_timeout": max(1, int(self.settings.connect_timeout_s))},
+            configure=self._configure,
+            timeout=self.settings.connect_timeout_s,
+            open=False,
+            name="hello_pgmem",
+        )
+        self._pool.open(wait=False)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
+
+    def __enter__(self) -> Database:
+        self.open()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _configure(self, conn: psycopg.Connection[tuple[object, ...]]) -> None:
+        info = self._info
+        assert info is not None
+        path = [self.settings.schema_name, info.vector_schema or "public"]
+        if info.age_version is not None:
+            path.append("ag_catalog")
+            self._load_age(conn, info.superuser)
+        search_path = sql.SQL(", ").join(sql.Identifier(name) for name in dict.fromkeys(path))
+        conn.execute(
+            "SELECT set_config('search_path', %s, false),"
+            " set_config('statement_timeout', %s, false),"
+            " set_config('lock_timeout', %s, false)",
+            (
+                search_path.as_string(conn),
+                str(self.settings.statement_timeout_ms),
+                str(self.settings.lock_timeout_ms),
+            ),
+        )
+        register_vector(conn)
+        conn.execute("SELECT '[1]'::vector")  # loads pgvector, so its hnsw.* settings exist
+        conn.commit()
+
+    def _load_age(self, conn: psycopg.Connection[tuple[object, ...]], superuser: bool) -> None:
+        """LOAD age for Cypher: from $libdir/plugins (any role), else as superuser.
+
+        A server that preloads age needs neither; LOAD of a loaded library is a no-op.
+        """
+        for library in ("$libdir/plugins/age", "age"):
+            if library == "age" and not superuser:
+                break
+            try:
+                conn.execute(sql.SQL("LOAD {}").format(sql.Literal(library)))
+                return
+            except (psycopg.errors.UndefinedFile, psycopg.errors.InsufficientPrivilege):
+                conn.rollback()
+        if not self._age_warned:
+            self._age_warned = True
+            log.warning(
+                "cannot LOAD age for this role: link age.so into $libdir/plugins or add "
+                "age to shared_preload_libraries to use the Cypher interface"
+            )
+
+    # ------------------------------------------------------------------ use
+
+    @contextmanager
+    def connection(self) -> Iterator[psycopg.Connection[tuple[object, ...]]]:
+        """A pooled connection; its transaction commits on success and rolls back on error."""
+        self.open()
+        assert self._pool is not None
+        try:
+            with self._pool.connection() as conn:
+                yield conn
+        except PoolTimeout as exc:
+            raise DatabaseUnavailableError(
+                f"no database connection within {self.settings.connect_timeout_s:g}s: {exc}"
+            ) from exc
+        except psycopg.OperationalError as exc:
+            raise DatabaseUnavailableError(f"database connection failed: {exc}".strip()) from exc
+
+    @contextmanager
+    def transaction(
+        self, user_id: str | None = None
+    ) -> Iterator[psycopg.Connection[tuple[object, ...]]]:
+        """One transaction; ``user_id`` is set as ``pgmem.user_id`` for its duration (SET LOCAL)."""
+        with self.connection() as conn, conn.transaction():
+            if user_id is not None:
+                conn.execute(_SET_USER, (user_id,))
+            yield conn

@@ -1,0 +1,78 @@
+"""Exceptions raised by hello_pgmem.
+
+Every error the library raises on purpose derives from :class:`HelloPgmemError`::
+
+    HelloPgmemError
+     +-- ConfigurationError          bad or missing settings
+     +-- DatabaseUnavailableError    the server cannot be reached
+     +-- SchemaError                 the database is not ready for us
+     |    +-- SchemaNotMigratedError     run "hello-pgmem migrate"
+     |    +-- ExtensionMissingError      pgvector (or AGE, when asked for) is absent
+     +-- ValidationError             input breaks a rule; names the field and the rule
+     +-- NotFoundError               no such memory, document or entity for this user
+     +-- GraphError                  the Cypher interface failed or is unavailable
+     +-- EmbeddingError              the embedding backend failed
+     |    +-- EmbeddingDimensionError    a vector has the wrong number of dimensions
+     +-- LLMError                    the chat model failed or answered badly
+
+``ValueError`` and ``TypeError`` are left for arguments that misuse the API itself.
+"""
+
+from __future__ import annotations
+
+
+class HelloPgmemError(Exception):
+    """Base class of every error hello_pgmem raises on purpose."""
+
+
+class ConfigurationError(HelloPgmemError):
+    """A setting is missing or has an invalid value."""
+
+
+class DatabaseUnavailableError(HelloPgmemError):
+    """The PostgreSQL server cannot be reached or refused the connection."""
+
+
+class SchemaError(HelloPgmemError):
+    """The database is reachable but not ready for hello_pgmem."""
+
+
+class SchemaNotMigratedError(SchemaError):
+    """The schema is missing or older than the code."""
+
+
+class ExtensionMissingError(SchemaError):
+    """A required PostgreSQL extension is not installed and cannot be created."""
+
+    def __init__(self, message: str, statement: str | None = None) -> None:
+        super().__init__(message)
+        self.statement = statement
+
+
+class ValidationError(HelloPgmemError):
+    """Input breaks a rule. ``field`` names the input, ``rule`` says what it must be."""
+
+    def __init__(self, field: str, rule: str) -> None:
+        super().__init__(f"{field}: {rule}")
+        self.field = field
+        self.rule = rule
+
+
+class NotFoundError(HelloPgmemError):
+    """No such object exists for the current user or namespace."""
+
+
+class GraphError(HelloPgmemError):
+    """The Apache AGE graph interface failed or is not installed."""
+
+
+class EmbeddingError(HelloPgmemError):
+    """The embedding backend failed."""
+
+
+class EmbeddingDimensionError(EmbeddingError):
+    """A vector does not have the dimension its model is registered with."""
+
+
+class LLMError(HelloPgmemError):
+    """The chat model failed, timed out or returned output we cannot use."""

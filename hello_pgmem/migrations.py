@@ -1,0 +1,96 @@
+"""Run the Alembic migrations from Python: ``upgrade``, ``downgrade``, ``current_revision``.
+
+The same revisions run through ``hello-pgmem migrate`` and through ``alembic`` with
+``alembic.ini``; both take the database and schema from :class:`~hello_pgmem.settings.Settings`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from psycopg.conninfo import conninfo_to_dict
+from sqlalchemy.engine import URL, make_url
+
+from hello_pgmem.resources import resource_dir
+from hello_pgmem.settings import Settings
+
+if TYPE_CHECKING:
+    from alembic.config import Config
+    from sqlalchemy import Connection
+
+
+def sqlalchemy_url(database_url: str) -> str:
+    """A libpq URL or ``key=value`` string as SQLAlchemy's psycopg 3 URL ``postgresql+psycopg://…``."""
+    if "://" not in database_url:
+        params = conninfo_to_dict(database_url)
+        port = params.pop("port", None)
+        url = URL.create(
+            "postgresql+psycopg",
+            username=_str(params.pop("user", None)),
+            password=_str(params.pop("password", None)),
+            host=_str(params.pop("host", None)),
+            port=int(port) if port else None,
+            database=_str(params.pop("dbname", None)),
+            query={key: str(value) for key, value in params.items()},
+        )
+        return url.render_as_string(hide_password=False)
+    url = make_url(database_url)
+    if url.get_backend_name() not in ("postgresql", "postgres"):
+        raise ValueError(f"DATABASE_URL must be a postgresql:// URL, got {url.drivername!r}")
+    return url.set(drivername="postgresql+psycopg").render_as_string(hide_password=False)
+
+
+def _str(value: object) -> str | None:
+    return None if value is None else str(value)
+
+
+def alembic_config(settings: Settings | None = None) -> Config:
+    """An Alembic configuration for ``settings`` that needs no alembic.ini."""
+    from alembic.config import Config
+
+    config = Config()
+    config.set_main_option("script_location", str(resource_dir("migrations")))
+    config.attributes["settings"] = settings or Settings()
+    return config
+
+
+def upgrade(settings: Settings | None = None, revision: str = "head") -> None:
+    """Migrate the schema up to ``revision`` (idempotent: at head it does nothing)."""
+    from alembic import command
+
+    command.upgrade(alembic_config(settings), revision)
+
+
+def downgrade(settings: Settings | None = None, revision: str = "base") -> None:
+    """Migrate down to ``revision``; ``base`` removes every hello_pgmem object from the schema."""
+    from alembic import command
+
+    command.downgrade(alembic_config(settings), revision)
+
+
+def head_revision() -> str:
+    """The newest revision the code knows."""
+    from alembic.script import ScriptDirectory
+
+    head = ScriptDirectory.from_config(alembic_config(Settings())).get_current_head()
+    if head is None:
+        raise RuntimeError("no migration revisions found")
+    return head
+
+
+def current_revision(conn: Connection, schema: str) -> str | None:
+    """The revision a database's schema is at, or None when it was never migrated."""
+    from alembic.runtime.migration import MigrationContext
+
+    context = MigrationContext.configure(conn, opts={"version_table_schema": schema})
+    return context.get_current_revision()
+
+
+def run_sql_script(conn: Connection, script: str) -> None:
+    """Run a multi-statement SQL script on the connection's current transaction.
+
+    The script goes to psycopg without parameters, so ``%`` in function bodies is left alone.
+    """
+    driver_connection = conn.connection.driver_connection
+    assert driver_connection is not None
+    driver_connection.execute(script)

@@ -1,0 +1,76 @@
+"""Settings read from environment variables and an optional ``.env`` file.
+
+Names follow the reference implementation where it has them (``EMBED_*``, ``LLM_*``);
+ours are prefixed ``PGMEM_``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import AliasChoices, Field, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+DEFAULT_DATABASE_URL = "postgresql://postgres@127.0.0.1:55432/pgmem"
+
+
+def check_identifier(value: str, field: str) -> str:
+    """Return ``value`` if it is a plain SQL identifier, else raise ``ValueError``."""
+    if not IDENTIFIER.match(value) or len(value) > 63:
+        raise ValueError(
+            f"{field} must match ^[A-Za-z_][A-Za-z0-9_]*$ and be at most 63 characters, "
+            f"got {value!r}"
+        )
+    return value
+
+
+class Settings(BaseSettings):
+    """Process-wide configuration. Build one with ``Settings()``; nothing is read at import."""
+
+    model_config = SettingsConfigDict(env_file=".env", extra="ignore", populate_by_name=True)
+
+    database_url: str = Field(
+        default=DEFAULT_DATABASE_URL, validation_alias=AliasChoices("DATABASE_URL")
+    )
+    schema_name: str = Field(default="pgmem", validation_alias=AliasChoices("PGMEM_SCHEMA"))
+    graph_name: str = Field(default="pgmem_graph", validation_alias=AliasChoices("PGMEM_GRAPH"))
+    age: Literal["auto", "on", "off"] = Field(
+        default="auto", validation_alias=AliasChoices("PGMEM_AGE")
+    )
+    pool_min_size: int = Field(default=1, ge=0, validation_alias=AliasChoices("PGMEM_POOL_MIN"))
+    pool_max_size: int = Field(default=10, ge=1, validation_alias=AliasChoices("PGMEM_POOL_MAX"))
+    connect_timeout_s: float = Field(
+        default=5.0, gt=0, validation_alias=AliasChoices("PGMEM_CONNECT_TIMEOUT")
+    )
+    statement_timeout_ms: int = Field(
+        default=30_000, ge=0, validation_alias=AliasChoices("PGMEM_STATEMENT_TIMEOUT_MS")
+    )
+    lock_timeout_ms: int = Field(
+        default=5_000, ge=0, validation_alias=AliasChoices("PGMEM_LOCK_TIMEOUT_MS")
+    )
+
+    embed_model_type: str = Field(default="auto", validation_alias=AliasChoices("EMBED_MODEL_TYPE"))
+    embed_model_name: str | None = Field(
+        default=None, validation_alias=AliasChoices("EMBED_MODEL_NAME")
+    )
+    embed_api_key: str | None = Field(default=None, validation_alias=AliasChoices("EMBED_API_KEY"))
+    embed_base_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("EMBED_BASE_URL")
+    )
+
+    llm_model_id: str | None = Field(default=None, validation_alias=AliasChoices("LLM_MODEL_ID"))
+    llm_api_key: str | None = Field(default=None, validation_alias=AliasChoices("LLM_API_KEY"))
+    llm_base_url: str | None = Field(default=None, validation_alias=AliasChoices("LLM_BASE_URL"))
+    llm_timeout_s: float = Field(default=60.0, gt=0, validation_alias=AliasChoices("LLM_TIMEOUT"))
+
+    @field_validator("schema_name")
+    @classmethod
+    def _schema_is_identifier(cls, value: str) -> str:
+        return check_identifier(value, "PGMEM_SCHEMA")
+
+    @field_validator("graph_name")
+    @classmethod
+    def _graph_is_identifier(cls, value: str) -> str:
+        return check_identifier(value, "PGMEM_GRAPH")

@@ -1,0 +1,82 @@
+"""The connection pool: configured connections, transactions, clear errors."""
+
+from __future__ import annotations
+
+import uuid
+
+import numpy as np
+import pytest
+
+from hello_pgmem import Database, DatabaseUnavailableError, Settings
+
+
+def test_connections_are_configured(database: Database) -> None:
+    with database.connection() as conn:
+        path = conn.execute("SHOW search_path").fetchone()
+        assert path is not None
+        assert [name.strip(' "') for name in str(path[0]).split(",")] == [
+            "pgmem",
+            "public",
+            "ag_catalog",
+        ]
+        timeout = conn.execute("SHOW statement_timeout").fetchone()
+        assert timeout == ("30s",)
+        vector = conn.execute(
+            "SELECT %s::vector", (np.array([1.5, 2.0], dtype=np.float32),)
+        ).fetchone()
+        assert vector is not None
+        assert np.allclose(vector[0].to_numpy(), [1.5, 2.0])
+
+
+def test_transaction_rolls_back_on_error(clean: Database) -> None:
+    memory_id = uuid.uuid4()
+    with pytest.raises(RuntimeError), clean.transaction("alice") as conn:
+        conn.execute(
+            "INSERT INTO memories (user_id, id, memory_type, content)"
+            " VALUES ('alice', %s, 'episodic', 'x')",
+            (memory_id,),
+        )
+        raise RuntimeError("fail before commit")
+    with clean.connection() as conn:
+        assert conn.execute(
+            "SELECT count(*) FROM memories WHERE id = %s", (memory_id,)
+        ).fetchone() == (0,)
+
+
+def test_transaction_sets_the_user_for_its_duration_only(database: Database) -> None:
+    with database.transaction("alice") as conn:
+        assert conn.execute("SELECT current_setting('pgmem.user_id')").fetchone() == ("alice",)
+    with database.connection() as conn:
+        assert conn.execute("SELECT current_setting('pgmem.user_id', true)").fetchone() in [
+            (None,),
+            ("",),
+        ]
+
+
+def test_unreachable_server_is_a_clear_error() -> None:
+    settings = Settings(
+        database_url="postgresql://postgres@127.0.0.1:1/pgmem", PGMEM_CONNECT_TIMEOUT=1
+    )
+    with pytest.raises(DatabaseUnavailableError, match="cannot connect to the database"):
+        Database(settings).open()
+
+
+def test_database_constraints_reject_bad_rows(conn: object) -> None:
+    import psycopg
+
+    assert isinstance(conn, psycopg.Connection)
+    bad_rows = [
+        ("", "episodic", "x", 0.5, "{}"),
+        ("u", "procedural", "x", 0.5, "{}"),
+        ("u", "episodic", "   ", 0.5, "{}"),
+        ("u", "episodic", "x", 1.5, "{}"),
+        ("u", "episodic", "x", float("nan"), "{}"),
+        ("u", "episodic", "x", 0.5, "[1, 2]"),
+    ]
+    for user, kind, content, importance, metadata in bad_rows:
+        with pytest.raises(psycopg.errors.CheckViolation), conn.transaction():
+            conn.execute(
+                "INSERT INTO memories (user_id, id, memory_type, content, importance, metadata)"
+                " VALUES (%s, gen_random_uuid(), %s, %s, %s, %s::jsonb)",
+                (user, kind, content, importance, metadata),
+            )

@@ -1,0 +1,63 @@
+"""The development database command, run exactly as the README and CI run it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import psycopg
+
+from hello_pgmem import devdb
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def run(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    environment = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
+    environment.update(PYTHON=sys.executable, **env)
+    return subprocess.run(
+        [str(REPO / "scripts" / "devdb"), *args],
+        text=True,
+        capture_output=True,
+        env=environment,
+        check=False,
+    )
+
+
+def test_up_is_idempotent_and_prints_the_url() -> None:
+    first = run("up")
+    second = run("up")
+    assert first.returncode == second.returncode == 0, first.stderr + second.stderr
+    assert first.stdout == second.stdout == devdb.DevDB.from_env().url + "\n"
+    with psycopg.connect(first.stdout.strip()) as conn:
+        row = conn.execute("SELECT current_setting('server_version_num')::int / 10000").fetchone()
+        assert row == (17,)
+        names = {r[0] for r in conn.execute("SELECT name FROM pg_available_extensions").fetchall()}
+        assert {"vector", "age"} <= names
+
+
+def test_status_and_url() -> None:
+    status = run("status")
+    assert status.returncode == 0 and status.stdout.startswith("up: PostgreSQL 17")
+    assert run("url").stdout.strip() == devdb.DevDB.from_env().url
+
+
+def test_database_url_is_only_checked() -> None:
+    done = run(
+        "up", DATABASE_URL="postgresql://postgres@127.0.0.1:1/nowhere", PGMEM_CONNECT_TIMEOUT="1"
+    )
+    assert done.returncode == 1
+    assert "cannot connect to DATABASE_URL" in done.stderr
+
+
+def test_unknown_command() -> None:
+    done = run("explode")
+    assert done.returncode == 2 and "usage: devdb up|down|status|url|psql" in done.stderr
+
+
+def test_server_config_does_not_preload_age() -> None:
+    config = devdb.server_config(devdb.DevDB.from_env())
+    assert "shared_preload_libraries" not in config
+    assert "listen_addresses = '127.0.0.1'" in config

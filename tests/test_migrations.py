@@ -1,0 +1,133 @@
+"""Migrations: up, down, up again; idempotent; nothing in public; Core tables equal the DDL."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+
+import psycopg
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from sqlalchemy import create_engine, pool
+
+from hello_pgmem import Settings, migrations
+from hello_pgmem.schema import metadata
+
+OBJECTS_IN_SCHEMA = """
+SELECT 'table ' || relname FROM pg_class WHERE relnamespace = to_regnamespace(%(s)s)
+UNION ALL SELECT 'function ' || proname FROM pg_proc WHERE pronamespace = to_regnamespace(%(s)s)
+UNION ALL SELECT 'type ' || typname FROM pg_type
+ WHERE typnamespace = to_regnamespace(%(s)s) AND typrelid = 0 AND typelem = 0
+ORDER BY 1
+"""
+
+# Objects in public that do not belong to an extension (pgvector may live in public).
+OWN_OBJECTS_IN_PUBLIC = """
+SELECT c.relname FROM pg_class c WHERE c.relnamespace = 'public'::regnamespace
+  AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_class'::regclass
+                  AND d.objid = c.oid AND d.deptype = 'e')
+UNION ALL
+SELECT p.proname FROM pg_proc p WHERE p.pronamespace = 'public'::regnamespace
+  AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_proc'::regclass
+                  AND d.objid = p.oid AND d.deptype = 'e')
+"""
+
+
+def objects(url: str, schema: str = "pgmem") -> list[str]:
+    with psycopg.connect(url) as conn:
+        return [row[0] for row in conn.execute(OBJECTS_IN_SCHEMA, {"s": schema}).fetchall()]
+
+
+def graph_exists(url: str, graph: str = "pgmem_graph") -> bool:
+    with psycopg.connect(url) as conn:
+        return (
+            conn.execute("SELECT 1 FROM ag_catalog.ag_graph WHERE name = %s", (graph,)).fetchone()
+            is not None
+        )
+
+
+def test_up_down_up(new_database: Callable[[], str]) -> None:
+    url = new_database()
+    settings = Settings(database_url=url)
+    migrations.upgrade(settings)
+    first = objects(url)
+    assert "table memories" in first and "function search_episodic" in first
+    assert graph_exists(url)
+
+    migrations.downgrade(settings, "base")
+    left = [name for name in objects(url) if not name.startswith("table alembic_version")]
+    assert left == [], "downgrade base must leave only Alembic's version table"
+    assert not graph_exists(url)
+
+    migrations.upgrade(settings)
+    assert objects(url) == first
+    assert graph_exists(url)
+
+
+def test_upgrade_is_idempotent(new_database: Callable[[], str]) -> None:
+    url = new_database()
+    settings = Settings(database_url=url)
+    migrations.upgrade(settings)
+    before = objects(url)
+    migrations.upgrade(settings)
+    assert objects(url) == before
+    with psycopg.connect(url) as conn:
+        assert conn.execute("SELECT version_num FROM pgmem.alembic_version").fetchall() == [
+            (migrations.head_revision(),)
+        ]
+
+
+def test_nothing_is_created_in_public(new_database: Callable[[], str]) -> None:
+    url = new_database()
+    migrations.upgrade(Settings(database_url=url))
+    with psycopg.connect(url) as conn:
+        assert conn.execute(OWN_OBJECTS_IN_PUBLIC).fetchall() == []
+
+
+def test_custom_schema_and_graph_names(new_database: Callable[[], str]) -> None:
+    url = new_database()
+    settings = Settings(database_url=url, PGMEM_SCHEMA="agent_memory", PGMEM_GRAPH="agent_graph")
+    migrations.upgrade(settings)
+    assert "table memories" in objects(url, "agent_memory")
+    assert objects(url, "pgmem") == []
+    assert graph_exists(url, "agent_graph")
+
+
+def test_without_age_everything_but_the_graph_is_created(new_database: Callable[[], str]) -> None:
+    url = new_database()
+    migrations.upgrade(Settings(database_url=url, PGMEM_AGE="off"))
+    assert "function search_episodic" in objects(url)
+    with psycopg.connect(url) as conn:
+        assert conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'age'").fetchone() is None
+
+
+def test_core_tables_match_the_migrated_schema(settings: Settings) -> None:
+    engine = create_engine(
+        migrations.sqlalchemy_url(settings.database_url), poolclass=pool.NullPool
+    )
+    with engine.connect() as conn, warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # alembic warns that computed columns cannot be compared
+        conn.exec_driver_sql("SET search_path TO pgmem, public")
+        context = MigrationContext.configure(conn, opts={"compare_type": True})
+        diff = [
+            d
+            for d in compare_metadata(context, metadata)
+            # Alembic's own table, and the per-model HNSW indexes register_embedding_model adds.
+            if "alembic_version" not in str(d) and "_embedding_" not in str(d)
+        ]
+    engine.dispose()
+    assert diff == []
+
+
+def test_first_migration_failure_leaves_nothing(new_database: Callable[[], str]) -> None:
+    url = new_database()
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE SCHEMA other")
+    bad = Settings(
+        database_url=url, PGMEM_AGE="on", PGMEM_GRAPH="x"
+    )  # AGE rejects names under 3 chars
+    with pytest.raises(Exception, match="graph name"):
+        migrations.upgrade(bad)
+    with psycopg.connect(url) as conn:
+        assert conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = 'pgmem'").fetchone() is None

@@ -1,0 +1,244 @@
+"""Ranked search functions: filters inside the vector scan, full limits, the partial HNSW index."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import psycopg
+import pytest
+
+from hello_pgmem import Database
+
+Conn = psycopg.Connection[tuple[object, ...]]
+MODEL = "test-random-16"
+DIM = 16
+NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+
+
+def unit(rng: np.random.Generator) -> np.ndarray:
+    v = rng.normal(size=DIM).astype(np.float32)
+    return v / np.linalg.norm(v)
+
+
+@pytest.fixture(scope="module")
+def _corpus(database: Database) -> Iterator[None]:
+    """Ten users; user u0 has 1,000 memories in session s-big and 15 in session s-small."""
+    with database.connection() as conn:
+        _load(conn)
+    yield
+    with database.connection() as conn:
+        conn.execute("DELETE FROM memories WHERE embedding_model = %s", (MODEL,))
+
+
+@pytest.fixture()
+def populated(_corpus: None, conn: Conn) -> Conn:
+    """The corpus, on a connection whose changes are rolled back."""
+    return conn
+
+
+def _load(conn: Conn) -> None:
+    conn.execute("SELECT register_embedding_model(%s, %s)", (MODEL, DIM))
+    rng = np.random.default_rng(7)
+    rows = []
+    for user in range(10):
+        for i in range(300 if user else 1015):
+            session = "s-small" if user == 0 and i < 15 else "s-big"
+            rows.append(
+                (
+                    f"u{user}",
+                    uuid.uuid4(),
+                    "episodic",
+                    f"memory {user}-{i}",
+                    0.5,
+                    session,
+                    NOW - timedelta(days=i % 30),
+                    unit(rng),
+                    MODEL,
+                )
+            )
+    with conn.cursor() as cur:
+        cur.executemany(
+            "INSERT INTO memories (user_id, id, memory_type, content, importance, session_id,"
+            " created_at, embedding, embedding_model) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            rows,
+        )
+    conn.execute("ANALYZE memories")
+
+
+def plans(conn: Conn, query: str, args: tuple[object, ...]) -> tuple[list[tuple[object, ...]], str]:
+    """Run ``query`` and return its rows with the plans of every statement inside it."""
+    notes: list[str] = []
+    conn.add_notice_handler(lambda d: notes.append(d.message_primary or ""))
+    conn.execute("LOAD 'auto_explain'")
+    conn.execute("SET LOCAL auto_explain.log_min_duration = 0")
+    conn.execute("SET LOCAL auto_explain.log_nested_statements = on")
+    conn.execute("SET LOCAL auto_explain.log_level = notice")
+    rows = conn.execute(query, args).fetchall()
+    conn.execute("SET LOCAL auto_explain.log_min_duration = -1")
+    return rows, "\n".join(notes)
+
+
+def test_search_uses_the_partial_hnsw_index(populated: Conn) -> None:
+    query = unit(np.random.default_rng(1))
+    # With sorting forbidden the planner must order by the index: the partial HNSW index has to
+    # match the function's expression and predicate for this plan to exist at all.
+    populated.execute("SET LOCAL enable_sort = off")
+    rows, plan = plans(populated, "SELECT * FROM search_episodic('u0', %s, %s, 10)", (MODEL, query))
+    assert len(rows) == 10
+    assert "Index Scan using memories_embedding_" in plan
+
+
+def test_selective_filter_still_returns_the_full_limit(populated: Conn) -> None:
+    query = unit(np.random.default_rng(2))
+    # Forbid the sort so the planner must walk the HNSW index, where the session filter keeps
+    # 15 of 3,715 rows: only iterative scans can still find 10.
+    populated.execute("SET LOCAL enable_sort = off")
+    rows, plan = plans(
+        populated,
+        "SELECT id, session_id FROM search_episodic('u0', %s, %s, 10, p_session_id => 's-small')",
+        (MODEL, query),
+    )
+    assert "Index Scan using memories_embedding_" in plan
+    assert len(rows) == 10
+    assert {row[1] for row in rows} == {"s-small"}
+
+
+def test_results_match_exact_search_for_the_user(populated: Conn) -> None:
+    query = unit(np.random.default_rng(3))
+    found = populated.execute(
+        "SELECT id FROM memory_candidates('u3', %s, %s, 10)", (MODEL, query)
+    ).fetchall()
+    exact = populated.execute(
+        "SELECT id FROM memories WHERE user_id = 'u3'"
+        " ORDER BY embedding::vector(16) <=> %s LIMIT 10",
+        (query,),
+    ).fetchall()
+    assert len(found) == 10
+    assert len(set(found) & set(exact)) >= 9
+
+
+def test_scores_follow_the_episodic_formula(populated: Conn) -> None:
+    query = unit(np.random.default_rng(4))
+    rows = populated.execute(
+        "SELECT vector_score, recency_score, importance_weight, score, created_at"
+        " FROM search_episodic('u1', %s, %s, 5, p_now => %s)",
+        (MODEL, query, NOW),
+    ).fetchall()
+    assert len(rows) == 5
+    scores = [row[3] for row in rows]
+    assert scores == sorted(scores, reverse=True)
+    for vector, recency, weight, score, created in rows:
+        age_days = (NOW - created).total_seconds() / 86400
+        assert recency == pytest.approx(1 / (1 + age_days))
+        assert weight == pytest.approx(1.0)
+        assert score == pytest.approx((vector * 0.8 + recency * 0.2) * weight)
+
+
+def test_time_and_importance_filters_apply(populated: Conn) -> None:
+    populated.execute(
+        "UPDATE memories SET importance = 0.9 WHERE user_id = 'u2' AND content LIKE '%%-1_'"
+    )
+    query = unit(np.random.default_rng(5))
+    rows = populated.execute(
+        "SELECT importance, created_at FROM search_episodic('u2', %s, %s, 50,"
+        " p_min_importance => 0.8, p_since => %s)",
+        (MODEL, query, NOW - timedelta(days=15)),
+    ).fetchall()
+    assert rows, "some memories pass both filters"
+    assert all(imp >= 0.8 and created >= NOW - timedelta(days=15) for imp, created in rows)
+
+
+def test_forgotten_memories_never_come_back(populated: Conn) -> None:
+    populated.execute("UPDATE memories SET forgotten_at = now() WHERE user_id = 'u4'")
+    query = unit(np.random.default_rng(6))
+    assert (
+        populated.execute(
+            "SELECT * FROM search_episodic('u4', %s, %s, 5)", (MODEL, query)
+        ).fetchall()
+        == []
+    )
+
+
+def test_other_users_are_never_returned(populated: Conn) -> None:
+    query = unit(np.random.default_rng(8))
+    ids = populated.execute(
+        "SELECT id FROM search_episodic('u5', %s, %s, 50)", (MODEL, query)
+    ).fetchall()
+    owners = populated.execute(
+        "SELECT DISTINCT user_id FROM memories WHERE id = ANY(%s)", ([row[0] for row in ids],)
+    ).fetchall()
+    assert owners == [("u5",)]
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (
+            "search_episodic('u0', 'no-such-model', %s, 5)",
+            "model 'no-such-model' is not registered",
+        ),
+        (
+            "search_episodic('u0', 'test-random-16', %s, 0)",
+            "limit must be between 1 and 1000, got 0",
+        ),
+        ("search_episodic('', 'test-random-16', %s, 5)", "user_id must be a non-empty string"),
+    ],
+)
+def test_bad_search_arguments(populated: Conn, call: str, message: str) -> None:
+    with pytest.raises(psycopg.errors.InvalidParameterValue, match=message):
+        populated.execute(f"SELECT * FROM {call}", (unit(np.random.default_rng(9)),))
+
+
+def test_query_of_the_wrong_dimension_is_rejected(populated: Conn) -> None:
+    with pytest.raises(
+        psycopg.errors.InvalidParameterValue, match="query must be a vector of 16 dimensions"
+    ):
+        populated.execute(
+            "SELECT * FROM search_episodic('u0', %s, %s, 5)", (MODEL, np.ones(8, dtype=np.float32))
+        )
+
+
+def test_register_embedding_model_is_idempotent_and_checks_dimension(conn: Conn) -> None:
+    conn.execute("SELECT register_embedding_model('m-idem', 4)")
+    conn.execute("SELECT register_embedding_model('m-idem', 4)")
+    indexes = conn.execute(
+        "SELECT count(*) FROM pg_indexes WHERE schemaname = current_schema() "
+        " AND indexdef LIKE '%%m-idem%%'"
+    ).fetchone()
+    assert indexes == (2,)
+    with pytest.raises(
+        psycopg.errors.InvalidParameterValue, match="registered with 4 dimensions, got 5"
+    ):
+        conn.execute("SELECT register_embedding_model('m-idem', 5)")
+
+
+def test_a_vector_of_the_wrong_dimension_cannot_be_stored(conn: Conn) -> None:
+    conn.execute("SELECT register_embedding_model('m-dim', 4)")
+    with pytest.raises(psycopg.errors.DataException, match="expected 4 dimensions"):
+        conn.execute(
+            "INSERT INTO memories (user_id, id, memory_type, content, embedding, embedding_model)"
+            " VALUES ('u', gen_random_uuid(), 'episodic', 'x', %s, 'm-dim')",
+            (np.ones(3, dtype=np.float32),),
+        )
+
+
+def test_models_above_2000_dimensions_use_halfvec(conn: Conn) -> None:
+    conn.execute("SELECT register_embedding_model('m-big', 3072)")
+    defs = conn.execute(
+        "SELECT indexdef FROM pg_indexes WHERE schemaname = current_schema() "
+        " AND indexdef LIKE '%%m-big%%'"
+    ).fetchall()
+    assert len(defs) == 2 and all("halfvec(3072)" in d[0] for d in defs)
+    v = np.random.default_rng(0).random(3072).astype(np.float32)
+    conn.execute(
+        "INSERT INTO memories (user_id, id, memory_type, content, embedding, embedding_model)"
+        " VALUES ('big', gen_random_uuid(), 'episodic', 'x', %s, 'm-big')",
+        (v,),
+    )
+    rows = conn.execute(
+        "SELECT vector_score FROM search_episodic('big', 'm-big', %s, 1)", (v,)
+    ).fetchall()
+    assert rows[0][0] == pytest.approx(1.0, abs=1e-3)
