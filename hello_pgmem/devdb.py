@@ -380,7 +380,7 @@ def chroot_up(db: DevDB) -> str:
 # --------------------------------------------------------------------------- commands
 
 
-def check_url(url: str) -> str:
+def check_url(url: str, name: str = "DATABASE_URL") -> str:
     """Connect to ``url`` and return the server version, or raise DatabaseUnavailableError."""
     import psycopg
 
@@ -388,7 +388,7 @@ def check_url(url: str) -> str:
         with psycopg.connect(url, connect_timeout=5) as conn:
             row = conn.execute("SHOW server_version").fetchone()
     except psycopg.OperationalError as exc:
-        raise DatabaseUnavailableError(f"cannot connect to DATABASE_URL: {exc}".strip()) from exc
+        raise DatabaseUnavailableError(f"cannot connect to {name}: {exc}".strip()) from exc
     return str(row[0]) if row else "unknown"
 
 
@@ -417,9 +417,11 @@ def down() -> None:
 
 def status() -> tuple[bool, str]:
     """Whether the server answers, and a one-line description."""
-    url = os.environ.get("DATABASE_URL") or DevDB.from_env().url
+    url = os.environ.get("DATABASE_URL")
+    name = "DATABASE_URL" if url else "the development database"
+    url = url or DevDB.from_env().url
     try:
-        version = check_url(url)
+        version = check_url(url, name)
     except DatabaseUnavailableError as exc:
         return False, f"down: {exc}"
     return True, f"up: PostgreSQL {version} at {url}"
