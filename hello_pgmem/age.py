@@ -71,7 +71,5 @@ def cypher(
     try:
         rows = conn.execute(statement, (payload,)).fetchall()
     except psycopg.errors.UndefinedFunction as exc:
-        raise GraphError(
-            "Apache AGE is not installed in this database: Cypher is unavailable"
-        ) from exc
+        raise GraphError("Apache AGE is not installed in this database: Cypher is unavailable") from exc
     return [tuple(parse_agtype(v) for v in row) for row in rows]

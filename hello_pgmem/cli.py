@@ -18,7 +18,8 @@ import click
 from pydantic import ValidationError as PydanticValidationError
 
 from hello_pgmem import devdb, migrations
-from hello_pgmem.db import ServerInfo, connect, probe
+from hello_pgmem.db import Database, ServerInfo, connect, probe
+from hello_pgmem.demo import memory_demo
 from hello_pgmem.errors import ConfigurationError, HelloPgmemError
 from hello_pgmem.settings import Settings
 
@@ -36,9 +37,7 @@ def load_settings(**overrides: Any) -> Settings:
     try:
         return Settings(**overrides)
     except PydanticValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
-        )
+        problems = "; ".join(f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors())
         raise ConfigurationError(f"invalid settings: {problems}") from exc
 
 
@@ -79,9 +78,7 @@ def _info_payload(info: ServerInfo) -> dict[str, Any]:
 def _dev_settings() -> Settings:
     """Bring the development database up and return settings that point at it."""
     url = devdb.up()
-    return (
-        load_settings(database_url=url) if not os.environ.get("DATABASE_URL") else load_settings()
-    )
+    return load_settings(database_url=url) if not os.environ.get("DATABASE_URL") else load_settings()
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -167,12 +164,17 @@ def info(state: State) -> None:
 @cli.command()
 @click.pass_obj
 def demo(state: State) -> None:
-    """Bring the database up, migrate it, and show what is installed."""
+    """Bring the database up, migrate it, and run the reference scenarios offline."""
     settings = _dev_settings()
     migrations.upgrade(settings)
     info = _server_info(settings)
-    text = "hello_pgmem is ready\n" + _info_text(info, settings)
-    _emit(state, _info_payload(info), text)
+    with Database(settings) as database:
+        report = list(memory_demo(database))
+    if state.json:
+        _emit(state, {**_info_payload(info), "report": report}, "")
+    else:
+        click.echo("hello_pgmem is ready\n" + _info_text(info, settings))
+        click.echo("\n".join(report))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -11,6 +11,7 @@ import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 import psycopg
 from pgvector.psycopg import register_vector
@@ -41,6 +42,7 @@ SELECT p.proname FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
 WHERE n.nspname = %s AND p.proname NOT LIKE '\\_%%' ORDER BY 1
 """
 _SET_USER = "SELECT set_config('pgmem.user_id', %s, true)"
+_REGISTER_MODEL = "SELECT register_embedding_model(%s, %s)"
 
 
 @dataclass(frozen=True)
@@ -57,7 +59,7 @@ class ServerInfo:
     functions: tuple[str, ...] = ()
 
 
-def probe(conn: psycopg.Connection[tuple[object, ...]], schema: str) -> ServerInfo:
+def probe(conn: psycopg.Connection[Any], schema: str) -> ServerInfo:
     """Read the server's versions and our schema's revision over one connection."""
     version_table = f'"{schema}".alembic_version'
     row = conn.execute(_PROBE, {"version_table": version_table}).fetchone()
@@ -82,7 +84,7 @@ def probe(conn: psycopg.Connection[tuple[object, ...]], schema: str) -> ServerIn
     )
 
 
-def connect(settings: Settings, autocommit: bool = False) -> psycopg.Connection[tuple[object, ...]]:
+def connect(settings: Settings, autocommit: bool = False) -> psycopg.Connection[Any]:
     """One plain connection (no pool), mapping connection failures to our error."""
     try:
         return psycopg.connect(
@@ -102,6 +104,7 @@ class Database:
         self._pool: ConnectionPool | None = None
         self._info: ServerInfo | None = None
         self._age_warned = False
+        self._models: set[str] = set()
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -131,8 +134,7 @@ class Database:
         if info.revision != head:
             found = "never migrated" if info.revision is None else f"at revision {info.revision!r}"
             raise SchemaNotMigratedError(
-                f"schema {info.schema!r} is {found}, the code needs {head!r}: "
-                f'run "hello-pgmem migrate"'
+                f'schema {info.schema!r} is {found}, the code needs {head!r}: run "hello-pgmem migrate"'
             )
         if info.age_version is None:
             log.info("Apache AGE is not installed: the Cypher interface is unavailable")
@@ -161,7 +163,7 @@ class Database:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _configure(self, conn: psycopg.Connection[tuple[object, ...]]) -> None:
+    def _configure(self, conn: psycopg.Connection[Any]) -> None:
         info = self._info
         assert info is not None
         path = [self.settings.schema_name, info.vector_schema or "public"]
@@ -183,7 +185,7 @@ class Database:
         conn.execute("SELECT '[1]'::vector")  # loads pgvector, so its hnsw.* settings exist
         conn.commit()
 
-    def _load_age(self, conn: psycopg.Connection[tuple[object, ...]], superuser: bool) -> None:
+    def _load_age(self, conn: psycopg.Connection[Any], superuser: bool) -> None:
         """LOAD age for Cypher: from $libdir/plugins (any role), else as superuser.
 
         A server that preloads age needs neither; LOAD of a loaded library is a no-op.
@@ -206,7 +208,7 @@ class Database:
     # ------------------------------------------------------------------ use
 
     @contextmanager
-    def connection(self) -> Iterator[psycopg.Connection[tuple[object, ...]]]:
+    def connection(self) -> Iterator[psycopg.Connection[Any]]:
         """A pooled connection; its transaction commits on success and rolls back on error."""
         self.open()
         assert self._pool is not None
@@ -220,10 +222,16 @@ class Database:
         except psycopg.OperationalError as exc:
             raise DatabaseUnavailableError(f"database connection failed: {exc}".strip()) from exc
 
+    def ensure_embedding_model(self, model: str, dimension: int) -> None:
+        """Register an embedding model once per process (creates its HNSW indexes if new)."""
+        if model in self._models:
+            return
+        with self.connection() as conn:
+            conn.execute(_REGISTER_MODEL, (model, dimension))
+        self._models.add(model)
+
     @contextmanager
-    def transaction(
-        self, user_id: str | None = None
-    ) -> Iterator[psycopg.Connection[tuple[object, ...]]]:
+    def transaction(self, user_id: str | None = None) -> Iterator[psycopg.Connection[Any]]:
         """One transaction; ``user_id`` is set as ``pgmem.user_id`` for its duration (SET LOCAL)."""
         with self.connection() as conn, conn.transaction():
             if user_id is not None:

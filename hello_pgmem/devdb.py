@@ -86,9 +86,7 @@ class DevDB:
         port = int(os.environ.get("PGMEM_PORT", DEFAULT_PORT))
         dbname = os.environ.get("PGMEM_DB", DEFAULT_DBNAME)
         if not IDENTIFIER.match(dbname):
-            raise ConfigurationError(
-                f"PGMEM_DB must match ^[A-Za-z_][A-Za-z0-9_]*$, got {dbname!r}"
-            )
+            raise ConfigurationError(f"PGMEM_DB must match ^[A-Za-z_][A-Za-z0-9_]*$, got {dbname!r}")
         return cls(home=home, port=port, dbname=dbname)
 
     @property
@@ -107,9 +105,7 @@ class DevDB:
 # --------------------------------------------------------------------------- helpers
 
 
-def _run(
-    cmd: Sequence[str], *, check: bool = True, capture: bool = True
-) -> subprocess.CompletedProcess[str]:
+def _run(cmd: Sequence[str], *, check: bool = True, capture: bool = True) -> subprocess.CompletedProcess[str]:
     log.debug("running %s", " ".join(cmd))
     return subprocess.run(list(cmd), check=check, text=True, capture_output=capture)
 
@@ -156,9 +152,7 @@ def debian_mirror() -> str:
         for line in path.read_text(errors="replace").splitlines():
             words = line.split()
             for word in words:
-                if word.startswith(("http://", "https://")) and word.rstrip("/").endswith(
-                    "/debian"
-                ):
+                if word.startswith(("http://", "https://")) and word.rstrip("/").endswith("/debian"):
                     candidates.append(word.rstrip("/"))
     return candidates[0] if candidates else DEFAULT_MIRROR
 
@@ -285,15 +279,11 @@ def _running(db: DevDB) -> bool:
 def _wait_ready(db: DevDB, timeout_s: float = 60.0) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        done = _chroot(
-            db, f"{PG_BIN}/pg_isready", "-q", "-h", "127.0.0.1", "-p", str(db.port), check=False
-        )
+        done = _chroot(db, f"{PG_BIN}/pg_isready", "-q", "-h", "127.0.0.1", "-p", str(db.port), check=False)
         if done.returncode == 0:
             return
         time.sleep(0.2)
-    raise DatabaseUnavailableError(
-        f"server on port {db.port} did not accept connections in {timeout_s:.0f}s"
-    )
+    raise DatabaseUnavailableError(f"server on port {db.port} did not accept connections in {timeout_s:.0f}s")
 
 
 def _psql(db: DevDB, sql: str, dbname: str = "postgres") -> str:
@@ -352,12 +342,8 @@ def start_server(db: DevDB) -> None:
     )
     if done.returncode != 0:
         server_log = db.inside(LOG_FILE)
-        tail = (
-            server_log.read_text(errors="replace").splitlines()[-20:] if server_log.exists() else []
-        )
-        raise DatabaseUnavailableError(
-            "pg_ctl start failed:\n" + "\n".join([done.stderr.strip(), *tail])
-        )
+        tail = server_log.read_text(errors="replace").splitlines()[-20:] if server_log.exists() else []
+        raise DatabaseUnavailableError("pg_ctl start failed:\n" + "\n".join([done.stderr.strip(), *tail]))
     _wait_ready(db)
 
 

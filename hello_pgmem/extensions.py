@@ -90,11 +90,7 @@ def ensure_age(conn: Connection, mode: Literal["auto", "on", "off"]) -> str | No
         if available and _create(conn, "age", "CREATE EXTENSION IF NOT EXISTS age"):
             version = conn.execute(_INSTALLED, {"name": "age"}).scalar_one()
         elif mode == "on":
-            why = (
-                "may not be created by this role"
-                if available
-                else "is not available on this server"
-            )
+            why = "may not be created by this role" if available else "is not available on this server"
             raise ExtensionMissingError(
                 f"Apache AGE {why} and PGMEM_AGE=on: have a superuser run: {statement}", statement
             )

@@ -16,9 +16,7 @@ def resource_dir(name: str) -> Path:
     source = _PACKAGE.parent / _SOURCE_NAMES[name]
     if source.is_dir():
         return source
-    raise FileNotFoundError(
-        f"hello_pgmem resource folder {name!r} is missing: reinstall the package"
-    )
+    raise FileNotFoundError(f"hello_pgmem resource folder {name!r} is missing: reinstall the package")
 
 
 def read_sql(filename: str) -> str:

@@ -40,15 +40,11 @@ MODALITIES = ("text", "image", "audio", "video")
 
 
 def _now() -> Column[object]:
-    return Column(
-        "created_at", DateTime(timezone=True), nullable=False, server_default=text("now()")
-    )
+    return Column("created_at", DateTime(timezone=True), nullable=False, server_default=text("now()"))
 
 
 def _updated() -> Column[object]:
-    return Column(
-        "updated_at", DateTime(timezone=True), nullable=False, server_default=text("now()")
-    )
+    return Column("updated_at", DateTime(timezone=True), nullable=False, server_default=text("now()"))
 
 
 def _metadata_column() -> Column[object]:
@@ -63,9 +59,7 @@ embedding_models = Table(
     Column("index_suffix", Text, nullable=False, unique=True),
     _now(),
     CheckConstraint("dimension BETWEEN 1 AND 4000", name="embedding_models_dimension_range"),
-    CheckConstraint(
-        "btrim(model) <> '' AND length(model) <= 200", name="embedding_models_model_name"
-    ),
+    CheckConstraint("btrim(model) <> '' AND length(model) <= 200", name="embedding_models_model_name"),
     comment="Embedding models in use; each has a partial HNSW index per vector table.",
 )
 
@@ -96,9 +90,7 @@ memories = Table(
     CheckConstraint(f"modality IS NULL OR modality IN {MODALITIES!r}", name="memories_modality"),
     CheckConstraint("jsonb_typeof(metadata) = 'object'", name="memories_metadata_object"),
     CheckConstraint("access_count >= 0", name="memories_access_count"),
-    CheckConstraint(
-        "(embedding IS NULL) = (embedding_model IS NULL)", name="memories_embedding_model"
-    ),
+    CheckConstraint("(embedding IS NULL) = (embedding_model IS NULL)", name="memories_embedding_model"),
     Index("memories_user_type_created", "user_id", "memory_type", "created_at"),
     Index("memories_user_session", "user_id", "session_id", "created_at"),
     Index("memories_search_text", "search_text", postgresql_using="gin"),
@@ -118,13 +110,9 @@ working_memories = Table(
     _now(),
     Column("expires_at", DateTime(timezone=True), nullable=False),
     PrimaryKeyConstraint("user_id", "id", name="working_memories_pkey"),
-    CheckConstraint(
-        "btrim(user_id) <> '' AND length(user_id) <= 255", name="working_memories_user_id"
-    ),
+    CheckConstraint("btrim(user_id) <> '' AND length(user_id) <= 255", name="working_memories_user_id"),
     CheckConstraint("btrim(content) <> ''", name="working_memories_content_not_blank"),
-    CheckConstraint(
-        "importance >= 0 AND importance <= 1", name="working_memories_importance_range"
-    ),
+    CheckConstraint("importance >= 0 AND importance <= 1", name="working_memories_importance_range"),
     CheckConstraint("jsonb_typeof(metadata) = 'object'", name="working_memories_metadata_object"),
     CheckConstraint("token_count >= 0", name="working_memories_token_count"),
     CheckConstraint("expires_at > created_at", name="working_memories_expiry"),
@@ -148,9 +136,7 @@ documents = Table(
     _now(),
     _updated(),
     PrimaryKeyConstraint("namespace", "id", name="documents_pkey"),
-    CheckConstraint(
-        "btrim(namespace) <> '' AND length(namespace) <= 255", name="documents_namespace"
-    ),
+    CheckConstraint("btrim(namespace) <> '' AND length(namespace) <= 255", name="documents_namespace"),
     CheckConstraint("btrim(id) <> '' AND length(id) <= 255", name="documents_id"),
     CheckConstraint("jsonb_typeof(metadata) = 'object'", name="documents_metadata_object"),
     comment="RAG documents, one row per ingested source, grouped by namespace.",
@@ -183,9 +169,7 @@ chunks = Table(
     CheckConstraint("position >= 0", name="chunks_position"),
     CheckConstraint("start_char >= 0 AND end_char >= start_char", name="chunks_span"),
     CheckConstraint("token_count >= 0", name="chunks_token_count"),
-    CheckConstraint(
-        "(embedding IS NULL) = (embedding_model IS NULL)", name="chunks_embedding_model"
-    ),
+    CheckConstraint("(embedding IS NULL) = (embedding_model IS NULL)", name="chunks_embedding_model"),
     Index("chunks_search_text", "search_text", postgresql_using="gin"),
     comment="RAG chunks of documents, with heading path, character span and embedding.",
 )

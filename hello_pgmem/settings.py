@@ -20,8 +20,7 @@ def check_identifier(value: str, field: str) -> str:
     """Return ``value`` if it is a plain SQL identifier, else raise ``ValueError``."""
     if not IDENTIFIER.match(value) or len(value) > 63:
         raise ValueError(
-            f"{field} must match ^[A-Za-z_][A-Za-z0-9_]*$ and be at most 63 characters, "
-            f"got {value!r}"
+            f"{field} must match ^[A-Za-z_][A-Za-z0-9_]*$ and be at most 63 characters, got {value!r}"
         )
     return value
 
@@ -31,14 +30,10 @@ class Settings(BaseSettings):
 
     model_config = SettingsConfigDict(env_file=".env", extra="ignore", populate_by_name=True)
 
-    database_url: str = Field(
-        default=DEFAULT_DATABASE_URL, validation_alias=AliasChoices("DATABASE_URL")
-    )
+    database_url: str = Field(default=DEFAULT_DATABASE_URL, validation_alias=AliasChoices("DATABASE_URL"))
     schema_name: str = Field(default="pgmem", validation_alias=AliasChoices("PGMEM_SCHEMA"))
     graph_name: str = Field(default="pgmem_graph", validation_alias=AliasChoices("PGMEM_GRAPH"))
-    age: Literal["auto", "on", "off"] = Field(
-        default="auto", validation_alias=AliasChoices("PGMEM_AGE")
-    )
+    age: Literal["auto", "on", "off"] = Field(default="auto", validation_alias=AliasChoices("PGMEM_AGE"))
     pool_min_size: int = Field(default=1, ge=0, validation_alias=AliasChoices("PGMEM_POOL_MIN"))
     pool_max_size: int = Field(default=10, ge=1, validation_alias=AliasChoices("PGMEM_POOL_MAX"))
     connect_timeout_s: float = Field(
@@ -47,17 +42,22 @@ class Settings(BaseSettings):
     statement_timeout_ms: int = Field(
         default=30_000, ge=0, validation_alias=AliasChoices("PGMEM_STATEMENT_TIMEOUT_MS")
     )
-    lock_timeout_ms: int = Field(
-        default=5_000, ge=0, validation_alias=AliasChoices("PGMEM_LOCK_TIMEOUT_MS")
-    )
+    lock_timeout_ms: int = Field(default=5_000, ge=0, validation_alias=AliasChoices("PGMEM_LOCK_TIMEOUT_MS"))
 
     embed_model_type: str = Field(default="auto", validation_alias=AliasChoices("EMBED_MODEL_TYPE"))
-    embed_model_name: str | None = Field(
-        default=None, validation_alias=AliasChoices("EMBED_MODEL_NAME")
-    )
+    embed_model_name: str | None = Field(default=None, validation_alias=AliasChoices("EMBED_MODEL_NAME"))
     embed_api_key: str | None = Field(default=None, validation_alias=AliasChoices("EMBED_API_KEY"))
-    embed_base_url: str | None = Field(
-        default=None, validation_alias=AliasChoices("EMBED_BASE_URL")
+    embed_base_url: str | None = Field(default=None, validation_alias=AliasChoices("EMBED_BASE_URL"))
+    embed_dimension: int | None = Field(
+        default=None, ge=1, le=4000, validation_alias=AliasChoices("EMBED_DIMENSION")
+    )
+    embed_batch_size: int = Field(
+        default=10, ge=1, le=2048, validation_alias=AliasChoices("EMBED_BATCH_SIZE")
+    )
+    embed_timeout_s: float = Field(default=30.0, gt=0, validation_alias=AliasChoices("EMBED_TIMEOUT"))
+    embed_max_retries: int = Field(default=3, ge=0, le=10, validation_alias=AliasChoices("EMBED_MAX_RETRIES"))
+    embed_hash_dimension: int = Field(
+        default=384, ge=8, le=4000, validation_alias=AliasChoices("EMBED_HASH_DIMENSION")
     )
 
     llm_model_id: str | None = Field(default=None, validation_alias=AliasChoices("LLM_MODEL_ID"))

@@ -11,13 +11,18 @@ import subprocess
 import sys
 import uuid
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
 from psycopg import sql
 
 from hello_pgmem import Database, Settings, migrations
+from hello_pgmem.embedding import HashingEmbedder
+from hello_pgmem.memory import MemoryManager
+from hello_pgmem.tools import MemoryTool
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -55,9 +60,7 @@ def new_database(server_url: str) -> Iterator[Callable[[], str]]:
     yield make
     with psycopg.connect(server_url, autocommit=True) as conn:
         for name in created:
-            conn.execute(
-                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
-            )
+            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
 
 
 @pytest.fixture(scope="session")
@@ -100,3 +103,65 @@ def clean(database: Database) -> Iterator[Database]:
     yield database
     with database.connection() as connection:
         connection.execute("TRUNCATE " + ", ".join(TABLES))
+
+
+class Clock:
+    """An injectable clock the tests move by hand."""
+
+    def __init__(self, start: datetime | None = None) -> None:
+        self.now = start or datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, **delta: float) -> None:
+        self.now += timedelta(**delta)
+
+
+@pytest.fixture()
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture(scope="session")
+def embedder() -> HashingEmbedder:
+    return HashingEmbedder()
+
+
+@pytest.fixture()
+def make_tool(clean: Database, embedder: HashingEmbedder, clock: Clock) -> Callable[..., MemoryTool]:
+    """MemoryTool instances on the session database, with the hashing embedder and test clock."""
+
+    def make(user_id: str = "user123", **kwargs: Any) -> MemoryTool:
+        kwargs.setdefault("embedder", embedder)
+        return MemoryTool(user_id=user_id, database=clean, clock=clock, **kwargs)
+
+    return make
+
+
+@pytest.fixture()
+def make_manager(clean: Database, embedder: HashingEmbedder, clock: Clock) -> Callable[..., MemoryManager]:
+    def make(user_id: str = "alice", **kwargs: Any) -> MemoryManager:
+        kwargs.setdefault("embedder", embedder)
+        return MemoryManager(user_id=user_id, database=clean, clock=clock, **kwargs)
+
+    return make
+
+
+def row_counts(db: Database) -> dict[str, int]:
+    """Rows per table, to prove an operation changed nothing."""
+    with db.connection() as conn:
+        return {t: int(conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]) for t in TABLES}  # type: ignore[index]
+
+
+def table_digest(db: Database) -> str:
+    """A digest of every row of the memory tables (content, importance, metadata, type)."""
+    with db.connection() as conn:
+        rows = conn.execute(
+            "SELECT md5(string_agg(t::text, '|' ORDER BY t::text)) FROM ("
+            " SELECT user_id, id, memory_type, content, importance, metadata::text, forgotten_at"
+            " FROM memories"
+            " UNION ALL SELECT user_id, id, 'working', content, importance, metadata::text, NULL"
+            " FROM working_memories) t"
+        ).fetchone()
+    return str(rows[0]) if rows else ""

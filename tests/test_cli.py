@@ -80,3 +80,14 @@ def test_unreachable_database_exit_code(
     assert main(["info"]) == 1
     assert "cannot connect to the database" in capsys.readouterr().err
     assert main(["db", "status"]) == 1
+
+
+def test_demo_runs_offline(env: Settings, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo"]) == 0
+    out = capsys.readouterr().out
+    assert "hello_pgmem is ready" in out
+    search = out.split("--- 搜索 '前端工程师' ---\n", 1)[1].splitlines()
+    assert search[0] == "🔍 找到 3 条相关记忆:"
+    assert search[1].startswith("1. [情景记忆] 李四是前端工程师")
+    assert "🔄 已整合 1 条记忆为长期记忆（working → episodic，阈值=0.75）" in out
+    assert main(["demo"]) == 0, "the demo can run again on the same database"

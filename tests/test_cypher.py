@@ -44,8 +44,7 @@ def test_several_columns_and_maps(conn: Conn) -> None:
     cypher(
         conn,
         GRAPH,
-        "CREATE (:Entity {name: $a, user_id: 'u'})-[:RELATED {type: $t}]->"
-        "(:Entity {name: $b, user_id: 'u'})",
+        "CREATE (:Entity {name: $a, user_id: 'u'})-[:RELATED {type: $t}]->(:Entity {name: $b, user_id: 'u'})",
         {"a": "张三", "b": "Python", "t": "技能"},
     )
     rows = cypher(

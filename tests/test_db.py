@@ -21,9 +21,7 @@ def test_connections_are_configured(database: Database) -> None:
         ]
         timeout = conn.execute("SHOW statement_timeout").fetchone()
         assert timeout == ("30s",)
-        vector = conn.execute(
-            "SELECT %s::vector", (np.array([1.5, 2.0], dtype=np.float32),)
-        ).fetchone()
+        vector = conn.execute("SELECT %s::vector", (np.array([1.5, 2.0], dtype=np.float32),)).fetchone()
         assert vector is not None
         assert np.allclose(vector[0].to_numpy(), [1.5, 2.0])
 
@@ -32,15 +30,12 @@ def test_transaction_rolls_back_on_error(clean: Database) -> None:
     memory_id = uuid.uuid4()
     with pytest.raises(RuntimeError), clean.transaction("alice") as conn:
         conn.execute(
-            "INSERT INTO memories (user_id, id, memory_type, content)"
-            " VALUES ('alice', %s, 'episodic', 'x')",
+            "INSERT INTO memories (user_id, id, memory_type, content) VALUES ('alice', %s, 'episodic', 'x')",
             (memory_id,),
         )
         raise RuntimeError("fail before commit")
     with clean.connection() as conn:
-        assert conn.execute(
-            "SELECT count(*) FROM memories WHERE id = %s", (memory_id,)
-        ).fetchone() == (0,)
+        assert conn.execute("SELECT count(*) FROM memories WHERE id = %s", (memory_id,)).fetchone() == (0,)
 
 
 def test_transaction_sets_the_user_for_its_duration_only(database: Database) -> None:
@@ -54,9 +49,7 @@ def test_transaction_sets_the_user_for_its_duration_only(database: Database) -> 
 
 
 def test_unreachable_server_is_a_clear_error() -> None:
-    settings = Settings(
-        database_url="postgresql://postgres@127.0.0.1:1/pgmem", PGMEM_CONNECT_TIMEOUT=1
-    )
+    settings = Settings(database_url="postgresql://postgres@127.0.0.1:1/pgmem", PGMEM_CONNECT_TIMEOUT=1)
     with pytest.raises(DatabaseUnavailableError, match="cannot connect to the database"):
         Database(settings).open()
 

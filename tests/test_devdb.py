@@ -45,9 +45,7 @@ def test_status_and_url() -> None:
 
 
 def test_database_url_is_only_checked() -> None:
-    done = run(
-        "up", DATABASE_URL="postgresql://postgres@127.0.0.1:1/nowhere", PGMEM_CONNECT_TIMEOUT="1"
-    )
+    done = run("up", DATABASE_URL="postgresql://postgres@127.0.0.1:1/nowhere", PGMEM_CONNECT_TIMEOUT="1")
     assert done.returncode == 1
     assert "cannot connect to DATABASE_URL" in done.stderr
 

@@ -51,9 +51,7 @@ def test_missing_pgvector_names_the_statement_for_the_dba(unprivileged: str) -> 
 
 def test_age_required_but_not_creatable_is_an_error(unprivileged: str, server_url: str) -> None:
     dbname = psycopg.conninfo.conninfo_to_dict(unprivileged)["dbname"]
-    with psycopg.connect(
-        psycopg.conninfo.make_conninfo(server_url, dbname=dbname), autocommit=True
-    ) as conn:
+    with psycopg.connect(psycopg.conninfo.make_conninfo(server_url, dbname=dbname), autocommit=True) as conn:
         conn.execute("CREATE EXTENSION vector")
     with pytest.raises(ExtensionMissingError, match="CREATE EXTENSION age;"):
         migrations.upgrade(Settings(database_url=unprivileged, PGMEM_AGE="on"))

@@ -42,8 +42,7 @@ def objects(url: str, schema: str = "pgmem") -> list[str]:
 def graph_exists(url: str, graph: str = "pgmem_graph") -> bool:
     with psycopg.connect(url) as conn:
         return (
-            conn.execute("SELECT 1 FROM ag_catalog.ag_graph WHERE name = %s", (graph,)).fetchone()
-            is not None
+            conn.execute("SELECT 1 FROM ag_catalog.ag_graph WHERE name = %s", (graph,)).fetchone() is not None
         )
 
 
@@ -103,9 +102,7 @@ def test_without_age_everything_but_the_graph_is_created(new_database: Callable[
 
 
 def test_core_tables_match_the_migrated_schema(settings: Settings) -> None:
-    engine = create_engine(
-        migrations.sqlalchemy_url(settings.database_url), poolclass=pool.NullPool
-    )
+    engine = create_engine(migrations.sqlalchemy_url(settings.database_url), poolclass=pool.NullPool)
     with engine.connect() as conn, warnings.catch_warnings():
         warnings.simplefilter("ignore")  # alembic warns that computed columns cannot be compared
         conn.exec_driver_sql("SET search_path TO pgmem, public")
@@ -124,9 +121,7 @@ def test_first_migration_failure_leaves_nothing(new_database: Callable[[], str])
     url = new_database()
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("CREATE SCHEMA other")
-    bad = Settings(
-        database_url=url, PGMEM_AGE="on", PGMEM_GRAPH="x"
-    )  # AGE rejects names under 3 chars
+    bad = Settings(database_url=url, PGMEM_AGE="on", PGMEM_GRAPH="x")  # AGE rejects names under 3 chars
     with pytest.raises(Exception, match="graph name"):
         migrations.upgrade(bad)
     with psycopg.connect(url) as conn:

@@ -16,9 +16,7 @@ def value(conn: Conn, expression: str, *args: object) -> float:
     return float(row[0])  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize(
-    ("importance", "expected"), [(0.0, 0.8), (0.5, 1.0), (1.0, 1.2), (0.25, 0.9)]
-)
+@pytest.mark.parametrize(("importance", "expected"), [(0.0, 0.8), (0.5, 1.0), (1.0, 1.2), (0.25, 0.9)])
 def test_importance_weight(conn: Conn, importance: float, expected: float) -> None:
     assert value(conn, "importance_weight(%s)", importance) == pytest.approx(expected)
 
@@ -42,9 +40,7 @@ def test_working_time_decay_default_factor_is_0_95(conn: Conn) -> None:
     assert value(conn, "working_time_decay(%s)", 6.0) == pytest.approx(0.95)
 
 
-@pytest.mark.parametrize(
-    ("age_days", "expected"), [(0.0, 1.0), (1.0, 0.5), (3.0, 0.25), (99999.0, 1e-5)]
-)
+@pytest.mark.parametrize(("age_days", "expected"), [(0.0, 1.0), (1.0, 0.5), (3.0, 0.25), (99999.0, 1e-5)])
 def test_episodic_recency(conn: Conn, age_days: float, expected: float) -> None:
     assert value(conn, "episodic_recency(%s)", age_days) == pytest.approx(expected)
 

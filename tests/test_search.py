@@ -108,12 +108,9 @@ def test_selective_filter_still_returns_the_full_limit(populated: Conn) -> None:
 
 def test_results_match_exact_search_for_the_user(populated: Conn) -> None:
     query = unit(np.random.default_rng(3))
-    found = populated.execute(
-        "SELECT id FROM memory_candidates('u3', %s, %s, 10)", (MODEL, query)
-    ).fetchall()
+    found = populated.execute("SELECT id FROM memory_candidates('u3', %s, %s, 10)", (MODEL, query)).fetchall()
     exact = populated.execute(
-        "SELECT id FROM memories WHERE user_id = 'u3'"
-        " ORDER BY embedding::vector(16) <=> %s LIMIT 10",
+        "SELECT id FROM memories WHERE user_id = 'u3' ORDER BY embedding::vector(16) <=> %s LIMIT 10",
         (query,),
     ).fetchall()
     assert len(found) == 10
@@ -138,9 +135,7 @@ def test_scores_follow_the_episodic_formula(populated: Conn) -> None:
 
 
 def test_time_and_importance_filters_apply(populated: Conn) -> None:
-    populated.execute(
-        "UPDATE memories SET importance = 0.9 WHERE user_id = 'u2' AND content LIKE '%%-1_'"
-    )
+    populated.execute("UPDATE memories SET importance = 0.9 WHERE user_id = 'u2' AND content LIKE '%%-1_'")
     query = unit(np.random.default_rng(5))
     rows = populated.execute(
         "SELECT importance, created_at FROM search_episodic('u2', %s, %s, 50,"
@@ -155,18 +150,13 @@ def test_forgotten_memories_never_come_back(populated: Conn) -> None:
     populated.execute("UPDATE memories SET forgotten_at = now() WHERE user_id = 'u4'")
     query = unit(np.random.default_rng(6))
     assert (
-        populated.execute(
-            "SELECT * FROM search_episodic('u4', %s, %s, 5)", (MODEL, query)
-        ).fetchall()
-        == []
+        populated.execute("SELECT * FROM search_episodic('u4', %s, %s, 5)", (MODEL, query)).fetchall() == []
     )
 
 
 def test_other_users_are_never_returned(populated: Conn) -> None:
     query = unit(np.random.default_rng(8))
-    ids = populated.execute(
-        "SELECT id FROM search_episodic('u5', %s, %s, 50)", (MODEL, query)
-    ).fetchall()
+    ids = populated.execute("SELECT id FROM search_episodic('u5', %s, %s, 50)", (MODEL, query)).fetchall()
     owners = populated.execute(
         "SELECT DISTINCT user_id FROM memories WHERE id = ANY(%s)", ([row[0] for row in ids],)
     ).fetchall()
@@ -193,9 +183,7 @@ def test_bad_search_arguments(populated: Conn, call: str, message: str) -> None:
 
 
 def test_query_of_the_wrong_dimension_is_rejected(populated: Conn) -> None:
-    with pytest.raises(
-        psycopg.errors.InvalidParameterValue, match="query must be a vector of 16 dimensions"
-    ):
+    with pytest.raises(psycopg.errors.InvalidParameterValue, match="query must be a vector of 16 dimensions"):
         populated.execute(
             "SELECT * FROM search_episodic('u0', %s, %s, 5)", (MODEL, np.ones(8, dtype=np.float32))
         )
@@ -205,13 +193,10 @@ def test_register_embedding_model_is_idempotent_and_checks_dimension(conn: Conn)
     conn.execute("SELECT register_embedding_model('m-idem', 4)")
     conn.execute("SELECT register_embedding_model('m-idem', 4)")
     indexes = conn.execute(
-        "SELECT count(*) FROM pg_indexes WHERE schemaname = current_schema() "
-        " AND indexdef LIKE '%%m-idem%%'"
+        "SELECT count(*) FROM pg_indexes WHERE schemaname = current_schema()  AND indexdef LIKE '%%m-idem%%'"
     ).fetchone()
     assert indexes == (2,)
-    with pytest.raises(
-        psycopg.errors.InvalidParameterValue, match="registered with 4 dimensions, got 5"
-    ):
+    with pytest.raises(psycopg.errors.InvalidParameterValue, match="registered with 4 dimensions, got 5"):
         conn.execute("SELECT register_embedding_model('m-idem', 5)")
 
 
@@ -228,8 +213,7 @@ def test_a_vector_of_the_wrong_dimension_cannot_be_stored(conn: Conn) -> None:
 def test_models_above_2000_dimensions_use_halfvec(conn: Conn) -> None:
     conn.execute("SELECT register_embedding_model('m-big', 3072)")
     defs = conn.execute(
-        "SELECT indexdef FROM pg_indexes WHERE schemaname = current_schema() "
-        " AND indexdef LIKE '%%m-big%%'"
+        "SELECT indexdef FROM pg_indexes WHERE schemaname = current_schema()  AND indexdef LIKE '%%m-big%%'"
     ).fetchall()
     assert len(defs) == 2 and all("halfvec(3072)" in d[0] for d in defs)
     v = np.random.default_rng(0).random(3072).astype(np.float32)
@@ -238,7 +222,5 @@ def test_models_above_2000_dimensions_use_halfvec(conn: Conn) -> None:
         " VALUES ('big', gen_random_uuid(), 'episodic', 'x', %s, 'm-big')",
         (v,),
     )
-    rows = conn.execute(
-        "SELECT vector_score FROM search_episodic('big', 'm-big', %s, 1)", (v,)
-    ).fetchall()
+    rows = conn.execute("SELECT vector_score FROM search_episodic('big', 'm-big', %s, 1)", (v,)).fetchall()
     assert rows[0][0] == pytest.approx(1.0, abs=1e-3)

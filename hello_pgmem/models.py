@@ -1,0 +1,200 @@
+"""Value models: MemoryItem, MemoryConfig and typed results. No database code here."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any, Literal, TypeVar
+from uuid import UUID, uuid4
+
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+)
+from pydantic import ValidationError as PydanticValidationError
+
+from hello_pgmem.errors import ValidationError
+
+MemoryType = Literal["working", "episodic", "semantic", "perceptual"]
+MEMORY_TYPES: tuple[MemoryType, ...] = ("working", "episodic", "semantic", "perceptual")
+LONG_TERM_TYPES: tuple[MemoryType, ...] = ("episodic", "semantic", "perceptual")
+Modality = Literal["text", "image", "audio", "video"]
+MODALITIES: tuple[Modality, ...] = ("text", "image", "audio", "video")
+DEFAULT_MAX_CONTENT_CHARS = 20_000
+MAX_USER_ID_CHARS = 255
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def check_user_id(user_id: object) -> str:
+    """Return ``user_id`` if it is a usable owner key, else raise ValidationError."""
+    if not isinstance(user_id, str) or not user_id.strip():
+        raise ValidationError("user_id", "must be a non-empty string")
+    if len(user_id) > MAX_USER_ID_CHARS:
+        raise ValidationError("user_id", f"must be at most {MAX_USER_ID_CHARS} characters")
+    if any(ord(ch) < 32 for ch in user_id) or "\x00" in user_id:
+        raise ValidationError("user_id", "must not contain control characters")
+    return user_id
+
+
+def check_content(content: object, max_chars: int = DEFAULT_MAX_CONTENT_CHARS) -> str:
+    """Return ``content`` if it is non-blank text within the size limit."""
+    if not isinstance(content, str):
+        raise ValidationError("content", "must be a string")
+    if not content.strip():
+        raise ValidationError("content", "must not be empty or whitespace")
+    if "\x00" in content:
+        raise ValidationError("content", "must not contain NUL characters")
+    if len(content) > max_chars:
+        raise ValidationError("content", f"must be at most {max_chars} characters, got {len(content)}")
+    try:
+        content.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValidationError("content", "must be valid Unicode (no lone surrogates)") from exc
+    return content
+
+
+def check_importance(importance: object, field: str = "importance") -> float:
+    """Return ``importance`` as a float in [0, 1]; NaN, infinities and booleans are refused."""
+    if isinstance(importance, bool) or not isinstance(importance, int | float):
+        raise ValidationError(field, "must be a number between 0 and 1")
+    value = float(importance)
+    if math.isnan(value) or not 0.0 <= value <= 1.0:
+        raise ValidationError(field, f"must be a number between 0 and 1, got {importance!r}")
+    return value
+
+
+def check_metadata(metadata: object) -> dict[str, Any]:
+    """Return ``metadata`` if it is a JSON object (string keys, finite numbers, valid text)."""
+    if metadata is None:
+        return {}
+    if not isinstance(metadata, dict):
+        raise ValidationError("metadata", "must be a JSON object (a dict)")
+    try:
+        text = json.dumps(metadata, ensure_ascii=False, allow_nan=False)
+        text.encode("utf-8")
+    except (TypeError, ValueError) as exc:
+        raise ValidationError("metadata", f"must be JSON-serialisable without NaN: {exc}") from exc
+    if "\\u0000" in text:
+        raise ValidationError("metadata", "must not contain NUL characters")
+    result: dict[str, Any] = json.loads(text)
+    return result
+
+
+class MemoryItem(BaseModel):
+    """One memory. Search results carry their score components in ``metadata``."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    id: UUID = Field(default_factory=uuid4)
+    content: str
+    memory_type: MemoryType
+    user_id: str
+    timestamp: AwareDatetime = Field(default_factory=utcnow)
+    importance: float = Field(default=0.5, ge=0.0, le=1.0, allow_inf_nan=False)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("content")
+    @classmethod
+    def _content_rules(cls, value: str, info: ValidationInfo) -> str:
+        limit = (info.context or {}).get("max_content_chars", DEFAULT_MAX_CONTENT_CHARS)
+        return _as_pydantic(lambda: check_content(value, limit))
+
+    @field_validator("user_id")
+    @classmethod
+    def _user_rules(cls, value: str) -> str:
+        return _as_pydantic(lambda: check_user_id(value))
+
+    @field_validator("metadata", mode="before")
+    @classmethod
+    def _metadata_rules(cls, value: object) -> dict[str, Any]:
+        return _as_pydantic(lambda: check_metadata(value))
+
+    @classmethod
+    def build(cls, max_content_chars: int = DEFAULT_MAX_CONTENT_CHARS, **fields: Any) -> MemoryItem:
+        """Validate ``fields``; errors become our ValidationError naming the field and rule."""
+        try:
+            return cls.model_validate(fields, context={"max_content_chars": max_content_chars})
+        except PydanticValidationError as exc:
+            raise validation_error(exc) from exc
+
+    @property
+    def score(self) -> float | None:
+        """The relevance score of a search result (None for items not from a search)."""
+        value = self.metadata.get("relevance_score")
+        return float(value) if isinstance(value, int | float) else None
+
+
+T = TypeVar("T")
+
+
+def _as_pydantic(check: Callable[[], T]) -> T:
+    try:
+        return check()
+    except ValidationError as exc:
+        raise ValueError(exc.rule) from exc
+
+
+def validation_error(exc: PydanticValidationError) -> ValidationError:
+    """The first problem of a pydantic error as our ValidationError."""
+    first = exc.errors()[0]
+    field = ".".join(str(part) for part in first["loc"]) or "input"
+    message = str(first["msg"]).removeprefix("Value error, ")
+    return ValidationError(field, message)
+
+
+class MemoryConfig(BaseModel):
+    """The reference's knobs and defaults, plus ours. Storage is always the database."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_capacity: int = Field(default=100, ge=1)
+    importance_threshold: float = Field(default=0.1, ge=0.0, le=1.0)
+    decay_factor: float = Field(default=0.95, gt=0.0, le=1.0)
+    working_memory_capacity: int = Field(default=10, ge=1)
+    working_memory_tokens: int = Field(default=2000, ge=1)
+    working_memory_ttl_minutes: int = Field(default=120, ge=1)
+    perceptual_memory_modalities: list[Modality] = Field(default_factory=lambda: list(MODALITIES))
+    max_content_chars: int = Field(default=DEFAULT_MAX_CONTENT_CHARS, ge=1, le=1_000_000)
+    candidate_multiplier: int = Field(default=5, ge=1, le=50)
+    max_search_limit: int = Field(default=200, ge=1, le=1000)
+
+
+class TypeStats(BaseModel):
+    """Counts for one memory type of one user."""
+
+    memory_type: MemoryType
+    count: int
+    forgotten_count: int = 0
+    avg_importance: float = 0.0
+    total_tokens: int | None = None
+    sessions_count: int | None = None
+    oldest: datetime | None = None
+    newest: datetime | None = None
+
+
+class MemoryStats(BaseModel):
+    """What ``MemoryManager.get_memory_stats`` returns."""
+
+    user_id: str
+    enabled_types: list[MemoryType]
+    total_memories: int
+    memories_by_type: dict[str, TypeStats]
+    config: dict[str, Any]
+
+
+class SessionInfo(BaseModel):
+    """One session of a user's episodic memory."""
+
+    session_id: str
+    episodes: int
+    first_at: datetime
+    last_at: datetime

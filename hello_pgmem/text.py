@@ -1,0 +1,70 @@
+"""Text helpers that work for Chinese as well as English: tokens, token counts, keyword score.
+
+Chinese is written without spaces, so a whitespace split sees a whole sentence as one word. We
+tokenize runs of CJK characters into overlapping character bigrams (plus single characters for
+one-character runs), the standard fallback for Chinese retrieval without a segmenter, and other
+text into lowercase words.
+"""
+
+from __future__ import annotations
+
+import re
+
+CJK_CLASS = (
+    "\u3040-\u30ff"  # Japanese kana
+    "\u3400-\u4dbf"  # CJK extension A
+    "\u4e00-\u9fff"  # CJK unified ideographs
+    "\uac00-\ud7af"  # Hangul syllables
+    "\uf900-\ufaff"  # CJK compatibility ideographs
+)
+_CJK_RUN = re.compile(f"[{CJK_CLASS}]+")
+_PIECES = re.compile(f"[{CJK_CLASS}]+|[^\\W_]+(?:[.+#'][^\\W_]+)*[+#]*", re.UNICODE)
+_TOKEN_PIECES = re.compile(f"[{CJK_CLASS}]|[^\\W_]+|[^\\w\\s]", re.UNICODE)
+
+
+def is_cjk(text: str) -> bool:
+    return bool(_CJK_RUN.fullmatch(text))
+
+
+def tokenize(text: str) -> list[str]:
+    """Words for matching: lowercase words, and CJK runs as character bigrams."""
+    tokens: list[str] = []
+    for piece in _PIECES.findall(text.lower()):
+        if is_cjk(piece):
+            if len(piece) == 1:
+                tokens.append(piece)
+            else:
+                tokens.extend(piece[i : i + 2] for i in range(len(piece) - 1))
+        else:
+            tokens.append(piece)
+    return tokens
+
+
+def count_tokens(text: str) -> int:
+    """A CJK-aware token estimate: one per CJK character, word or punctuation mark.
+
+    Close to what LLM tokenizers produce for Chinese (about one token per character) and for
+    English (about one per word); whitespace splitting would count a Chinese sentence as one.
+    """
+    return len(_TOKEN_PIECES.findall(text))
+
+
+def keyword_score(query: str, content: str) -> float:
+    """The reference's keyword score, CJK-aware.
+
+    ``len(query) / len(content)`` when the whole (lowercased) query occurs in the content;
+    otherwise ``0.8 * Jaccard(query words, content words)``; 0 when nothing is shared.
+    """
+    q = query.lower().strip()
+    c = content.lower()
+    if not q or not c:
+        return 0.0
+    if q in c:
+        return min(1.0, len(q) / len(c))
+    q_words, c_words = set(tokenize(q)), set(tokenize(c))
+    if not q_words or not c_words:
+        return 0.0
+    shared = q_words & c_words
+    if not shared:
+        return 0.0
+    return 0.8 * len(shared) / len(q_words | c_words)

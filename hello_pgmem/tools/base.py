@@ -1,0 +1,226 @@
+"""Tools for agents: a ``Tool`` base class, the ``@tool_action`` decorator and a registry.
+
+A tool is either one function with an ``action`` parameter, or (``expandable=True``) one
+function per ``@tool_action`` method, named ``{tool}_{action}``. Both render to the OpenAI
+``tools`` format. Parameters are described by JSON Schema derived from each action's signature
+and the ``Args:`` section of its docstring.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import types
+import typing
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeVar, get_args, get_origin, get_type_hints
+
+F = TypeVar("F", bound=Callable[..., str])
+
+_JSON_TYPES: dict[type, str] = {
+    str: "string",
+    int: "integer",
+    float: "number",
+    bool: "boolean",
+    list: "array",
+    dict: "object",
+}
+
+
+def tool_action(name: str | None = None, description: str | None = None) -> Callable[[F], F]:
+    """Mark a method as a tool action (``name`` defaults to the method's name)."""
+
+    def mark(method: F) -> F:
+        method._tool_action = {  # type: ignore[attr-defined]
+            "name": name or method.__name__.strip("_"),
+            "description": description,
+        }
+        return method
+
+    return mark
+
+
+@dataclass(frozen=True)
+class ToolParameter:
+    """One parameter of a tool, as JSON Schema."""
+
+    name: str
+    schema: dict[str, Any]
+    description: str = ""
+    required: bool = False
+
+    def to_schema(self) -> dict[str, Any]:
+        schema = dict(self.schema)
+        if self.description:
+            schema["description"] = self.description
+        return schema
+
+
+def _schema_for(annotation: Any) -> tuple[dict[str, Any], bool]:
+    """JSON Schema of a type hint, and whether None is allowed."""
+    origin = get_origin(annotation)
+    if origin in (types.UnionType, typing.Union):
+        args = [a for a in get_args(annotation) if a is not type(None)]
+        nullable = len(args) < len(get_args(annotation))
+        if len(args) == 1:
+            return _schema_for(args[0])[0], nullable
+        return {"anyOf": [_schema_for(a)[0] for a in args]}, nullable
+    if origin is Literal:
+        values = list(get_args(annotation))
+        return {"type": _JSON_TYPES.get(type(values[0]), "string"), "enum": values}, False
+    if origin in (list, tuple, set, frozenset):
+        item_args = get_args(annotation)
+        items = _schema_for(item_args[0])[0] if item_args else {}
+        return {"type": "array", "items": items}, False
+    if origin in (dict, Mapping):
+        return {"type": "object"}, False
+    if annotation is Any:
+        return {}, False
+    return {"type": _JSON_TYPES.get(annotation, "string")}, False
+
+
+def _docstring_args(doc: str | None) -> dict[str, str]:
+    """Descriptions from a Google-style ``Args:`` section."""
+    if not doc:
+        return {}
+    match = re.search(r"^\s*Args:\s*$(.*?)(?:^\s*(?:Returns|Raises|Examples?):\s*$|\Z)", doc, re.M | re.S)
+    if not match:
+        return {}
+    described: dict[str, str] = {}
+    current = None
+    for line in match.group(1).splitlines():
+        item = re.match(r"^\s*(\w+)(?:\s*\([^)]*\))?:\s*(.*)$", line)
+        if item:
+            current = item.group(1)
+            described[current] = item.group(2).strip()
+        elif current and line.strip():
+            described[current] += " " + line.strip()
+    return described
+
+
+def parameters_of(method: Callable[..., Any]) -> list[ToolParameter]:
+    """The parameters of an action method, from its signature, type hints and docstring."""
+    hints = get_type_hints(method)
+    described = _docstring_args(method.__doc__)
+    result = []
+    for param in inspect.signature(method).parameters.values():
+        if param.name == "self" or param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            continue
+        schema, _ = _schema_for(hints.get(param.name, str))
+        if param.default is not inspect.Parameter.empty and param.default is not None:
+            schema["default"] = param.default
+        result.append(
+            ToolParameter(
+                name=param.name,
+                schema=schema,
+                description=described.get(param.name, ""),
+                required=param.default is inspect.Parameter.empty,
+            )
+        )
+    return result
+
+
+def _first_line(doc: str | None) -> str:
+    return (doc or "").strip().splitlines()[0] if doc and doc.strip() else ""
+
+
+def openai_schema(name: str, description: str, parameters: list[ToolParameter]) -> dict[str, Any]:
+    """A function in the OpenAI ``tools`` format."""
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": description,
+            "parameters": {
+                "type": "object",
+                "properties": {p.name: p.to_schema() for p in parameters},
+                "required": [p.name for p in parameters if p.required],
+            },
+        },
+    }
+
+
+class Tool(ABC):
+    """Something an agent can call: a name, a description, parameters and ``run``."""
+
+    def __init__(self, name: str, description: str, expandable: bool = False) -> None:
+        self.name = name
+        self.description = description
+        self.expandable = expandable
+
+    @abstractmethod
+    def run(self, parameters: Mapping[str, Any] | str | None = None, /, **kwargs: Any) -> str:
+        """Run the tool and return text for the agent. Never raises for bad input."""
+
+    @abstractmethod
+    def get_parameters(self) -> list[ToolParameter]:
+        """The parameters of the single-function form."""
+
+    def actions(self) -> Iterator[tuple[str, Callable[..., str], str]]:
+        """``(action name, bound method, description)`` for every ``@tool_action`` method."""
+        for attr in dir(type(self)):
+            method = getattr(type(self), attr, None)
+            mark = getattr(method, "_tool_action", None)
+            if mark:
+                bound = getattr(self, attr)
+                yield mark["name"], bound, mark["description"] or _first_line(method.__doc__)
+
+    def to_openai_schema(self) -> dict[str, Any]:
+        return openai_schema(self.name, self.description, self.get_parameters())
+
+    def get_expanded_tools(self) -> list[Tool]:
+        """One tool per action, named ``{tool}_{action}``."""
+        return [
+            ActionTool(self, action, method, description) for action, method, description in self.actions()
+        ]
+
+
+class ActionTool(Tool):
+    """One action of a parent tool, exposed as a function of its own."""
+
+    def __init__(self, parent: Tool, action: str, method: Callable[..., str], description: str) -> None:
+        super().__init__(f"{parent.name}_{action}", description or f"{parent.name} {action}")
+        self.parent = parent
+        self.action = action
+        self._parameters = parameters_of(method)
+
+    def get_parameters(self) -> list[ToolParameter]:
+        return self._parameters
+
+    def run(self, parameters: Mapping[str, Any] | str | None = None, /, **kwargs: Any) -> str:
+        merged = dict(parameters) if isinstance(parameters, Mapping) else {}
+        merged.update(kwargs)
+        merged["action"] = self.action
+        return self.parent.run(merged)
+
+
+@dataclass
+class ToolRegistry:
+    """The tools an agent may call, by name."""
+
+    tools: dict[str, Tool] = field(default_factory=dict)
+
+    def register_tool(self, tool: Tool, auto_expand: bool = True) -> None:
+        """Register ``tool``, or its per-action tools when it is expandable."""
+        if tool.expandable and auto_expand:
+            for sub in tool.get_expanded_tools():
+                self.tools[sub.name] = sub
+        else:
+            self.tools[tool.name] = tool
+
+    def get_tool(self, name: str) -> Tool | None:
+        return self.tools.get(name)
+
+    def list_tools(self) -> list[str]:
+        return sorted(self.tools)
+
+    def to_openai_tools(self) -> list[dict[str, Any]]:
+        return [tool.to_openai_schema() for tool in self.tools.values()]
+
+    def execute_tool(self, name: str, arguments: Mapping[str, Any] | None = None) -> str:
+        tool = self.tools.get(name)
+        if tool is None:
+            return f"❌ 未找到工具: {name}"
+        return tool.run(dict(arguments or {}))

@@ -1,0 +1,320 @@
+"""The ``memory`` tool: the MemoryManager for agents, with the reference's actions and output.
+
+Every calling style of the references works: ``run({"action": "add", ...})``,
+``run("add", content=...)``, ``execute("add", ...)``, and one tool per action
+(``memory_add``, ``memory_search``, ...) with ``expandable=True``. The tool never raises to the
+agent: problems come back as ``❌ …`` text naming the parameter and the rule. One deliberate
+change from the reference: full ids on add, search and summary lines, and update/remove accept
+a full id or a unique prefix of at least 8 characters, so an agent can act on what it found.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from typing import Any
+
+from pydantic import ValidationError as PydanticValidationError
+from pydantic import validate_call
+
+from hello_pgmem.db import Database
+from hello_pgmem.embedding import Embedder
+from hello_pgmem.errors import HelloPgmemError
+from hello_pgmem.memory.manager import MemoryManager
+from hello_pgmem.models import MemoryConfig, MemoryItem, utcnow, validation_error
+from hello_pgmem.settings import Settings
+from hello_pgmem.tools.base import Tool, ToolParameter, parameters_of, tool_action
+
+log = logging.getLogger(__name__)
+
+LABELS = {
+    "working": "工作记忆",
+    "episodic": "情景记忆",
+    "semantic": "语义记忆",
+    "perceptual": "感知记忆",
+}
+DEFAULT_TYPES = ["working", "episodic", "semantic"]
+IMAGE_EXTENSIONS = {"png", "jpg", "jpeg", "bmp", "gif", "webp"}
+AUDIO_EXTENSIONS = {"mp3", "wav", "flac", "m4a", "ogg"}
+
+
+def _preview(text: str, size: int) -> str:
+    return text[:size] + "..." if len(text) > size else text
+
+
+def infer_modality(file_path: str) -> str:
+    """The modality of a file from its extension (image, audio, else text)."""
+    extension = file_path.rsplit(".", 1)[-1].lower() if "." in file_path else ""
+    if extension in IMAGE_EXTENSIONS:
+        return "image"
+    if extension in AUDIO_EXTENSIONS:
+        return "audio"
+    return "text"
+
+
+class MemoryTool(Tool):
+    """记忆工具 - 可以存储和检索对话历史、知识和经验"""
+
+    def __init__(
+        self,
+        user_id: str = "default_user",
+        memory_config: MemoryConfig | None = None,
+        memory_types: list[str] | None = None,
+        expandable: bool = False,
+        *,
+        database: Database | None = None,
+        embedder: Embedder | None = None,
+        settings: Settings | None = None,
+        clock: Callable[[], datetime] | None = None,
+    ) -> None:
+        super().__init__("memory", "记忆工具 - 可以存储和检索对话历史、知识和经验", expandable)
+        types = set(memory_types or DEFAULT_TYPES)
+        self.current_session_id = f"session_{(clock or utcnow)().strftime('%Y%m%d_%H%M%S')}"
+        self.conversation_count = 0
+        self.memory_manager = MemoryManager(
+            memory_config,
+            user_id,
+            enable_working="working" in types,
+            enable_episodic="episodic" in types,
+            enable_semantic="semantic" in types,
+            enable_perceptual="perceptual" in types,
+            database=database,
+            embedder=embedder,
+            settings=settings,
+            session_id=self.current_session_id,
+            clock=clock,
+        )
+        self._actions = {name: method for name, method, _ in self.actions()}
+
+    # ------------------------------------------------------------------ dispatch
+
+    def run(self, parameters: Mapping[str, Any] | str | None = None, /, **kwargs: Any) -> str:
+        """Run an action: ``run({"action": ..., ...})`` or ``run("add", content=...)``."""
+        if isinstance(parameters, str):
+            action: Any = parameters
+            arguments = dict(kwargs)
+        elif isinstance(parameters, Mapping) or parameters is None:
+            arguments = {**(parameters or {}), **kwargs}
+            action = arguments.pop("action", None)
+        else:
+            return "❌ 参数错误: parameters must be a JSON object"
+        method = self._actions.get(action) if isinstance(action, str) else None
+        if method is None:
+            return f"❌ 不支持的操作: {action}。支持的操作: {', '.join(self._actions)}"
+        try:
+            result: str = validate_call(method)(**arguments)
+            return result
+        except PydanticValidationError as exc:
+            return f"❌ 参数错误: {validation_error(exc)}"
+        except HelloPgmemError as exc:
+            return f"❌ {self._failure(action)}: {exc}"
+        except Exception as exc:  # the agent gets a message, the log gets the traceback
+            log.exception("memory tool action %r failed", action)
+            return f"❌ {self._failure(action)}: {type(exc).__name__}: {exc}"
+
+    def execute(self, action: str, **kwargs: Any) -> str:
+        """The reference's older calling style: ``execute("search", query=...)``."""
+        return self.run(action, **kwargs)
+
+    @staticmethod
+    def _failure(action: str) -> str:
+        return {
+            "add": "添加记忆失败",
+            "search": "搜索记忆失败",
+            "summary": "获取摘要失败",
+            "stats": "获取统计信息失败",
+            "update": "更新记忆失败",
+            "remove": "删除记忆失败",
+            "forget": "遗忘记忆失败",
+            "consolidate": "整合记忆失败",
+            "clear_all": "清空记忆失败",
+        }.get(action, "操作失败")
+
+    def get_parameters(self) -> list[ToolParameter]:
+        """The single-function form: ``action`` plus every action's parameters, all optional."""
+        merged: dict[str, ToolParameter] = {}
+        for _, method, _ in self.actions():
+            for param in parameters_of(method):
+                merged.setdefault(param.name, ToolParameter(param.name, param.schema, param.description))
+        action = ToolParameter(
+            "action", {"type": "string", "enum": list(self._actions)}, "要执行的操作", required=True
+        )
+        return [action, *merged.values()]
+
+    # ------------------------------------------------------------------ actions
+
+    @tool_action("add", "添加记忆（working/episodic/semantic/perceptual）")
+    def add(
+        self,
+        content: str,
+        memory_type: str = "working",
+        importance: float | None = None,
+        file_path: str | None = None,
+        modality: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        **extra: Any,
+    ) -> str:
+        """添加记忆
+
+        Args:
+            content: 记忆内容
+            memory_type: 记忆类型 working、episodic、semantic 或 perceptual
+            importance: 重要性 0-1，省略时自动估计
+            file_path: 感知记忆的文件路径
+            modality: 感知记忆的模态 text、image、audio、video（省略时按扩展名推断）
+            metadata: 附加元数据（其余未知参数也会存入元数据）
+        """
+        meta = {**(metadata or {}), **extra}
+        if memory_type == "perceptual" or file_path or modality:
+            if file_path:
+                meta.setdefault("file_path", file_path)
+            meta.setdefault("modality", modality or (infer_modality(file_path) if file_path else "text"))
+        meta["session_id"] = self.current_session_id
+        memory_id = self.memory_manager.add_memory(content, memory_type, importance, meta)
+        return f"✅ 记忆已添加 (ID: {memory_id})"
+
+    @tool_action("search", "搜索相关记忆")
+    def search(
+        self,
+        query: str,
+        limit: int = 5,
+        memory_type: str | None = None,
+        memory_types: list[str] | None = None,
+        min_importance: float = 0.1,
+    ) -> str:
+        """搜索记忆
+
+        Args:
+            query: 搜索内容
+            limit: 最多返回条数
+            memory_type: 只搜索这一种记忆类型
+            memory_types: 只搜索这些记忆类型
+            min_importance: 最低重要性
+        """
+        types = memory_types or ([memory_type] if memory_type else None)
+        results = self.memory_manager.retrieve_memories(
+            query, memory_types=types, limit=limit, min_importance=min_importance
+        )
+        if not results:
+            return f"🔍 未找到与 '{query}' 相关的记忆"
+        lines = [f"🔍 找到 {len(results)} 条相关记忆:"]
+        lines += [f"{i}. {self._line(item, 80)}" for i, item in enumerate(results, 1)]
+        return "\n".join(lines)
+
+    @tool_action("summary", "记忆系统摘要")
+    def summary(self, limit: int = 10) -> str:
+        """获取记忆摘要
+
+        Args:
+            limit: 列出的重要记忆条数
+        """
+        stats = self.memory_manager.get_memory_stats()
+        important = self.memory_manager.important_memories(limit=limit, min_importance=0.5)
+        lines = [
+            "📊 记忆系统摘要",
+            f"总记忆数: {stats.total_memories}",
+            f"当前会话: {self.current_session_id or '未开始'}",
+            f"对话轮次: {self.conversation_count}",
+            "",
+            "📋 记忆类型分布:",
+        ]
+        for kind, type_stats in stats.memories_by_type.items():
+            lines.append(
+                f"  • {LABELS.get(kind, kind)}: {type_stats.count} 条 "
+                f"(平均重要性: {type_stats.avg_importance:.2f})"
+            )
+        if important:
+            lines += ["", f"⭐ 重要记忆 (前{len(important)}条):"]
+            lines += [
+                f"  {i}. {_preview(item.content, 60)} (重要性: {item.importance:.2f}) [ID: {item.id}]"
+                for i, item in enumerate(important, 1)
+            ]
+        return "\n".join(lines)
+
+    @tool_action("stats", "记忆统计信息")
+    def stats(self) -> str:
+        """获取统计信息"""
+        stats = self.memory_manager.get_memory_stats()
+        return "\n".join(
+            [
+                "📈 记忆系统统计",
+                f"总记忆数: {stats.total_memories}",
+                f"启用的记忆类型: {', '.join(stats.enabled_types)}",
+                f"会话ID: {self.current_session_id or '未开始'}",
+                f"对话轮次: {self.conversation_count}",
+            ]
+        )
+
+    @tool_action("update", "更新记忆")
+    def update(self, memory_id: str, content: str | None = None, importance: float | None = None) -> str:
+        """更新记忆
+
+        Args:
+            memory_id: 记忆ID（完整ID或至少8位的前缀）
+            content: 新内容
+            importance: 新重要性 0-1
+        """
+        uid = self.memory_manager.resolve_id(memory_id)
+        if self.memory_manager.update_memory(uid, content=content, importance=importance):
+            return "✅ 记忆已更新"
+        return "⚠️ 未找到要更新的记忆"
+
+    @tool_action("remove", "删除记忆")
+    def remove(self, memory_id: str) -> str:
+        """删除记忆
+
+        Args:
+            memory_id: 记忆ID（完整ID或至少8位的前缀）
+        """
+        uid = self.memory_manager.resolve_id(memory_id)
+        if self.memory_manager.remove_memory(uid):
+            return "✅ 记忆已删除"
+        return "⚠️ 未找到要删除的记忆"
+
+    @tool_action("forget", "按策略遗忘记忆")
+    def forget(
+        self, strategy: str = "importance_based", threshold: float = 0.1, max_age_days: int = 30
+    ) -> str:
+        """遗忘记忆
+
+        Args:
+            strategy: importance_based、time_based 或 capacity_based
+            threshold: importance_based 的重要性阈值
+            max_age_days: time_based 的最大天数
+        """
+        count = self.memory_manager.forget_memories(strategy, threshold, max_age_days)
+        return f"🧹 已遗忘 {count} 条记忆（策略: {strategy}）"
+
+    @tool_action("consolidate", "把重要的短期记忆整合为长期记忆")
+    def consolidate(
+        self,
+        from_type: str = "working",
+        to_type: str = "episodic",
+        importance_threshold: float = 0.7,
+    ) -> str:
+        """整合记忆
+
+        Args:
+            from_type: 来源类型
+            to_type: 目标类型
+            importance_threshold: 重要性阈值
+        """
+        count = self.memory_manager.consolidate_memories(from_type, to_type, importance_threshold)
+        return f"🔄 已整合 {count} 条记忆为长期记忆（{from_type} → {to_type}，阈值={importance_threshold}）"
+
+    @tool_action("clear_all", "清空当前用户的所有记忆")
+    def clear_all(self) -> str:
+        """清空所有记忆"""
+        self.memory_manager.clear_all()
+        return "🧽 已清空所有记忆"
+
+    # ------------------------------------------------------------------ helpers
+
+    @staticmethod
+    def _line(item: MemoryItem, size: int) -> str:
+        label = LABELS.get(item.memory_type, item.memory_type)
+        return f"[{label}] {_preview(item.content, size)} (重要性: {item.importance:.2f}) [ID: {item.id}]"
+
+    def close(self) -> None:
+        self.memory_manager.close()

@@ -1,0 +1,172 @@
+"""Episodic memory: one transaction per memory, ranked search with filters, sessions, fallback."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+
+import psycopg
+import pytest
+
+from hello_pgmem import Database
+from hello_pgmem.embedding import HashingEmbedder
+from hello_pgmem.memory import MemoryManager
+from hello_pgmem.memory.reembed import reembed
+from tests.conftest import Clock, row_counts
+
+PEOPLE = [
+    ("用户张三是一名Python开发者，专注于机器学习和数据分析", 0.8),
+    ("李四是前端工程师，擅长React和Vue.js开发", 0.7),
+    ("王五是产品经理，负责用户体验设计和需求分析", 0.6),
+]
+
+
+def test_reference_demo_episodic(make_manager: Callable[..., MemoryManager]) -> None:
+    manager = make_manager()
+    for content, importance in PEOPLE:
+        manager.add_memory(content, "episodic", importance)
+    results = manager.retrieve_memories("前端工程师", memory_types=["episodic"], limit=3)
+    assert results[0].content.startswith("李四")
+    top = results[0].metadata
+    assert {"relevance_score", "vector_score", "recency_score"} <= set(top)
+    assert top["relevance_score"] == pytest.approx(
+        (top["vector_score"] * 0.8 + top["recency_score"] * 0.2) * (0.8 + 0.7 * 0.4)
+    )
+
+
+def test_metadata_context_and_session_are_kept(make_manager: Callable[..., MemoryManager]) -> None:
+    manager = make_manager(session_id="s-42")
+    memory_id = manager.add_memory(
+        "2024年3月15日，用户张三完成了第一个Python项目",
+        "episodic",
+        0.8,
+        {
+            "context": {"place": "在线学习平台"},
+            "outcome": "成功",
+            "participants": ["张三"],
+            "tags": ["milestone"],
+        },
+    )
+    got = manager.get_memory(memory_id)
+    assert got is not None
+    assert got.metadata["session_id"] == "s-42"
+    assert got.metadata["context"] == {"place": "在线学习平台"}
+    assert got.metadata["participants"] == ["张三"] and got.metadata["tags"] == ["milestone"]
+    assert manager.episodic.session_episodes("s-42")[0].id == memory_id
+    [session] = manager.episodic.sessions()
+    assert (session.session_id, session.episodes) == ("s-42", 1)
+
+
+def test_session_episodes_in_time_order(make_manager: Callable[..., MemoryManager], clock: Clock) -> None:
+    manager = make_manager(session_id="chat")
+    for step in ("第一步", "第二步", "第三步"):
+        manager.add_memory(step, "episodic", 0.5)
+        clock.advance(minutes=1)
+    assert [m.content for m in manager.episodic.session_episodes("chat")] == [
+        "第一步",
+        "第二步",
+        "第三步",
+    ]
+
+
+def test_filters(make_manager: Callable[..., MemoryManager], clock: Clock) -> None:
+    manager = make_manager()
+    start = clock()
+    manager.add_memory("旧的会议记录 Python", "episodic", 0.9)
+    clock.advance(days=10)
+    manager.add_memory("新的会议记录 Python", "episodic", 0.3)
+    found = manager.episodic.retrieve("会议记录", 5, since=start + timedelta(days=5))
+    assert [m.content for m in found] == ["新的会议记录 Python"]
+    found = manager.episodic.retrieve("会议记录", 5, min_importance=0.5)
+    assert [m.content for m in found] == ["旧的会议记录 Python"]
+    found = manager.retrieve_memories("会议记录", time_range=(None, start + timedelta(days=1)))
+    assert [m.content for m in found] == ["旧的会议记录 Python"]
+
+
+def test_forgotten_memories_never_come_back(make_manager: Callable[..., MemoryManager]) -> None:
+    manager = make_manager()
+    manager.add_memory("不重要的事", "episodic", 0.05)
+    manager.add_memory("重要的事", "episodic", 0.9)
+    assert manager.forget_memories("importance_based", threshold=0.1) == 1
+    found = manager.retrieve_memories("事", memory_types=["episodic"])
+    assert [m.content for m in found] == ["重要的事"]
+    stats = manager.get_memory_stats().memories_by_type["episodic"]
+    assert (stats.count, stats.forgotten_count) == (1, 1)
+
+
+def test_time_and_capacity_forgetting(make_manager: Callable[..., MemoryManager], clock: Clock) -> None:
+    from hello_pgmem.models import MemoryConfig
+
+    manager = make_manager(config=MemoryConfig(max_capacity=2))
+    manager.add_memory("很久以前", "episodic", 0.9)
+    clock.advance(days=40)
+    for i, importance in enumerate((0.2, 0.5, 0.7)):
+        manager.add_memory(f"最近 {i}", "episodic", importance)
+    assert manager.forget_memories("time_based", max_age_days=30) == 1
+    assert manager.forget_memories("capacity_based") == 1  # 3 left, capacity 2: drop 0.2
+    assert {m.content for m in manager.episodic.all()} == {"最近 1", "最近 2"}
+
+
+def test_keyword_fallback_when_no_vectors_of_the_model(
+    make_manager: Callable[..., MemoryManager], clean: Database
+) -> None:
+    old = make_manager(embedder=HashingEmbedder(256))
+    old.add_memory("李四是前端工程师", "episodic", 0.7)
+    new = make_manager()  # 384 dimensions: another model, no vectors yet
+    found = new.episodic.retrieve("前端工程师")
+    assert [m.content for m in found] == ["李四是前端工程师"]
+    assert found[0].metadata["vector_score"] == 0.5
+
+
+def test_reembed_moves_memories_in_resumable_batches(
+    make_manager: Callable[..., MemoryManager], clean: Database, embedder: HashingEmbedder
+) -> None:
+    old = make_manager(embedder=HashingEmbedder(256))
+    for content, importance in PEOPLE:
+        old.add_memory(content, "episodic", importance)
+    other = make_manager("bob", embedder=HashingEmbedder(256))
+    other.add_memory("bob 的记忆", "episodic", 0.5)
+    progress: list[tuple[int, int]] = []
+    assert (
+        reembed(
+            clean,
+            embedder,
+            "alice",
+            batch_size=2,
+            max_batches=1,
+            progress=lambda d, r: progress.append((d, r)),
+        )
+        == 2
+    )
+    assert progress == [(2, 1)]
+    assert reembed(clean, embedder, "alice", batch_size=2) == 1
+    with clean.connection() as conn:
+        models = conn.execute(
+            "SELECT user_id, embedding_model, count(*) FROM memories GROUP BY 1, 2 ORDER BY 1"
+        ).fetchall()
+    assert models == [("alice", embedder.model_name, 3), ("bob", "hashing-v1-256", 1)]
+    found = make_manager().episodic.retrieve("前端工程师")
+    assert found[0].content.startswith("李四") and found[0].metadata["vector_score"] != 0.5
+
+
+def test_a_failure_before_commit_leaves_nothing(
+    make_manager: Callable[..., MemoryManager], clean: Database
+) -> None:
+    with clean.connection() as conn:
+        conn.execute("""
+            CREATE FUNCTION pg_temp_fail() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN RAISE EXCEPTION 'injected failure after insert'; END $$""")
+    try:
+        with clean.connection() as conn:
+            conn.execute("""CREATE CONSTRAINT TRIGGER fail_at_commit AFTER INSERT ON memories
+                DEFERRABLE INITIALLY DEFERRED FOR EACH ROW
+                WHEN (NEW.content LIKE 'boom%%') EXECUTE FUNCTION pg_temp_fail()""")
+        manager = make_manager()
+        before = row_counts(clean)
+        with pytest.raises(psycopg.errors.RaiseException, match="injected failure"):
+            manager.add_memory("boom: written, then the commit fails", "episodic", 0.5)
+        assert row_counts(clean) == before
+    finally:
+        with clean.connection() as conn:
+            conn.execute("DROP TRIGGER IF EXISTS fail_at_commit ON memories")
+            conn.execute("DROP FUNCTION IF EXISTS pg_temp_fail()")
