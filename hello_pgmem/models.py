@@ -163,9 +163,21 @@ class MemoryConfig(BaseModel):
     working_memory_tokens: int = Field(default=2000, ge=1)
     working_memory_ttl_minutes: int = Field(default=120, ge=1)
     perceptual_memory_modalities: list[Modality] = Field(default_factory=lambda: list(MODALITIES))
+    # ours: where the memories live and how they are embedded; None means "from the environment"
+    database_url: str | None = None
+    schema_name: str | None = None
+    graph_name: str | None = None
+    embed_model_type: str | None = None
+    embed_model_name: str | None = None
     max_content_chars: int = Field(default=DEFAULT_MAX_CONTENT_CHARS, ge=1, le=1_000_000)
     candidate_multiplier: int = Field(default=5, ge=1, le=50)
     max_search_limit: int = Field(default=200, ge=1, le=1000)
+
+
+    def settings_overrides(self) -> dict[str, Any]:
+        """The Settings fields this config sets (those not None)."""
+        names = ("database_url", "schema_name", "graph_name", "embed_model_type", "embed_model_name")
+        return {name: getattr(self, name) for name in names if getattr(self, name) is not None}
 
 
 class TypeStats(BaseModel):

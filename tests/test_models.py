@@ -94,3 +94,15 @@ def test_keyword_score() -> None:
     assert keyword_score("前端工程师", content) == pytest.approx(5 / len(content))
     assert 0 < keyword_score("工程师 React 后端", content) < 0.8
     assert keyword_score("产品经理", content) == 0.0
+
+
+def test_config_overrides_settings() -> None:
+    from hello_pgmem import MemoryManager, Settings
+
+    manager = MemoryManager(
+        MemoryConfig(schema_name="agent_mem", embed_model_type="hashing"),
+        "u",
+        settings=Settings(PGMEM_SCHEMA="pgmem", EMBED_MODEL_TYPE="auto"),
+    )
+    assert (manager.settings.schema_name, manager.settings.embed_model_type) == ("agent_mem", "hashing")
+    assert manager.embedder.model_name == "hashing-v1-384"

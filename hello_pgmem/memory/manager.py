@@ -42,6 +42,8 @@ from hello_pgmem.settings import Settings
 
 MIN_PREFIX = 8
 _HEX_PREFIX = re.compile(r"^[0-9a-f-]+$")
+_FULL_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+_HEX32 = re.compile(r"[0-9a-f]{32}")
 
 FIND = """
 SELECT 'long_term', id FROM memories
@@ -92,6 +94,10 @@ LIMIT %(limit)s
 """
 
 
+def _is_full_uuid(text: str) -> bool:
+    return _FULL_UUID.fullmatch(text) is not None or _HEX32.fullmatch(text) is not None
+
+
 def _check_type(value: object, field: str = "memory_type") -> MemoryType:
     if value not in MEMORY_TYPES:
         raise ValidationError(field, f"must be one of {', '.join(MEMORY_TYPES)}, got {value!r}")
@@ -122,7 +128,8 @@ class MemoryManager:
                 "perceptual memory is not available yet in hello_pgmem: pass enable_perceptual=False"
             )
         self.config = config or MemoryConfig()
-        self.settings = settings or (database.settings if database else Settings())
+        base = settings or (database.settings if database else Settings())
+        self.settings = Settings(**{**base.model_dump(), **self.config.settings_overrides()})
         self._owns_db = database is None
         self.db = database or Database(self.settings)
         self._embedder = embedder
@@ -389,10 +396,8 @@ class MemoryManager:
         if not isinstance(text, str) or not text.strip():
             raise ValidationError("memory_id", "must be a memory id")
         candidate = text.strip().lower()
-        try:
+        if _is_full_uuid(candidate):
             return UUID(candidate)
-        except ValueError:
-            pass
         if len(candidate) < MIN_PREFIX or not _HEX_PREFIX.match(candidate):
             raise ValidationError(
                 "memory_id",
