@@ -47,7 +47,7 @@ def _emit(state: State, payload: dict[str, Any], text: str) -> None:
 
 def _server_info(settings: Settings) -> ServerInfo:
     with connect(settings) as conn:
-        return probe(conn, settings.schema_name)
+        return probe(conn, settings.schema_name, settings.graph_name)
 
 
 def _info_text(info: ServerInfo, settings: Settings) -> str:

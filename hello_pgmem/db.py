@@ -41,6 +41,7 @@ _FUNCTIONS = """
 SELECT p.proname FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
 WHERE n.nspname = %s AND p.proname NOT LIKE '\\_%%' ORDER BY 1
 """
+_GRAPH_EXISTS = "SELECT 1 FROM ag_catalog.ag_graph WHERE name = %s::name"
 _SET_USER = "SELECT set_config('pgmem.user_id', %s, true)"
 _REGISTER_MODEL = "SELECT register_embedding_model(%s, %s)"
 
@@ -57,22 +58,28 @@ class ServerInfo:
     schema: str
     revision: str | None
     functions: tuple[str, ...] = ()
+    graph_exists: bool = False
 
 
-def probe(conn: psycopg.Connection[Any], schema: str) -> ServerInfo:
-    """Read the server's versions and our schema's revision over one connection."""
+def probe(conn: psycopg.Connection[Any], schema: str, graph: str | None = None) -> ServerInfo:
+    """Read the server's versions, our schema's revision and whether the AGE graph exists."""
     version_table = f'"{schema}".alembic_version'
     row = conn.execute(_PROBE, {"version_table": version_table}).fetchone()
     assert row is not None
     server, vector, vector_schema, age, superuser, migrated = row
     revision = None
     functions: tuple[str, ...] = ()
+    graph_exists: bool = False
     if migrated:
         query = sql.SQL(_REVISION).format(sql.Identifier(schema))
         found = conn.execute(query).fetchone()
         revision = str(found[0]) if found else None
         functions = tuple(str(r[0]) for r in conn.execute(_FUNCTIONS, (schema,)).fetchall())
+    graph_exists = False
+    if age is not None and graph is not None:
+        graph_exists = conn.execute(_GRAPH_EXISTS, (graph,)).fetchone() is not None
     return ServerInfo(
+        graph_exists=graph_exists,
         server_version=str(server),
         vector_version=None if vector is None else str(vector),
         vector_schema=None if vector_schema is None else str(vector_schema),
@@ -82,6 +89,15 @@ def probe(conn: psycopg.Connection[Any], schema: str) -> ServerInfo:
         revision=revision,
         functions=functions,
     )
+
+
+_UNAVAILABLE_STATES = ("57P01", "57P02", "57P03")  # admin/crash shutdown, cannot connect now
+
+
+def is_connection_failure(exc: psycopg.Error) -> bool:
+    """Whether an error means the server cannot be reached (not a failed statement)."""
+    state = exc.sqlstate
+    return state is None or state.startswith("08") or state in _UNAVAILABLE_STATES
 
 
 def connect(settings: Settings, autocommit: bool = False) -> psycopg.Connection[Any]:
@@ -116,6 +132,11 @@ class Database:
         assert self._info is not None
         return self._info
 
+    @property
+    def graph_enabled(self) -> bool:
+        """Whether the AGE graph exists and is used (AGE installed, not PGMEM_AGE=off)."""
+        return self.info.graph_exists and self.settings.age != "off"
+
     def open(self) -> None:
         """Check the database is ready, then open the pool. Raises a clear error if it is not."""
         if self._pool is not None:
@@ -123,7 +144,7 @@ class Database:
         from hello_pgmem.migrations import head_revision
 
         with connect(self.settings) as conn:
-            info = probe(conn, self.settings.schema_name)
+            info = probe(conn, self.settings.schema_name, self.settings.graph_name)
         if info.vector_version is None:
             raise ExtensionMissingError(
                 'pgvector is not installed in this database: run "hello-pgmem migrate" '
@@ -220,6 +241,8 @@ class Database:
                 f"no database connection within {self.settings.connect_timeout_s:g}s: {exc}"
             ) from exc
         except psycopg.OperationalError as exc:
+            if not is_connection_failure(exc):
+                raise  # e.g. a lock or statement timeout: the server is fine
             raise DatabaseUnavailableError(f"database connection failed: {exc}".strip()) from exc
 
     def ensure_embedding_model(self, model: str, dimension: int) -> None:

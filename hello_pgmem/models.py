@@ -173,7 +173,6 @@ class MemoryConfig(BaseModel):
     candidate_multiplier: int = Field(default=5, ge=1, le=50)
     max_search_limit: int = Field(default=200, ge=1, le=1000)
 
-
     def settings_overrides(self) -> dict[str, Any]:
         """The Settings fields this config sets (those not None)."""
         names = ("database_url", "schema_name", "graph_name", "embed_model_type", "embed_model_name")

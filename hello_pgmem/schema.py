@@ -82,6 +82,9 @@ memories = Table(
     Column("embedding", VECTOR()),
     Column("embedding_model", Text, ForeignKey("embedding_models.model")),
     Column("search_text", TSVECTOR, Computed("fts_document(content)", persisted=True)),
+    # revision 0002: the text space of perceptual memories (their description, any modality)
+    Column("text_embedding", VECTOR()),
+    Column("text_embedding_model", Text, ForeignKey("embedding_models.model")),
     PrimaryKeyConstraint("user_id", "id", name="memories_pkey"),
     CheckConstraint("btrim(user_id) <> '' AND length(user_id) <= 255", name="memories_user_id"),
     CheckConstraint(f"memory_type IN {MEMORY_TYPES!r}", name="memories_memory_type"),
@@ -91,6 +94,9 @@ memories = Table(
     CheckConstraint("jsonb_typeof(metadata) = 'object'", name="memories_metadata_object"),
     CheckConstraint("access_count >= 0", name="memories_access_count"),
     CheckConstraint("(embedding IS NULL) = (embedding_model IS NULL)", name="memories_embedding_model"),
+    CheckConstraint(
+        "(text_embedding IS NULL) = (text_embedding_model IS NULL)", name="memories_text_embedding_model"
+    ),
     Index("memories_user_type_created", "user_id", "memory_type", "created_at"),
     Index("memories_user_session", "user_id", "session_id", "created_at"),
     Index("memories_search_text", "search_text", postgresql_using="gin"),

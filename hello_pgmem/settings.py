@@ -64,6 +64,7 @@ class Settings(BaseSettings):
     llm_api_key: str | None = Field(default=None, validation_alias=AliasChoices("LLM_API_KEY"))
     llm_base_url: str | None = Field(default=None, validation_alias=AliasChoices("LLM_BASE_URL"))
     llm_timeout_s: float = Field(default=60.0, gt=0, validation_alias=AliasChoices("LLM_TIMEOUT"))
+    llm_max_retries: int = Field(default=2, ge=0, le=10, validation_alias=AliasChoices("LLM_MAX_RETRIES"))
 
     @field_validator("schema_name")
     @classmethod

@@ -20,6 +20,7 @@ import pytest
 from psycopg import sql
 
 from hello_pgmem import Database, Settings, migrations
+from hello_pgmem.age import cypher
 from hello_pgmem.embedding import HashingEmbedder
 from hello_pgmem.memory import MemoryManager
 from hello_pgmem.tools import MemoryTool
@@ -97,12 +98,38 @@ def conn(database: Database) -> Iterator[psycopg.Connection[tuple[object, ...]]]
         connection.rollback()
 
 
+def wipe(db: Database) -> None:
+    """Empty every table, and the AGE graph when there is one."""
+    with db.connection() as connection:
+        connection.execute("TRUNCATE " + ", ".join(TABLES))
+        if db.graph_enabled:
+            cypher(connection, db.settings.graph_name, "MATCH (n) DETACH DELETE n")
+
+
 @pytest.fixture()
 def clean(database: Database) -> Iterator[Database]:
     """The session database, emptied of rows after the test (for tests that commit)."""
     yield database
-    with database.connection() as connection:
-        connection.execute("TRUNCATE " + ", ".join(TABLES))
+    wipe(database)
+
+
+@pytest.fixture(scope="session")
+def database_without_age(new_database: Callable[[], str]) -> Iterator[Database]:
+    """A second session database migrated with PGMEM_AGE=off: no AGE extension, no graph."""
+    settings = Settings(database_url=new_database(), PGMEM_AGE="off")
+    migrations.upgrade(settings)
+    with Database(settings) as db:
+        yield db
+
+
+@pytest.fixture(params=["with_age", "without_age"])
+def any_database(
+    request: pytest.FixtureRequest, database: Database, database_without_age: Database
+) -> Iterator[Database]:
+    """Runs a test twice: on the database with AGE and on the one without it."""
+    db = database if request.param == "with_age" else database_without_age
+    yield db
+    wipe(db)
 
 
 class Clock:

@@ -76,6 +76,7 @@ def test_expanded_tools(make_tool: Callable[..., MemoryTool]) -> None:
         "memory_consolidate",
         "memory_clear_all",
         "memory_stats",
+        "memory_graph",
     } == set(names)
     memory_id = added_id(
         registry.execute_tool("memory_add", {"content": "展开调用", "memory_type": "episodic"})
@@ -101,6 +102,7 @@ def test_single_tool_schema(make_tool: Callable[..., MemoryTool]) -> None:
         "clear_all",
         "consolidate",
         "forget",
+        "graph",
         "remove",
         "search",
         "stats",

@@ -195,7 +195,7 @@ def test_register_embedding_model_is_idempotent_and_checks_dimension(conn: Conn)
     indexes = conn.execute(
         "SELECT count(*) FROM pg_indexes WHERE schemaname = current_schema()  AND indexdef LIKE '%%m-idem%%'"
     ).fetchone()
-    assert indexes == (2,)
+    assert indexes == (3,)  # memories.embedding, memories.text_embedding, chunks.embedding
     with pytest.raises(psycopg.errors.InvalidParameterValue, match="registered with 4 dimensions, got 5"):
         conn.execute("SELECT register_embedding_model('m-idem', 5)")
 
@@ -215,7 +215,7 @@ def test_models_above_2000_dimensions_use_halfvec(conn: Conn) -> None:
     defs = conn.execute(
         "SELECT indexdef FROM pg_indexes WHERE schemaname = current_schema()  AND indexdef LIKE '%%m-big%%'"
     ).fetchall()
-    assert len(defs) == 2 and all("halfvec(3072)" in d[0] for d in defs)
+    assert len(defs) == 3 and all("halfvec(3072)" in d[0] for d in defs)
     v = np.random.default_rng(0).random(3072).astype(np.float32)
     conn.execute(
         "INSERT INTO memories (user_id, id, memory_type, content, embedding, embedding_model)"

@@ -188,9 +188,19 @@ class LongTermMemory:
         vectors = self.embedder.encode([item.content for item in items])
         self.db.ensure_embedding_model(self.embedder.model_name, self.embedder.dimension)
         rows = [self._row(item, vector) for item, vector in zip(items, vectors, strict=True)]
-        with self.db.transaction(self.user_id) as conn, conn.cursor() as cur:
-            cur.executemany(INSERT, rows)
+        prepared = self._prepare([item.content for item in items])
+        with self.db.transaction(self.user_id) as conn:
+            with conn.cursor() as cur:
+                cur.executemany(INSERT, rows)
+            self._after_write(conn, [item.id for item in items], prepared, new=True)
         return [item.id for item in items]
+
+    def _prepare(self, contents: Sequence[str]) -> list[Any]:
+        """Work done before the transaction for each new or changed content (e.g. extraction)."""
+        return [None] * len(contents)
+
+    def _after_write(self, conn: Any, memory_ids: Sequence[UUID], prepared: Sequence[Any], new: bool) -> None:
+        """Writes that belong in the same transaction as the memory rows (e.g. the graph)."""
 
     def update(
         self,
@@ -212,8 +222,12 @@ class LongTermMemory:
             "embedding": vector,
             "model": None if vector is None else self.embedder.model_name,
         }
+        prepared = None if content is None else self._prepare([content])
         with self.db.transaction(self.user_id) as conn:
-            return conn.execute(UPDATE, params).fetchone() is not None
+            row = conn.execute(UPDATE, params).fetchone()
+            if row is not None and prepared is not None and row[0] == self.memory_type:
+                self._after_write(conn, [memory_id], prepared, new=False)
+            return row is not None
 
     def forget(self, strategy: ForgetStrategy, threshold: float = 0.1, max_age_days: float = 30) -> int:
         """Forget (soft-delete) by importance, age or capacity; return how many."""

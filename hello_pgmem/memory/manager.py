@@ -18,6 +18,10 @@ from uuid import UUID
 from hello_pgmem.db import Database
 from hello_pgmem.embedding import Embedder, create_embedder
 from hello_pgmem.errors import ConfigurationError, NotFoundError, ValidationError
+from hello_pgmem.graph.extraction import Extractor, create_extractor
+from hello_pgmem.graph.projection import AgeProjection
+from hello_pgmem.graph.store import EntityRef, GraphStore, Neighbourhood, PathStep
+from hello_pgmem.llm import create_chat_client
 from hello_pgmem.memory import consolidate
 from hello_pgmem.memory.classify import classify, estimate_importance
 from hello_pgmem.memory.episodic import EpisodicMemory
@@ -46,7 +50,7 @@ _FULL_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-
 _HEX32 = re.compile(r"[0-9a-f]{32}")
 
 FIND = """
-SELECT 'long_term', id FROM memories
+SELECT memory_type, id FROM memories
 WHERE user_id = %(user_id)s AND id = %(id)s AND forgotten_at IS NULL
 UNION ALL
 SELECT 'working', id FROM working_memories
@@ -98,6 +102,12 @@ def _is_full_uuid(text: str) -> bool:
     return _FULL_UUID.fullmatch(text) is not None or _HEX32.fullmatch(text) is not None
 
 
+def _check_name(value: object, field: str = "entity") -> str:
+    if not isinstance(value, str) or not value.strip() or len(value) > 200:
+        raise ValidationError(field, "must be a non-empty entity name of at most 200 characters")
+    return value
+
+
 def _check_type(value: object, field: str = "memory_type") -> MemoryType:
     if value not in MEMORY_TYPES:
         raise ValidationError(field, f"must be one of {', '.join(MEMORY_TYPES)}, got {value!r}")
@@ -121,6 +131,7 @@ class MemoryManager:
         settings: Settings | None = None,
         session_id: str | None = None,
         clock: Callable[[], datetime] | None = None,
+        extractor: Extractor | None = None,
     ) -> None:
         self.user_id = check_user_id(user_id)
         if enable_perceptual:
@@ -133,6 +144,7 @@ class MemoryManager:
         self._owns_db = database is None
         self.db = database or Database(self.settings)
         self._embedder = embedder
+        self._extractor = extractor
         self.session_id = session_id
         self.clock = clock or utcnow
         flags = {
@@ -151,6 +163,18 @@ class MemoryManager:
             self._embedder = create_embedder(self.settings)
         return self._embedder
 
+    @property
+    def extractor(self) -> Extractor:
+        if self._extractor is None:
+            self._extractor = create_extractor(create_chat_client(self.settings))
+        return self._extractor
+
+    @cached_property
+    def graph(self) -> GraphStore:
+        """The user's knowledge graph (projected into AGE when the graph exists)."""
+        projection = AgeProjection(self.settings.graph_name) if self.db.graph_enabled else None
+        return GraphStore(self.user_id, projection)
+
     @cached_property
     def working(self) -> WorkingMemory:
         return WorkingMemory(self.db, self.user_id, self.config, session_id=self.session_id, clock=self.clock)
@@ -168,7 +192,18 @@ class MemoryManager:
 
     @cached_property
     def semantic(self) -> SemanticMemory:
-        return SemanticMemory(self.db, self.embedder, self.user_id, **self._long_term_kwargs())
+        return SemanticMemory(
+            self.db,
+            self.embedder,
+            self.user_id,
+            extractor=self.extractor,
+            graph=self.graph,
+            **self._long_term_kwargs(),
+        )
+
+    def _of_type(self, memory_type: str) -> LongTermMemory:
+        """The object for a long-term type, enabled or not (for memories that already exist)."""
+        return self.semantic if memory_type == "semantic" else self.episodic
 
     def store(self, memory_type: MemoryType) -> WorkingMemory | EpisodicMemory | SemanticMemory:
         """The object holding ``memory_type`` (which must be enabled)."""
@@ -182,9 +217,6 @@ class MemoryManager:
         if memory_type == "episodic":
             return self.episodic
         return self.semantic
-
-    def _long_term(self) -> LongTermMemory:
-        return LongTermMemory(self.db, self.embedder, self.user_id, **self._long_term_kwargs())
 
     def close(self) -> None:
         if self._owns_db:
@@ -249,7 +281,7 @@ class MemoryManager:
             return False
         if found == "working":
             return self.working.update(self._as_uuid(memory_id), content, importance, meta)
-        return self._long_term().update(self._as_uuid(memory_id), content, importance, meta)
+        return self._of_type(found).update(self._as_uuid(memory_id), content, importance, meta)
 
     def remove_memory(self, memory_id: UUID | str) -> bool:
         """Delete one memory of this user for good. False if not found."""
@@ -257,6 +289,7 @@ class MemoryManager:
         if self.working.remove(uid):
             return True
         with self.db.transaction(self.user_id) as conn:
+            self.graph.unlink(conn, [uid])
             return conn.execute(DELETE_LONG_TERM, {"user_id": self.user_id, "id": uid}).rowcount == 1
 
     def forget_memories(
@@ -299,15 +332,24 @@ class MemoryManager:
         for kind in (source, target):
             self.store(kind)  # both types must be enabled
         now = self.clock()
+        hooks: dict[str, Any] = {}
+        if target == "semantic":  # moved memories join the knowledge graph in the same transaction
+            hooks = {
+                "prepare": self.semantic._prepare,
+                "after_move": lambda conn, ids, _contents, prepared: self.semantic._after_write(
+                    conn, ids, prepared, new=True
+                ),
+            }
         if source == "working":
             return consolidate.from_working(
-                self.db, self.embedder, self.user_id, self.session_id, target, threshold, now
+                self.db, self.embedder, self.user_id, self.session_id, target, threshold, now, **hooks
             )
-        return consolidate.between_long_term(self.db, self.user_id, source, target, threshold, now)
+        return consolidate.between_long_term(self.db, self.user_id, source, target, threshold, now, **hooks)
 
     def clear_all(self) -> int:
         """Delete every memory of this user (all types, all sessions, their graph); others untouched."""
         with self.db.transaction(self.user_id) as conn:
+            self.graph.clear(conn)
             row = conn.execute(CLEAR_USER, {"user_id": self.user_id}).fetchone()
         return int(row[0]) if row else 0
 
@@ -390,6 +432,37 @@ class MemoryManager:
                 "decay_factor": self.config.decay_factor,
             },
         )
+
+    # ------------------------------------------------------------------ the knowledge graph
+
+    def graph_neighbourhood(self, entity: str, depth: int = 1) -> Neighbourhood:
+        """The entities within ``depth`` relations of ``entity`` and the relations among them."""
+        with self.db.transaction(self.user_id) as conn:
+            return self.graph.neighbourhood(conn, _check_name(entity), depth)
+
+    def graph_path(self, source: str, target: str, max_depth: int = 4) -> list[PathStep]:
+        """The shortest chain of relations between two entities ([] when not connected)."""
+        with self.db.transaction(self.user_id) as conn:
+            return self.graph.shortest_path(
+                conn, _check_name(source), _check_name(target, "target"), max_depth
+            )
+
+    def memory_entities(self, memory_id: UUID | str) -> list[EntityRef]:
+        with self.db.transaction(self.user_id) as conn:
+            return self.graph.entities_of(conn, self._as_uuid(memory_id))
+
+    def entity_memories(self, entity: str, limit: int = 20) -> list[MemoryItem]:
+        """The live memories that mention ``entity``."""
+        with self.db.transaction(self.user_id) as conn:
+            rows = self.graph.memories_about(conn, _check_name(entity), self._check_limit(limit))
+        return [row_to_item(self.user_id, row) for row in rows]
+
+    def cypher(
+        self, query: str, params: dict[str, Any] | None = None, columns: Sequence[str] = ("result",)
+    ) -> list[tuple[Any, ...]]:
+        """Cypher on this user's part of the AGE graph; the query must filter by ``$user_id``."""
+        with self.db.transaction(self.user_id) as conn:
+            return self.graph.cypher(conn, query, params, columns)
 
     def resolve_id(self, text: str) -> UUID:
         """A full id, or an unambiguous prefix of at least 8 characters among this user's memories."""

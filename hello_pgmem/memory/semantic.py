@@ -1,33 +1,54 @@
-"""Semantic memory: knowledge, preferences and rules of one user.
+"""Semantic memory: knowledge, preferences and rules, with a knowledge graph.
 
-Scored ``(vector × 0.7 + graph × 0.3) × importance weight``. The knowledge-graph component
-(entity extraction and graph expansion) is built by the semantic-graph work; until then
-``graph_score`` is 0 for every memory and the ranking is by vector similarity and importance.
+Adding a memory extracts its entities and relations (chat model or rules) before the
+transaction, then writes the memory, its vector, its entities, mentions, relations and AGE
+vertices and edges in one transaction. Search is the SQL function ``search_semantic``: vector
+candidates and graph candidates (1–2 hops from the entities the query names) merged by memory id,
+score ``(vector × 0.7 + graph × 0.3) × importance weight``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
+from uuid import UUID
 
-from hello_pgmem.memory.longterm import COLUMNS, LongTermMemory
+from hello_pgmem.graph.extraction import Extraction, Extractor
+from hello_pgmem.graph.normalize import name_candidates
+from hello_pgmem.graph.store import GraphStore
+from hello_pgmem.memory.longterm import LongTermMemory
 from hello_pgmem.models import MemoryItem, MemoryType
 
-SEARCH = f"""
-SELECT {", ".join("m." + c.strip() for c in COLUMNS.split(","))},
-       c.vector_score, 0.0::double precision AS graph_score, importance_weight(m.importance),
-       semantic_score(c.vector_score, 0, m.importance) AS score
-FROM memory_candidates(%(user_id)s, %(model)s, %(query)s, %(pool)s, ARRAY['semantic'], NULL,
-                       %(since)s, %(until)s, %(min_importance)s, NULL) AS c
-JOIN memories m ON m.user_id = %(user_id)s AND m.id = c.id
-ORDER BY score DESC, m.id
-LIMIT %(limit)s
+SEARCH = """
+SELECT id, memory_type, content, importance, session_id, NULL::text AS modality, metadata,
+       created_at, vector_score, graph_score, importance_weight, score
+FROM search_semantic(%(user_id)s, %(model)s, %(query)s, %(seeds)s, %(limit)s, %(max_hops)s,
+                     %(since)s, %(until)s, %(min_importance)s)
 """
 
 
 class SemanticMemory(LongTermMemory):
-    """Knowledge of one user, searchable by meaning."""
+    """Knowledge of one user, searchable by meaning and through its knowledge graph."""
 
     memory_type: MemoryType = "semantic"
+
+    def __init__(
+        self, *args: Any, extractor: Extractor, graph: GraphStore, max_hops: int = 2, **kwargs: Any
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self.extractor = extractor
+        self.graph = graph
+        self.max_hops = max_hops
+
+    def _prepare(self, contents: Sequence[str]) -> list[Extraction]:
+        return [self.extractor.extract(content) for content in contents]
+
+    def _after_write(self, conn: Any, memory_ids: Sequence[UUID], prepared: Sequence[Any], new: bool) -> None:
+        for memory_id, extraction in zip(memory_ids, prepared, strict=True):
+            if not new:
+                self.graph.unlink(conn, [memory_id], keep_vertex=True)
+            self.graph.write(conn, memory_id, extraction, create_vertex=new)
 
     def retrieve(
         self,
@@ -37,6 +58,7 @@ class SemanticMemory(LongTermMemory):
         since: datetime | None = None,
         until: datetime | None = None,
         min_importance: float | None = None,
+        max_hops: int | None = None,
     ) -> list[MemoryItem]:
         """Ranked knowledge; each carries relevance_score, vector_score and graph_score."""
         found = self._ranked(
@@ -44,6 +66,8 @@ class SemanticMemory(LongTermMemory):
             query,
             ("vector_score", "graph_score"),
             limit=limit,
+            seeds=name_candidates(query),
+            max_hops=self.max_hops if max_hops is None else max_hops,
             since=since,
             until=until,
             min_importance=min_importance,

@@ -129,6 +129,7 @@ class MemoryTool(Tool):
             "forget": "遗忘记忆失败",
             "consolidate": "整合记忆失败",
             "clear_all": "清空记忆失败",
+            "graph": "查询知识图谱失败",
         }.get(action, "操作失败")
 
     def get_parameters(self) -> list[ToolParameter]:
@@ -302,6 +303,48 @@ class MemoryTool(Tool):
         """
         count = self.memory_manager.consolidate_memories(from_type, to_type, importance_threshold)
         return f"🔄 已整合 {count} 条记忆为长期记忆（{from_type} → {to_type}，阈值={importance_threshold}）"
+
+    @tool_action("graph", "查询知识图谱：实体的关系网络、两个实体之间的路径、记忆中的实体")
+    def graph(
+        self,
+        entity: str | None = None,
+        depth: int = 1,
+        target: str | None = None,
+        memory_id: str | None = None,
+    ) -> str:
+        """查询知识图谱
+
+        Args:
+            entity: 实体名称（查询其关系网络与相关记忆）
+            depth: 关系网络的深度 1-3
+            target: 目标实体（与 entity 一起给出时，查询两者之间的最短路径）
+            memory_id: 记忆ID（查询这条记忆中的实体）
+        """
+        manager = self.memory_manager
+        if memory_id is not None:
+            entities = manager.memory_entities(manager.resolve_id(memory_id))
+            if not entities:
+                return "🕸️ 这条记忆中没有识别出实体"
+            return "🕸️ 记忆中的实体: " + ", ".join(f"{e.name}({e.entity_type})" for e in entities)
+        if entity is None:
+            return "❌ 参数错误: entity: 请给出 entity 或 memory_id"
+        if target is not None:
+            steps = manager.graph_path(entity, target)
+            if not steps:
+                return f"🕸️ 未找到 '{entity}' 与 '{target}' 之间的关系路径"
+            chain = "; ".join(f"{s.source} —{s.relation_type}→ {s.target}" for s in steps)
+            return f"🕸️ '{entity}' 到 '{target}' 的路径（{len(steps)} 步）: {chain}"
+        hood = manager.graph_neighbourhood(entity, depth)
+        lines = [f"🕸️ 实体 '{hood.entity}' 的关系网络（深度 {depth}）:"]
+        lines.append("实体: " + ", ".join(f"{e.name}({e.entity_type})" for e in hood.entities))
+        if hood.relations:
+            lines.append("关系:")
+            lines += [f"  {r.source} —{r.relation_type}→ {r.target}" for r in hood.relations]
+        memories = manager.entity_memories(entity, limit=5)
+        if memories:
+            lines.append("相关记忆:")
+            lines += [f"  {i}. {self._line(item, 60)}" for i, item in enumerate(memories, 1)]
+        return "\n".join(lines)
 
     @tool_action("clear_all", "清空当前用户的所有记忆")
     def clear_all(self) -> str:

@@ -1,0 +1,288 @@
+"""Semantic memory and its knowledge graph, on a database with AGE and on one without it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import psycopg
+import pytest
+
+from hello_pgmem import Database, GraphError, Settings, ValidationError
+from hello_pgmem.age import cypher
+from hello_pgmem.embedding import HashingEmbedder
+from hello_pgmem.graph.rebuild import rebuild_graph
+from hello_pgmem.memory import MemoryManager
+from tests.conftest import Clock, row_counts
+
+PEOPLE = [
+    ("用户张三是一名Python开发者，专注于机器学习和数据分析", 0.8),
+    ("李四是前端工程师，擅长React和Vue.js开发", 0.7),
+    ("王五是产品经理，负责用户体验设计和需求分析", 0.6),
+]
+
+Factory = Callable[..., MemoryManager]
+
+
+@pytest.fixture()
+def make(any_database: Database, embedder: HashingEmbedder, clock: Clock) -> Iterator[Factory]:
+    def build(user_id: str = "alice", **kwargs: Any) -> MemoryManager:
+        return MemoryManager(user_id=user_id, database=any_database, embedder=embedder, clock=clock, **kwargs)
+
+    yield build
+
+
+def vertices(db: Database, label: str, user_id: str, name: str | None = None) -> int:
+    if not db.graph_enabled:
+        return 0
+    query = f"MATCH (n:{label} {{user_id: $user_id}}) WHERE $name IS NULL OR n.name = $name RETURN count(n)"
+    with db.connection() as conn:
+        return int(cypher(conn, db.settings.graph_name, query, {"user_id": user_id, "name": name})[0][0])
+
+
+def relational(db: Database, query: str, *args: object) -> list[tuple[Any, ...]]:
+    with db.connection() as conn:
+        return conn.execute(query, args).fetchall()
+
+
+def test_reference_demo_semantic(make: Factory, any_database: Database) -> None:
+    manager = make()
+    for content, importance in PEOPLE:
+        manager.add_memory(content, "semantic", importance)
+    results = manager.retrieve_memories("前端工程师", memory_types=["semantic"], limit=3)
+    assert results[0].content.startswith("李四")
+    top = results[0].metadata
+    assert top["graph_score"] == 1.0
+    assert top["relevance_score"] == pytest.approx(
+        (top["vector_score"] * 0.7 + 1.0 * 0.3) * (0.8 + 0.7 * 0.4)
+    )
+    entities = set(relational(any_database, "SELECT name, entity_type FROM entities WHERE user_id = 'alice'"))
+    assert {
+        ("张三", "PERSON"),
+        ("Python", "TECHNOLOGY"),
+        ("Python开发者", "ROLE"),
+        ("李四", "PERSON"),
+        ("前端工程师", "ROLE"),
+        ("React", "TECHNOLOGY"),
+        ("Vue.js", "TECHNOLOGY"),
+        ("王五", "PERSON"),
+        ("产品经理", "ROLE"),
+        ("需求分析", "CONCEPT"),
+    } <= entities
+    relations = set(
+        relational(
+            any_database,
+            """
+        SELECT s.name, r.relation_type, t.name FROM relations r
+        JOIN entities s ON s.user_id = r.user_id AND s.id = r.source_id
+        JOIN entities t ON t.user_id = r.user_id AND t.id = r.target_id WHERE r.user_id = 'alice'""",
+        )
+    )
+    assert {
+        ("张三", "职业", "Python开发者"),
+        ("张三", "技能", "Python"),
+        ("李四", "职业", "前端工程师"),
+        ("李四", "擅长", "React"),
+        ("王五", "负责", "需求分析"),
+    } <= relations
+    if any_database.graph_enabled:
+        assert vertices(any_database, "Entity", "alice") == len(entities)
+        assert vertices(any_database, "Memory", "alice") == 3
+
+
+def test_graph_only_hit_has_a_graph_score(make: Factory) -> None:
+    manager = make()
+    manager.add_memory("李四是前端工程师，擅长React和Vue.js开发", "semantic", 0.7)
+    trip = manager.add_memory("李四下周要去上海出差", "semantic", 0.5)
+    results = {r.id: r for r in manager.retrieve_memories("React", memory_types=["semantic"], limit=5)}
+    assert trip in results, "reached through React -> 李四 -> the trip memory"
+    assert results[trip].metadata["graph_score"] == pytest.approx(0.5)
+    assert results[trip].metadata["vector_score"] < 0.2
+
+
+def test_entities_merge_across_memories(make: Factory, any_database: Database) -> None:
+    manager = make()
+    first = manager.add_memory("张三是一名Python开发者", "semantic", 0.8)
+    second = manager.add_memory("张三喜欢喝咖啡", "semantic", 0.5)
+    assert relational(
+        any_database, "SELECT count(*) FROM entities WHERE user_id = 'alice' AND name = '张三'"
+    ) == [(1,)]
+    if any_database.graph_enabled:
+        assert vertices(any_database, "Entity", "alice", "张三") == 1
+    assert manager.remove_memory(first)
+    assert relational(
+        any_database, "SELECT count(*) FROM entities WHERE user_id = 'alice' AND name = '张三'"
+    ) == [(1,)]
+    assert relational(
+        any_database, "SELECT count(*) FROM entities WHERE user_id = 'alice' AND name = 'Python'"
+    ) == [(0,)]
+    if any_database.graph_enabled:
+        assert vertices(any_database, "Entity", "alice", "张三") == 1
+        assert vertices(any_database, "Entity", "alice", "Python") == 0
+        assert vertices(any_database, "Memory", "alice") == 1
+    assert manager.remove_memory(second)
+    assert relational(any_database, "SELECT count(*) FROM entities WHERE user_id = 'alice'") == [(0,)]
+    assert vertices(any_database, "Entity", "alice") == 0
+
+
+def test_update_re_extracts(make: Factory, any_database: Database) -> None:
+    manager = make()
+    memory_id = manager.add_memory("张三是一名Python开发者", "semantic", 0.8)
+    assert manager.update_memory(memory_id, content="张三是一名前端工程师，擅长React")
+    names = {e.name for e in manager.memory_entities(memory_id)}
+    assert names == {"张三", "前端工程师", "React"}
+    assert relational(
+        any_database, "SELECT count(*) FROM entities WHERE user_id = 'alice' AND name = 'Python'"
+    ) == [(0,)]
+    if any_database.graph_enabled:
+        assert vertices(any_database, "Memory", "alice") == 1
+        assert vertices(any_database, "Entity", "alice") == 3
+
+
+def test_users_never_reach_each_other(make: Factory, any_database: Database) -> None:
+    alice, bob = make("alice"), make("bob")
+    alice.add_memory("张三是一名Python开发者，在阿里巴巴工作", "semantic", 0.9)
+    bob.add_memory("张三是一名医生", "semantic", 0.5)
+    hood = bob.graph_neighbourhood("张三")
+    assert {e.name for e in hood.entities} == {"张三", "医生"}
+    assert bob.graph_path("张三", "阿里巴巴") == []
+    found = bob.retrieve_memories("Python开发者 阿里巴巴", memory_types=["semantic"])
+    assert all(item.user_id == "bob" and "医生" in item.content for item in found)
+    assert bob.entity_memories("Python") == []
+    if any_database.graph_enabled:
+        rows = bob.cypher("MATCH (e:Entity {user_id: $user_id}) RETURN e.name", columns=("name",))
+        assert sorted(r[0] for r in rows) == ["医生", "张三"]
+        assert vertices(any_database, "Entity", "alice") == 4
+
+
+def test_clear_all_clears_only_the_users_graph(make: Factory, any_database: Database) -> None:
+    alice, bob = make("alice"), make("bob")
+    alice.add_memory("张三是一名Python开发者", "semantic", 0.9)
+    bob.add_memory("李四是前端工程师", "semantic", 0.9)
+    alice.clear_all()
+    assert relational(any_database, "SELECT DISTINCT user_id FROM entities") == [("bob",)]
+    if any_database.graph_enabled:
+        assert vertices(any_database, "Entity", "alice") == 0
+        assert vertices(any_database, "Entity", "bob") == 2
+
+
+def test_graph_queries(make: Factory) -> None:
+    manager = make()
+    manager.add_memory("张三在阿里巴巴工作", "semantic", 0.5)
+    manager.add_memory("李四也在阿里巴巴工作", "semantic", 0.5)
+    manager.add_memory("李四是前端工程师，擅长React", "semantic", 0.5)
+    steps = manager.graph_path("张三", "React")
+    assert [(s.source, s.relation_type, s.target) for s in steps] == [
+        ("张三", "工作于", "阿里巴巴"),
+        ("李四", "工作于", "阿里巴巴"),
+        ("李四", "擅长", "React"),
+    ]
+    one = manager.graph_neighbourhood("李四", depth=1)
+    assert {e.name for e in one.entities} == {"李四", "阿里巴巴", "前端工程师", "React"}
+    two = manager.graph_neighbourhood("李四", depth=2)
+    assert "张三" in {e.name for e in two.entities}
+    about = sorted(m.content for m in manager.entity_memories("阿里巴巴"))
+    assert about == ["张三在阿里巴巴工作", "李四也在阿里巴巴工作"]
+    with pytest.raises(ValidationError, match="depth"):
+        manager.graph_neighbourhood("李四", depth=9)
+
+
+def test_consolidation_into_semantic_builds_the_graph(make: Factory, any_database: Database) -> None:
+    manager = make()
+    manager.add_memory("李四是前端工程师，擅长React", "episodic", 0.9)
+    assert manager.consolidate_memories("episodic", "semantic", 0.8) == 1
+    assert relational(any_database, "SELECT count(*) FROM mentions WHERE user_id = 'alice'") == [(3,)]
+    if any_database.graph_enabled:
+        assert vertices(any_database, "Memory", "alice") == 1
+
+
+def test_a_failure_while_writing_the_graph_leaves_nothing(
+    any_database: Database, embedder: HashingEmbedder
+) -> None:
+    # Another session holds the table the write's last step needs (the RELATED edges with AGE,
+    # the relations table without): the write times out on the lock and must leave nothing.
+    table = (
+        f'{any_database.settings.graph_name}."RELATED"' if any_database.graph_enabled else "pgmem.relations"
+    )
+    impatient = Settings(**{**any_database.settings.model_dump(), "lock_timeout_ms": 300})
+    with Database(impatient) as db, psycopg.connect(any_database.settings.database_url) as blocker:
+        manager = MemoryManager(user_id="alice", database=db, embedder=embedder)
+        before = row_counts(any_database)
+        blocker.execute(f"LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE")
+        with pytest.raises(psycopg.errors.LockNotAvailable):
+            manager.add_memory("张三是一名Python开发者", "semantic", 0.8)
+        blocker.rollback()
+        assert row_counts(any_database) == before
+        assert vertices(any_database, "Entity", "alice") == 0
+        assert vertices(any_database, "Memory", "alice") == 0
+        manager.add_memory("张三是一名Python开发者", "semantic", 0.8)  # and works once the lock is gone
+        assert row_counts(any_database)["relations"] == before["relations"] + 2
+
+
+HOSTILE = ["}) DETACH DELETE n //", "$$; DROP TABLE memories; --", "x' OR '1'='1", "$user_id"]
+
+
+@pytest.mark.parametrize("name", HOSTILE)
+def test_hostile_entity_names_are_stored_verbatim(make: Factory, any_database: Database, name: str) -> None:
+    manager = make()
+    manager.add_memory(f"Alice Smith likes {name} and Docker", "semantic", 0.5)
+    manager.add_memory("Bob Jones is a Rust developer", "semantic", 0.5)
+    assert relational(any_database, "SELECT count(*) FROM memories") == [(2,)]
+    if any_database.graph_enabled:
+        assert vertices(any_database, "Memory", "alice") == 2
+
+
+def test_cypher_needs_age_and_the_user_filter(make: Factory, any_database: Database) -> None:
+    manager = make()
+    manager.add_memory("张三是一名Python开发者", "semantic", 0.8)
+    if not any_database.graph_enabled:
+        with pytest.raises(GraphError, match="Apache AGE is not installed"):
+            manager.cypher("MATCH (e:Entity {user_id: $user_id}) RETURN e")
+        return
+    with pytest.raises(ValidationError, match=r"must filter by \$user_id"):
+        manager.cypher("MATCH (e:Entity) RETURN e")
+    rows = manager.cypher(
+        "MATCH (m:Memory {user_id: $user_id})-[:MENTIONS]->(e:Entity {name: $name}) RETURN m.id",
+        {"name": "张三"},
+        columns=("memory_id",),
+    )
+    assert len(rows) == 1
+
+
+def test_age_property_indexes_are_used(database: Database) -> None:
+    graph = database.settings.graph_name
+    with database.connection() as conn:
+        conn.execute("SET LOCAL enable_seqscan = off")
+        for pattern in ("(e:Entity {user_id: 'u', name: 'x'})", "(m:Memory {user_id: 'u', id: 'i'})"):
+            plan = "\n".join(
+                r[0]
+                for r in conn.execute(
+                    f"EXPLAIN SELECT * FROM ag_catalog.cypher('{graph}', $$ MATCH {pattern} RETURN 1 $$)"
+                    " AS (v ag_catalog.agtype)"
+                ).fetchall()
+            )
+            assert "_properties" in plan and "Index" in plan, plan
+        conn.rollback()
+
+
+def test_rebuild_reprojects_from_the_tables(make: Factory, database: Database) -> None:
+    if not database.graph_enabled:
+        pytest.fail("the session database has AGE")
+    manager = MemoryManager(user_id="alice", database=database, embedder=HashingEmbedder())
+    for content, importance in PEOPLE:
+        manager.add_memory(content, "semantic", importance)
+    before = (vertices(database, "Entity", "alice"), vertices(database, "Memory", "alice"))
+    with database.connection() as conn:
+        cypher(conn, database.settings.graph_name, "MATCH (n) DETACH DELETE n")
+    counts = rebuild_graph(database)
+    assert (counts["entities"], counts["memories"]) == before
+    assert (vertices(database, "Entity", "alice"), vertices(database, "Memory", "alice")) == before
+    with database.connection() as conn:
+        edges = cypher(
+            conn,
+            database.settings.graph_name,
+            "MATCH (:Entity {user_id: $u})-[r:RELATED]->() RETURN count(r)",
+            {"u": "alice"},
+        )
+    assert edges[0][0] == counts["relations"] > 0
+    manager.clear_all()
