@@ -286,3 +286,44 @@ def test_rebuild_reprojects_from_the_tables(make: Factory, database: Database) -
         )
     assert edges[0][0] == counts["relations"] > 0
     manager.clear_all()
+
+
+def test_names_merge_across_width_case_and_spaces(make: Factory, any_database: Database) -> None:
+    manager = make()
+    manager.add_memory("Alice Smith likes Python", "semantic", 0.5)
+    manager.add_memory("Bob Jones likes PYTHON", "semantic", 0.5)
+    manager.add_memory("张三喜欢Ｐｙｔｈｏｎ", "semantic", 0.5)
+    rows = relational(any_database, "SELECT name_norm, count(*) FROM entities WHERE name_norm = 'python' GROUP BY 1")
+    assert rows == [("python", 1)]
+    assert relational(any_database, "SELECT count(*) FROM mentions m JOIN entities e ON e.id = m.entity_id"
+                                    " WHERE e.name_norm = 'python'") == [(3,)]
+
+
+def test_llm_extraction_and_its_fallback(make: Factory, any_database: Database) -> None:
+    import json
+
+    from hello_pgmem.graph.extraction import LLMExtractor
+    from hello_pgmem.llm import ChatClient
+    from tests.fake_openai import FakeOpenAI, serve
+
+    answers = iter([
+        json.dumps({"entities": [{"name": "赵六", "type": "person"}, {"name": "量子计算", "type": "CONCEPT"}],
+                    "relations": [{"source": "赵六", "type": "研究", "target": "量子计算"}]}),
+        "I think the entities are 赵六 and 上海.",  # not JSON: rejected, the rules run instead
+        json.dumps({"entities": [{"name": "", "type": "PERSON"}]}),  # invalid: rejected too
+    ])
+    with serve(FakeOpenAI(chat=lambda body: next(answers))) as fake:
+        extractor = LLMExtractor(ChatClient("fake-model", base_url=fake.base_url, api_key="k", max_retries=0))
+        manager = make(extractor=extractor)
+        first = manager.add_memory("赵六的研究方向是量子计算", "semantic", 0.7)
+        second = manager.add_memory("李四是前端工程师", "semantic", 0.7)
+        third = manager.add_memory("王五是产品经理", "semantic", 0.7)
+        request = fake.requests[0]["body"]
+        assert request["response_format"] == {"type": "json_object"}
+        assert request["messages"][1]["content"] == "赵六的研究方向是量子计算"
+    assert {(e.name, e.entity_type) for e in manager.memory_entities(first)} == {
+        ("赵六", "PERSON"), ("量子计算", "CONCEPT")}
+    assert {e.name for e in manager.memory_entities(second)} == {"李四", "前端工程师"}
+    assert {e.name for e in manager.memory_entities(third)} == {"王五", "产品经理"}
+    steps = manager.graph_path("赵六", "量子计算")
+    assert [(s.source, s.relation_type, s.target) for s in steps] == [("赵六", "研究", "量子计算")]

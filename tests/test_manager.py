@@ -8,7 +8,7 @@ from uuid import UUID
 import psycopg
 import pytest
 
-from hello_pgmem import ConfigurationError, Database, NotFoundError, ValidationError
+from hello_pgmem import Database, NotFoundError, ValidationError
 from hello_pgmem.memory import MemoryManager
 from hello_pgmem.models import MemoryItem
 from tests.conftest import Clock, row_counts
@@ -192,11 +192,6 @@ def test_ids_resolve_by_prefix_among_the_users_own(
         alice.resolve_id("abc")
     with pytest.raises(ValidationError, match="at least 8"):
         alice.resolve_id("'; DROP TABLE memories; --")
-
-
-def test_perceptual_is_refused_until_available(make_manager: Callable[..., MemoryManager]) -> None:
-    with pytest.raises(ConfigurationError, match="perceptual memory is not available"):
-        make_manager(enable_perceptual=True)
 
 
 @pytest.mark.parametrize(

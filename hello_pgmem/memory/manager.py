@@ -9,7 +9,7 @@ clears this user only; ids are resolved among this user's memories only.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from functools import cached_property
 from typing import Any
@@ -17,7 +17,7 @@ from uuid import UUID
 
 from hello_pgmem.db import Database
 from hello_pgmem.embedding import Embedder, create_embedder
-from hello_pgmem.errors import ConfigurationError, NotFoundError, ValidationError
+from hello_pgmem.errors import NotFoundError, ValidationError
 from hello_pgmem.graph.extraction import Extractor, create_extractor
 from hello_pgmem.graph.projection import AgeProjection
 from hello_pgmem.graph.store import EntityRef, GraphStore, Neighbourhood, PathStep
@@ -26,6 +26,7 @@ from hello_pgmem.memory import consolidate
 from hello_pgmem.memory.classify import classify, estimate_importance
 from hello_pgmem.memory.episodic import EpisodicMemory
 from hello_pgmem.memory.longterm import FORGET_STRATEGIES, LongTermMemory, row_to_item
+from hello_pgmem.memory.perceptual import PerceptualMemory
 from hello_pgmem.memory.semantic import SemanticMemory
 from hello_pgmem.memory.working import WorkingMemory
 from hello_pgmem.models import (
@@ -42,6 +43,7 @@ from hello_pgmem.models import (
     check_user_id,
     utcnow,
 )
+from hello_pgmem.perceptual.encoders import MediaEncoder, default_encoders
 from hello_pgmem.settings import Settings
 
 MIN_PREFIX = 8
@@ -132,12 +134,10 @@ class MemoryManager:
         session_id: str | None = None,
         clock: Callable[[], datetime] | None = None,
         extractor: Extractor | None = None,
+        encoders: Mapping[str, MediaEncoder] | None = None,
     ) -> None:
         self.user_id = check_user_id(user_id)
-        if enable_perceptual:
-            raise ConfigurationError(
-                "perceptual memory is not available yet in hello_pgmem: pass enable_perceptual=False"
-            )
+        self._encoders = encoders
         self.config = config or MemoryConfig()
         base = settings or (database.settings if database else Settings())
         self.settings = Settings(**{**base.model_dump(), **self.config.settings_overrides()})
@@ -201,11 +201,27 @@ class MemoryManager:
             **self._long_term_kwargs(),
         )
 
+    @cached_property
+    def perceptual(self) -> PerceptualMemory:
+        encoders = self._encoders if self._encoders is not None else default_encoders()
+        return PerceptualMemory(
+            self.db,
+            self.embedder,
+            self.user_id,
+            encoders=encoders,
+            modalities=self.config.perceptual_memory_modalities,
+            **self._long_term_kwargs(),
+        )
+
     def _of_type(self, memory_type: str) -> LongTermMemory:
         """The object for a long-term type, enabled or not (for memories that already exist)."""
+        if memory_type == "perceptual":
+            return self.perceptual
         return self.semantic if memory_type == "semantic" else self.episodic
 
-    def store(self, memory_type: MemoryType) -> WorkingMemory | EpisodicMemory | SemanticMemory:
+    def store(
+        self, memory_type: MemoryType
+    ) -> WorkingMemory | EpisodicMemory | SemanticMemory | PerceptualMemory:
         """The object holding ``memory_type`` (which must be enabled)."""
         if memory_type not in self.enabled_types:
             raise ValidationError(
@@ -216,6 +232,8 @@ class MemoryManager:
             return self.working
         if memory_type == "episodic":
             return self.episodic
+        if memory_type == "perceptual":
+            return self.perceptual
         return self.semantic
 
     def close(self) -> None:
@@ -365,8 +383,14 @@ class MemoryManager:
         min_importance: float = 0.0,
         time_range: tuple[datetime | None, datetime | None] | None = None,
         per_type_limit: int | None = None,
+        target_modality: str | None = None,
+        query_modality: str = "text",
     ) -> list[MemoryItem]:
-        """Search the enabled types, merged by relevance score (then importance), best first."""
+        """Search the enabled types, merged by relevance score (then importance), best first.
+
+        ``target_modality`` and ``query_modality`` concern perceptual memory; a query of another
+        modality than text is a file path and searches perceptual memory only.
+        """
         if not isinstance(query, str) or not query.strip():
             raise ValidationError("query", "must be a non-empty string")
         check_content(query, self.config.max_content_chars)
@@ -379,14 +403,24 @@ class MemoryManager:
             if memory_types is None
             else [_check_type(t, "memory_types") for t in memory_types]
         )
+        if query_modality != "text":
+            kinds = ["perceptual"]
         results: list[MemoryItem] = []
+        floor = min_importance or None
         for kind in dict.fromkeys(kinds):
             store = self.store(kind)
-            results.extend(
-                store.retrieve(
-                    query, per_type, min_importance=min_importance or None, since=since, until=until
+            if isinstance(store, PerceptualMemory):
+                results += store.retrieve(
+                    query,
+                    per_type,
+                    target_modality=target_modality,
+                    query_modality=query_modality,
+                    min_importance=floor,
+                    since=since,
+                    until=until,
                 )
-            )
+            else:
+                results += store.retrieve(query, per_type, min_importance=floor, since=since, until=until)
         results.sort(key=lambda item: (-(item.score or 0.0), -item.importance, str(item.id)))
         return results[:limit]
 

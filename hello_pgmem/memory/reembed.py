@@ -1,8 +1,11 @@
-"""Move long-term memories to another embedding model, in batches, resumably.
+"""Move long-term memories to another text embedding model, in batches, resumably.
 
 Each batch is read, embedded outside any transaction, and written in one short transaction that
 only touches rows whose content is still what was embedded. Rows already on the target model are
-never read again, so an interrupted run simply continues where it stopped.
+never read again, so an interrupted run simply continues where it stopped. Two vector columns
+hold text vectors: ``embedding`` (every memory except image, audio and video ones, whose
+``embedding`` is in their media encoder's space and is left alone) and ``text_embedding`` (the
+description of every perceptual memory).
 """
 
 from __future__ import annotations
@@ -15,9 +18,15 @@ from hello_pgmem.embedding import Embedder
 
 log = logging.getLogger(__name__)
 
+# vector column -> the rows that hold a text vector in it
+SPACES = {
+    "embedding": "(memory_type <> 'perceptual' OR modality IS NULL OR modality = 'text')",
+    "text_embedding": "memory_type = 'perceptual'",
+}
+
 PENDING = """
 SELECT user_id, id, content FROM memories
-WHERE embedding_model IS DISTINCT FROM %(model)s
+WHERE {rows} AND {column}_model IS DISTINCT FROM %(model)s
   AND (%(user_id)s::text IS NULL OR user_id = %(user_id)s)
 ORDER BY user_id, id
 LIMIT %(batch)s
@@ -25,7 +34,7 @@ LIMIT %(batch)s
 
 WRITE = """
 UPDATE memories m
-SET embedding = src.embedding, embedding_model = %(model)s, updated_at = now()
+SET {column} = src.embedding, {column}_model = %(model)s, updated_at = now()
 FROM unnest(%(users)s::text[], %(ids)s::uuid[], %(contents)s::text[], %(embeddings)s::vector[])
      AS src(user_id, id, content, embedding)
 WHERE m.user_id = src.user_id AND m.id = src.id AND m.content = src.content
@@ -33,7 +42,7 @@ WHERE m.user_id = src.user_id AND m.id = src.id AND m.content = src.content
 
 REMAINING = """
 SELECT count(*) FROM memories
-WHERE embedding_model IS DISTINCT FROM %(model)s
+WHERE {rows} AND {column}_model IS DISTINCT FROM %(model)s
   AND (%(user_id)s::text IS NULL OR user_id = %(user_id)s)
 """
 
@@ -49,35 +58,51 @@ def reembed(
 ) -> int:
     """Re-embed the memories of ``user_id`` (or of everyone) with ``embedder``; return how many.
 
-    ``progress(done, remaining)`` is called after each batch.
+    ``progress(done, remaining)`` is called after each batch; ``max_batches`` stops early (the
+    next call continues).
     """
     if batch_size < 1:
         raise ValueError("batch_size must be at least 1")
     db.ensure_embedding_model(embedder.model_name, embedder.dimension)
-    params: dict[str, object] = {
-        "model": embedder.model_name,
-        "user_id": user_id,
-        "batch": batch_size,
-    }
+    params: dict[str, object] = {"model": embedder.model_name, "user_id": user_id, "batch": batch_size}
     done = batches = 0
-    while max_batches is None or batches < max_batches:
-        with db.transaction(user_id) as conn:
-            rows = conn.execute(PENDING, params).fetchall()
-        if not rows:
-            break
-        vectors = embedder.encode([row[2] for row in rows])
-        write = {
-            "model": embedder.model_name,
-            "users": [row[0] for row in rows],
-            "ids": [row[1] for row in rows],
-            "contents": [row[2] for row in rows],
-            "embeddings": list(vectors),
-        }
-        with db.transaction(user_id) as conn:
-            done += conn.execute(WRITE, write).rowcount
-            remaining = conn.execute(REMAINING, params).fetchone()
-        batches += 1
-        if progress is not None:
-            progress(done, int(remaining[0]) if remaining else 0)
+    for column, rows in SPACES.items():
+        queries = [sql.format(column=column, rows=rows) for sql in (PENDING, WRITE, REMAINING)]
+        while max_batches is None or batches < max_batches:
+            moved = _batch(db, embedder, user_id, params, *queries)
+            if moved is None:
+                break
+            done += moved[0]
+            batches += 1
+            if progress is not None:
+                progress(done, moved[1])
     log.info("re-embedded %d memories with %s", done, embedder.model_name)
     return done
+
+
+def _batch(
+    db: Database,
+    embedder: Embedder,
+    user_id: str | None,
+    params: dict[str, object],
+    pending: str,
+    write: str,
+    remaining: str,
+) -> tuple[int, int] | None:
+    """One batch: (rows written, rows still pending), or None when nothing is pending."""
+    with db.transaction(user_id) as conn:
+        rows = conn.execute(pending, params).fetchall()
+    if not rows:
+        return None
+    vectors = embedder.encode([row[2] for row in rows])
+    values = {
+        "model": embedder.model_name,
+        "users": [row[0] for row in rows],
+        "ids": [row[1] for row in rows],
+        "contents": [row[2] for row in rows],
+        "embeddings": list(vectors),
+    }
+    with db.transaction(user_id) as conn:
+        written = conn.execute(write, values).rowcount
+        left = conn.execute(remaining, params).fetchone()
+    return written, int(left[0]) if left else 0

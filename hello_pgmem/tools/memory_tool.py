@@ -23,6 +23,7 @@ from hello_pgmem.embedding import Embedder
 from hello_pgmem.errors import HelloPgmemError
 from hello_pgmem.memory.manager import MemoryManager
 from hello_pgmem.models import MemoryConfig, MemoryItem, utcnow, validation_error
+from hello_pgmem.perceptual.encoders import infer_modality
 from hello_pgmem.settings import Settings
 from hello_pgmem.tools.base import Tool, ToolParameter, parameters_of, tool_action
 
@@ -35,22 +36,10 @@ LABELS = {
     "perceptual": "感知记忆",
 }
 DEFAULT_TYPES = ["working", "episodic", "semantic"]
-IMAGE_EXTENSIONS = {"png", "jpg", "jpeg", "bmp", "gif", "webp"}
-AUDIO_EXTENSIONS = {"mp3", "wav", "flac", "m4a", "ogg"}
 
 
 def _preview(text: str, size: int) -> str:
     return text[:size] + "..." if len(text) > size else text
-
-
-def infer_modality(file_path: str) -> str:
-    """The modality of a file from its extension (image, audio, else text)."""
-    extension = file_path.rsplit(".", 1)[-1].lower() if "." in file_path else ""
-    if extension in IMAGE_EXTENSIONS:
-        return "image"
-    if extension in AUDIO_EXTENSIONS:
-        return "audio"
-    return "text"
 
 
 class MemoryTool(Tool):
@@ -167,10 +156,10 @@ class MemoryTool(Tool):
             metadata: 附加元数据（其余未知参数也会存入元数据）
         """
         meta = {**(metadata or {}), **extra}
-        if memory_type == "perceptual" or file_path or modality:
+        if memory_type == "perceptual":
             if file_path:
-                meta.setdefault("file_path", file_path)
-            meta.setdefault("modality", modality or (infer_modality(file_path) if file_path else "text"))
+                meta["file_path"] = file_path
+            meta["modality"] = modality or (infer_modality(file_path) if file_path else "text")
         meta["session_id"] = self.current_session_id
         memory_id = self.memory_manager.add_memory(content, memory_type, importance, meta)
         return f"✅ 记忆已添加 (ID: {memory_id})"
@@ -183,19 +172,28 @@ class MemoryTool(Tool):
         memory_type: str | None = None,
         memory_types: list[str] | None = None,
         min_importance: float = 0.1,
+        target_modality: str | None = None,
+        query_modality: str = "text",
     ) -> str:
         """搜索记忆
 
         Args:
-            query: 搜索内容
+            query: 搜索内容（query_modality 为 image/audio 时是文件路径）
             limit: 最多返回条数
             memory_type: 只搜索这一种记忆类型
             memory_types: 只搜索这些记忆类型
             min_importance: 最低重要性
+            target_modality: 感知记忆只返回这种模态 text、image、audio、video
+            query_modality: 查询的模态，默认 text
         """
         types = memory_types or ([memory_type] if memory_type else None)
         results = self.memory_manager.retrieve_memories(
-            query, memory_types=types, limit=limit, min_importance=min_importance
+            query,
+            memory_types=types,
+            limit=limit,
+            min_importance=min_importance,
+            target_modality=target_modality,
+            query_modality=query_modality,
         )
         if not results:
             return f"🔍 未找到与 '{query}' 相关的记忆"

@@ -1,0 +1,1 @@
+"""Perceptual memory: media encoders per modality."""
