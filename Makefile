@@ -10,7 +10,7 @@ install: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -e '.[dev,docs]'
 	touch $@
 
 db: install  ## start the development database (PostgreSQL 17 + pgvector + AGE)

@@ -19,8 +19,9 @@ from hello_pgmem.errors import (
 from hello_pgmem.memory import MemoryManager
 from hello_pgmem.migrations import downgrade, upgrade
 from hello_pgmem.models import MemoryConfig, MemoryItem, MemoryStats
+from hello_pgmem.rag.knowledge import KnowledgeBase
 from hello_pgmem.settings import Settings
-from hello_pgmem.tools import MemoryTool, Tool, ToolRegistry, tool_action
+from hello_pgmem.tools import MemoryTool, RAGTool, Tool, ToolRegistry, tool_action
 
 __all__ = [
     "ConfigurationError",
@@ -33,6 +34,7 @@ __all__ = [
     "GraphError",
     "HashingEmbedder",
     "HelloPgmemError",
+    "KnowledgeBase",
     "LLMError",
     "MemoryConfig",
     "MemoryItem",
@@ -41,6 +43,7 @@ __all__ = [
     "MemoryTool",
     "NotFoundError",
     "OpenAIEmbedder",
+    "RAGTool",
     "SchemaError",
     "SchemaNotMigratedError",
     "ServerInfo",

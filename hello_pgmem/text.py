@@ -8,7 +8,13 @@ text into lowercase words.
 
 from __future__ import annotations
 
+import functools
+import logging
+import os
 import re
+from collections.abc import Callable
+
+log = logging.getLogger(__name__)
 
 CJK_CLASS = (
     "\u3040-\u30ff"  # Japanese kana
@@ -18,8 +24,10 @@ CJK_CLASS = (
     "\uf900-\ufaff"  # CJK compatibility ideographs
 )
 _CJK_RUN = re.compile(f"[{CJK_CLASS}]+")
-_PIECES = re.compile(f"[{CJK_CLASS}]+|[^\\W_]+(?:[.+#'][^\\W_]+)*[+#]*", re.UNICODE)
-_TOKEN_PIECES = re.compile(f"[{CJK_CLASS}]|[^\\W_]+|[^\\w\\s]", re.UNICODE)
+WORD = f"[^\\W_{CJK_CLASS}]+"  # a run of letters and digits that are not CJK
+_WORD = WORD
+_PIECES = re.compile(f"[{CJK_CLASS}]+|{_WORD}(?:[.+#']{_WORD})*[+#]*", re.UNICODE)
+_TOKEN_PIECES = re.compile(f"[{CJK_CLASS}]|{_WORD}|[^\\w\\s]", re.UNICODE)
 
 
 def is_cjk(text: str) -> bool:
@@ -47,6 +55,27 @@ def count_tokens(text: str) -> int:
     English (about one per word); whitespace splitting would count a Chinese sentence as one.
     """
     return len(_TOKEN_PIECES.findall(text))
+
+
+@functools.cache
+def token_counter(encoding: str | None = None) -> Callable[[str], int]:
+    """A real tokenizer when asked for and available offline, else :func:`count_tokens`.
+
+    ``encoding`` (or ``PGMEM_TIKTOKEN_ENCODING``, e.g. ``cl100k_base``) selects a tiktoken encoding.
+    tiktoken fetches its encoding files from the internet on first use; set it only where they are
+    already cached (``TIKTOKEN_CACHE_DIR``). Any failure falls back to the estimate, logged once.
+    """
+    name = encoding or os.environ.get("PGMEM_TIKTOKEN_ENCODING")
+    if not name:
+        return count_tokens
+    try:
+        import tiktoken
+
+        encoder = tiktoken.get_encoding(name)
+    except Exception as exc:  # missing package, unknown name, or no cached file and no network
+        log.warning("tiktoken encoding %r unavailable (%s); counting tokens by estimate", name, exc)
+        return count_tokens
+    return lambda text: len(encoder.encode(text, disallowed_special=()))
 
 
 def keyword_score(query: str, content: str) -> float:

@@ -293,10 +293,14 @@ def test_names_merge_across_width_case_and_spaces(make: Factory, any_database: D
     manager.add_memory("Alice Smith likes Python", "semantic", 0.5)
     manager.add_memory("Bob Jones likes PYTHON", "semantic", 0.5)
     manager.add_memory("张三喜欢Ｐｙｔｈｏｎ", "semantic", 0.5)
-    rows = relational(any_database, "SELECT name_norm, count(*) FROM entities WHERE name_norm = 'python' GROUP BY 1")
+    rows = relational(
+        any_database, "SELECT name_norm, count(*) FROM entities WHERE name_norm = 'python' GROUP BY 1"
+    )
     assert rows == [("python", 1)]
-    assert relational(any_database, "SELECT count(*) FROM mentions m JOIN entities e ON e.id = m.entity_id"
-                                    " WHERE e.name_norm = 'python'") == [(3,)]
+    assert relational(
+        any_database,
+        "SELECT count(*) FROM mentions m JOIN entities e ON e.id = m.entity_id WHERE e.name_norm = 'python'",
+    ) == [(3,)]
 
 
 def test_llm_extraction_and_its_fallback(make: Factory, any_database: Database) -> None:
@@ -306,12 +310,18 @@ def test_llm_extraction_and_its_fallback(make: Factory, any_database: Database) 
     from hello_pgmem.llm import ChatClient
     from tests.fake_openai import FakeOpenAI, serve
 
-    answers = iter([
-        json.dumps({"entities": [{"name": "赵六", "type": "person"}, {"name": "量子计算", "type": "CONCEPT"}],
-                    "relations": [{"source": "赵六", "type": "研究", "target": "量子计算"}]}),
-        "I think the entities are 赵六 and 上海.",  # not JSON: rejected, the rules run instead
-        json.dumps({"entities": [{"name": "", "type": "PERSON"}]}),  # invalid: rejected too
-    ])
+    answers = iter(
+        [
+            json.dumps(
+                {
+                    "entities": [{"name": "赵六", "type": "person"}, {"name": "量子计算", "type": "CONCEPT"}],
+                    "relations": [{"source": "赵六", "type": "研究", "target": "量子计算"}],
+                }
+            ),
+            "I think the entities are 赵六 and 上海.",  # not JSON: rejected, the rules run instead
+            json.dumps({"entities": [{"name": "", "type": "PERSON"}]}),  # invalid: rejected too
+        ]
+    )
     with serve(FakeOpenAI(chat=lambda body: next(answers))) as fake:
         extractor = LLMExtractor(ChatClient("fake-model", base_url=fake.base_url, api_key="k", max_retries=0))
         manager = make(extractor=extractor)
@@ -322,7 +332,9 @@ def test_llm_extraction_and_its_fallback(make: Factory, any_database: Database) 
         assert request["response_format"] == {"type": "json_object"}
         assert request["messages"][1]["content"] == "赵六的研究方向是量子计算"
     assert {(e.name, e.entity_type) for e in manager.memory_entities(first)} == {
-        ("赵六", "PERSON"), ("量子计算", "CONCEPT")}
+        ("赵六", "PERSON"),
+        ("量子计算", "CONCEPT"),
+    }
     assert {e.name for e in manager.memory_entities(second)} == {"李四", "前端工程师"}
     assert {e.name for e in manager.memory_entities(third)} == {"王五", "产品经理"}
     steps = manager.graph_path("赵六", "量子计算")

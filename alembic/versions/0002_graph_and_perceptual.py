@@ -14,9 +14,9 @@ none of them itself).
 
 from __future__ import annotations
 
-from alembic import context, op
 from sqlalchemy import text
 
+from alembic import context, op
 from hello_pgmem.graph.labels import create_labels, drop_labels
 from hello_pgmem.migrations import run_sql_script
 from hello_pgmem.resources import read_sql
@@ -40,9 +40,7 @@ def _search_path(settings: Settings) -> None:
         text("SELECT extnamespace::regnamespace::text FROM pg_extension WHERE extname = 'vector'")
     ).scalar_one()
     conn.exec_driver_sql("SELECT '[1]'::vector")
-    conn.exec_driver_sql(
-        f"SET LOCAL search_path TO {quote(settings.schema_name)}, {vector_schema}, pg_temp"
-    )
+    conn.exec_driver_sql(f"SET LOCAL search_path TO {quote(settings.schema_name)}, {vector_schema}, pg_temp")
 
 
 def upgrade() -> None:

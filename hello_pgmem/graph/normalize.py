@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from hello_pgmem.text import CJK_CLASS
+from hello_pgmem.text import CJK_CLASS, WORD
 
 _SPACES = re.compile(r"\s+")
 _SPACE_NEAR_CJK = re.compile(f"\\s*([{CJK_CLASS}])\\s*")
@@ -21,7 +21,8 @@ def normalize_name(name: str) -> str:
     return _SPACE_NEAR_CJK.sub(r"\1", text)
 
 
-_UNITS = re.compile(f"[{CJK_CLASS}]|[^\\W_]+(?:[.+#'-][^\\W_]+)*[+#]*", re.UNICODE)
+_WORD = WORD
+_UNITS = re.compile(f"[{CJK_CLASS}]|{_WORD}(?:[.+#'-]{_WORD})*[+#]*", re.UNICODE)
 MAX_QUERY_CHARS = 64
 MAX_UNITS = 12
 

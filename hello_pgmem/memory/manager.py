@@ -73,6 +73,11 @@ SELECT id, memory_type, content, importance, session_id, modality, metadata, cre
 FROM memories WHERE user_id = %(user_id)s AND id = %(id)s AND forgotten_at IS NULL
 """
 
+FIND_BY_METADATA = """
+SELECT id FROM memories
+WHERE user_id = %(user_id)s AND forgotten_at IS NULL AND metadata ->> %(key)s = %(value)s
+"""
+
 DELETE_LONG_TERM = "DELETE FROM memories WHERE user_id = %(user_id)s AND id = %(id)s"
 
 CLEAR_USER = """
@@ -432,6 +437,14 @@ class MemoryManager:
         with self.db.transaction(self.user_id) as conn:
             row = conn.execute(GET_LONG_TERM, {"user_id": self.user_id, "id": uid}).fetchone()
         return None if row is None else row_to_item(self.user_id, row)
+
+    def find_by_metadata(self, key: str, value: str) -> list[UUID]:
+        """Ids of this user's live long-term memories whose ``metadata[key]`` equals ``value``."""
+        with self.db.transaction(self.user_id) as conn:
+            rows = conn.execute(
+                FIND_BY_METADATA, {"user_id": self.user_id, "key": key, "value": value}
+            ).fetchall()
+        return [row[0] for row in rows]
 
     def has_memory(self, memory_id: UUID | str) -> bool:
         try:

@@ -2,5 +2,6 @@
 
 from hello_pgmem.tools.base import Tool, ToolParameter, ToolRegistry, tool_action
 from hello_pgmem.tools.memory_tool import MemoryTool
+from hello_pgmem.tools.rag_tool import RAGTool
 
-__all__ = ["MemoryTool", "Tool", "ToolParameter", "ToolRegistry", "tool_action"]
+__all__ = ["MemoryTool", "RAGTool", "Tool", "ToolParameter", "ToolRegistry", "tool_action"]

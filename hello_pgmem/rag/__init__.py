@@ -1,0 +1,1 @@
+"""RAG: documents to chunks to answers, in PostgreSQL."""

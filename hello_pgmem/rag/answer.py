@@ -1,0 +1,61 @@
+"""Answers with citations: numbered passages in, an answer that cites ``[n]`` out."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from pydantic import BaseModel
+
+from hello_pgmem.rag.models import ChunkHit
+
+ANSWER_SYSTEM = """你是一个专业的知识助手。只根据提供的编号片段回答问题，不编造内容。
+在用到某个片段的句子后用 [编号] 标注来源，例如 [1]、[2]。
+如果片段不足以回答问题，请直接说明缺少哪些信息。"""
+ANSWER_USER = "【问题】{question}\n\n【编号片段】\n{context}\n\n请回答，并用 [编号] 引用来源。"
+TRUNCATED = "\n[...更多内容被截断]"
+
+
+class Source(BaseModel):
+    number: int
+    document_id: str
+    source_path: str | None
+    heading_path: list[str]
+    score: float
+    cited: bool = False
+
+
+class Answer(BaseModel):
+    question: str
+    answer: str | None  # None without a chat model: the passages are the result
+    sources: list[Source]
+    context: str
+    notice: str | None = None
+
+
+def build_context(hits: Sequence[ChunkHit], max_chars: int) -> tuple[str, list[ChunkHit]]:
+    """Numbered passages ``[n] (document > heading) text`` that fit in ``max_chars``.
+
+    Passages are added whole while they fit; the first one is cut (never mid-passage for the
+    others) so that there is always at least one.
+    """
+    parts: list[str] = []
+    used: list[ChunkHit] = []
+    size = 0
+    for hit in hits:
+        where = " > ".join([hit.document_id, *hit.heading_path])
+        text = re.sub(r"[ \t]+", " ", hit.content).strip()
+        passage = f"[{len(used) + 1}] ({where})\n{text}"
+        if size + len(passage) + 2 > max_chars:
+            if not parts:
+                parts.append(passage[: max(0, max_chars - len(TRUNCATED))] + TRUNCATED)
+                used.append(hit)
+            break
+        parts.append(passage)
+        used.append(hit)
+        size += len(passage) + 2
+    return "\n\n".join(parts), used
+
+
+def cited_numbers(answer: str) -> set[int]:
+    return {int(n) for n in re.findall(r"\[(\d{1,3})\]", answer)}

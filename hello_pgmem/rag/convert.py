@@ -1,0 +1,133 @@
+"""Files to Markdown: plain text and Markdown read directly, everything else through MarkItDown.
+
+Binary formats go to MarkItDown's converter for their extension and nothing else, so a corrupt
+PDF is an error rather than its raw bytes read as text. Images and audio give what MarkItDown can
+(metadata; a description when a chat model is configured). MarkItDown is the ``[docs]`` extra.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hello_pgmem.errors import ConfigurationError, ValidationError
+
+log = logging.getLogger(__name__)
+
+TEXT_EXTENSIONS = {".md", ".markdown", ".txt", ".text", ".rst", ".log"}
+CODE_EXTENSIONS = {
+    ".json": "json",
+    ".xml": "xml",
+    ".yaml": "yaml",
+    ".yml": "yaml",
+    ".toml": "toml",
+    ".py": "python",
+    ".js": "javascript",
+    ".ts": "typescript",
+    ".sql": "sql",
+    ".sh": "bash",
+    ".java": "java",
+    ".go": "go",
+    ".rs": "rust",
+    ".c": "c",
+    ".cpp": "cpp",
+}
+CONVERTERS = {
+    ".pdf": "PdfConverter",
+    ".docx": "DocxConverter",
+    ".xlsx": "XlsxConverter",
+    ".xls": "XlsConverter",
+    ".pptx": "PptxConverter",
+    ".epub": "EpubConverter",
+    ".html": "HtmlConverter",
+    ".htm": "HtmlConverter",
+    ".csv": "CsvConverter",
+    ".ipynb": "IpynbConverter",
+    ".msg": "OutlookMsgConverter",
+}
+GENERAL = {".zip", ".jpg", ".jpeg", ".png", ".gif", ".bmp", ".webp", ".tiff", ".mp3", ".wav", ".m4a", ".flac"}
+SUPPORTED = TEXT_EXTENSIONS | set(CODE_EXTENSIONS) | set(CONVERTERS) | GENERAL
+MAX_FILE_BYTES = 100 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Converted:
+    markdown: str
+    source_path: str
+    title: str
+    format: str
+
+
+def decode_text(data: bytes, name: str) -> str:
+    """UTF-8 (with or without BOM), else GB18030 (Chinese), else a clear error."""
+    for encoding in ("utf-8-sig", "gb18030"):
+        try:
+            return data.decode(encoding)
+        except UnicodeDecodeError:
+            continue
+    raise ValidationError("file_path", f"{name!r} is not UTF-8 or GB18030 text")
+
+
+def _markitdown(llm: Any | None = None, model: str | None = None) -> Any:
+    try:
+        from markitdown import MarkItDown
+    except ImportError as exc:
+        raise ConfigurationError(
+            "converting this format needs MarkItDown: pip install 'hello-pgmem[docs]'"
+        ) from exc
+    return MarkItDown(llm_client=llm, llm_model=model) if llm is not None else MarkItDown()
+
+
+def convert_file(
+    file_path: str | Path, *, llm_client: Any | None = None, llm_model: str | None = None
+) -> Converted:
+    """Markdown for ``file_path``; a ValidationError naming the file if it cannot be read."""
+    path = Path(file_path).expanduser()
+    name = path.name
+    if not path.is_file():
+        raise ValidationError("file_path", f"no such file: {str(file_path)!r}")
+    extension = path.suffix.lower()
+    if extension not in SUPPORTED:
+        raise ValidationError("file_path", f"{name!r}: unsupported format {extension or '(no extension)'!r}")
+    try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise ValidationError("file_path", f"{name!r} is larger than {MAX_FILE_BYTES} bytes")
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ValidationError("file_path", f"cannot read {name!r}: {exc.strerror}") from exc
+    if extension in TEXT_EXTENSIONS:
+        markdown = decode_text(data, name)
+    elif extension in CODE_EXTENSIONS:
+        markdown = f"```{CODE_EXTENSIONS[extension]}\n{decode_text(data, name).strip()}\n```\n"
+    else:
+        markdown = _convert_binary(path, data, extension, llm_client, llm_model)
+    if not markdown.strip():
+        raise ValidationError("file_path", f"{name!r}: no text could be extracted")
+    return Converted(
+        markdown=markdown.replace("\r\n", "\n"),
+        source_path=str(path),
+        title=path.stem,
+        format=extension.lstrip("."),
+    )
+
+
+def _convert_binary(path: Path, data: bytes, extension: str, llm: Any | None, model: str | None) -> str:
+    engine = _markitdown(llm, model)
+    from markitdown import StreamInfo, converters
+
+    info = StreamInfo(extension=extension, filename=path.name, local_path=str(path))
+    try:
+        if extension in CONVERTERS:
+            converter = getattr(converters, CONVERTERS[extension])()
+            result = converter.convert(io.BytesIO(data), info)
+        else:
+            result = engine.convert_stream(io.BytesIO(data), stream_info=info)
+    except Exception as exc:  # every converter raises its own library's errors
+        raise ValidationError(
+            "file_path",
+            f"{path.name!r} is corrupt or cannot be converted: {type(exc).__name__}: {str(exc)[:200]}",
+        ) from exc
+    return str(result.text_content or "")

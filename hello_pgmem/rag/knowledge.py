@@ -1,0 +1,415 @@
+"""KnowledgeBase: one namespace of documents: ingest, search (with MQE and HyDE), ask, manage.
+
+Ingest: convert to Markdown, chunk by headings, embed through the cache, and store the document
+and its chunks in one transaction per document. Re-adding a document id replaces its chunks
+atomically; unchanged content (same hash and chunking) is skipped without embedding anything.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from psycopg.types.json import Jsonb
+
+from hello_pgmem.db import Database
+from hello_pgmem.embedding import Embedder
+from hello_pgmem.errors import HelloPgmemError, LLMError, ValidationError
+from hello_pgmem.llm import ChatClient
+from hello_pgmem.models import check_content
+from hello_pgmem.text import token_counter
+from hello_pgmem.rag import store
+from hello_pgmem.rag.answer import ANSWER_SYSTEM, ANSWER_USER, Answer, Source, build_context, cited_numbers
+from hello_pgmem.rag.chunking import Chunk, chunk_markdown
+from hello_pgmem.rag.convert import SUPPORTED, convert_file
+from hello_pgmem.rag.expansion import hypothetical_answer, multi_queries
+from hello_pgmem.rag.models import ChunkHit, DocumentInfo, IngestResult, KnowledgeStats
+
+log = logging.getLogger(__name__)
+
+MAX_CHUNKS_PER_DOCUMENT = 20_000
+MAX_TEXT_CHARS = 5_000_000
+DEFAULT_FUSION = "rrf"
+_MARKUP = [
+    (re.compile(r"^#{1,6}\s*", re.M), ""),
+    (re.compile(r"\[([^\]]*)\]\([^)]*\)"), r"\1"),
+    (re.compile(r"[*_]{1,3}([^*_\n]+)[*_]{1,3}"), r"\1"),
+    (re.compile(r"`{1,3}"), ""),
+    (re.compile(r"[ \t]+"), " "),
+]
+
+Progress = Callable[[int, int, IngestResult], None]
+
+
+def embedding_text(chunk: Chunk) -> str:
+    """What is embedded for a chunk: its heading path, then its text without Markdown markup."""
+    text = chunk.content
+    for pattern, replacement in _MARKUP:
+        text = pattern.sub(replacement, text)
+    heading = " > ".join(chunk.heading_path)
+    return f"{heading}\n{text.strip()}" if heading else text.strip()
+
+
+def check_namespace(namespace: object) -> str:
+    if not isinstance(namespace, str) or not namespace.strip() or len(namespace) > 255:
+        raise ValidationError("namespace", "must be a non-empty string of at most 255 characters")
+    if any(ord(ch) < 32 for ch in namespace):
+        raise ValidationError("namespace", "must not contain control characters")
+    return namespace
+
+
+def check_document_id(document_id: object) -> str:
+    if not isinstance(document_id, str) or not document_id.strip() or len(document_id) > 255:
+        raise ValidationError("document_id", "must be a non-empty string of at most 255 characters")
+    if any(ord(ch) < 32 for ch in document_id):
+        raise ValidationError("document_id", "must not contain control characters")
+    return document_id
+
+
+class KnowledgeBase:
+    """The documents of one namespace."""
+
+    def __init__(
+        self,
+        db: Database,
+        embedder: Embedder,
+        namespace: str = "default",
+        *,
+        llm: ChatClient | None = None,
+        batch_size: int = 64,
+        fusion: str = DEFAULT_FUSION,
+    ) -> None:
+        self.db = db
+        self.embedder = embedder
+        self.namespace = check_namespace(namespace)
+        self.llm = llm
+        self.batch_size = batch_size
+        self.fusion = fusion
+
+    def _params(self, **extra: Any) -> dict[str, Any]:
+        return {"namespace": self.namespace, **extra}
+
+    # ------------------------------------------------------------------ ingest
+
+    def add_text(
+        self,
+        text: str,
+        document_id: str | None = None,
+        *,
+        chunk_size: int = 800,
+        chunk_overlap: int = 100,
+        source_path: str | None = None,
+        title: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> IngestResult:
+        """Store ``text`` (Markdown) as a document; see the module docstring for re-adds."""
+        text = check_content(text, MAX_TEXT_CHARS)
+        document_id = check_document_id(document_id or f"text_{store.sha256(text).hex()[:16]}")
+        started = time.perf_counter()
+        chunks = chunk_markdown(text, chunk_size, chunk_overlap, token_counter())
+        if len(chunks) > MAX_CHUNKS_PER_DOCUMENT:
+            raise ValidationError("text", f"gives {len(chunks)} chunks, more than {MAX_CHUNKS_PER_DOCUMENT}")
+        content_hash = store.sha256(text)
+        chunking = {
+            "chunk_size": chunk_size,
+            "chunk_overlap": chunk_overlap,
+            "model": self.embedder.model_name,
+        }
+        with self.db.connection() as conn:
+            known = conn.execute(store.DOCUMENT_HASH, self._params(id=document_id)).fetchone()
+        if known is not None and bytes(known[0]) == content_hash and known[1] == chunking:
+            return IngestResult(
+                document_id=document_id,
+                source_path=source_path,
+                status="unchanged",
+                chunks=len(chunks),
+                elapsed_ms=_ms(started),
+            )
+        vectors, embedded = store.embed_cached(
+            self.db, self.embedder, [embedding_text(c) for c in chunks], self.batch_size
+        )
+        tokens = sum(c.tokens for c in chunks)
+        rows = [
+            self._chunk_row(document_id, chunk, vector) for chunk, vector in zip(chunks, vectors, strict=True)
+        ]
+        document = self._params(
+            id=document_id,
+            source_path=source_path,
+            title=title,
+            content_hash=content_hash,
+            token_count=tokens,
+            chunk_count=len(chunks),
+            metadata=Jsonb({**(metadata or {}), "chunking": chunking}),
+        )
+        with self.db.transaction() as conn:
+            conn.execute(store.UPSERT_DOCUMENT, document)
+            conn.execute(store.DELETE_CHUNKS, self._params(id=document_id))
+            with conn.cursor() as cur:
+                cur.executemany(store.INSERT_CHUNK, rows)
+        return IngestResult(
+            document_id=document_id,
+            source_path=source_path,
+            status="replaced" if known else "added",
+            chunks=len(chunks),
+            tokens=tokens,
+            embedded=embedded,
+            elapsed_ms=_ms(started),
+        )
+
+    def _chunk_row(self, document_id: str, chunk: Chunk, vector: np.ndarray) -> dict[str, Any]:
+        digest = store.sha256(chunk.content)
+        return self._params(
+            id=uuid.uuid5(
+                uuid.NAMESPACE_URL, f"pgmem:{self.namespace}/{document_id}/{chunk.position}/{digest.hex()}"
+            ),
+            document_id=document_id,
+            position=chunk.position,
+            content=chunk.content,
+            content_hash=digest,
+            heading_path=chunk.heading_path,
+            start_char=chunk.start,
+            end_char=chunk.end,
+            token_count=chunk.tokens,
+            embedding=vector,
+            model=self.embedder.model_name,
+        )
+
+    def add_document(
+        self,
+        file_path: str | Path,
+        document_id: str | None = None,
+        *,
+        chunk_size: int = 800,
+        chunk_overlap: int = 100,
+    ) -> IngestResult:
+        """Convert a file to Markdown and store it (document id: the given one, else the file path)."""
+        converted = convert_file(file_path, **self._vision())
+        return self.add_text(
+            converted.markdown,
+            document_id or check_document_id(converted.source_path[-255:]),
+            chunk_size=chunk_size,
+            chunk_overlap=chunk_overlap,
+            source_path=converted.source_path,
+            title=converted.title,
+            metadata={"format": converted.format},
+        )
+
+    def _vision(self) -> dict[str, Any]:
+        """MarkItDown describes images with the chat model when one is configured."""
+        if self.llm is None:
+            return {}
+        return {"llm_client": self.llm.client, "llm_model": self.llm.model}
+
+    def ingest(
+        self,
+        paths: Iterable[str | Path],
+        *,
+        chunk_size: int = 800,
+        chunk_overlap: int = 100,
+        progress: Progress | None = None,
+    ) -> list[IngestResult]:
+        """Files and folders (recursively, supported formats only); one bad file stops nothing."""
+        files = list(_expand(paths))
+        results: list[IngestResult] = []
+        for number, path in enumerate(files, 1):
+            try:
+                result = self.add_document(path, chunk_size=chunk_size, chunk_overlap=chunk_overlap)
+            except HelloPgmemError as exc:
+                result = IngestResult(
+                    document_id=str(path), source_path=str(path), status="failed", error=str(exc)
+                )
+            results.append(result)
+            if progress is not None:
+                progress(number, len(files), result)
+        return results
+
+    # ------------------------------------------------------------------ search
+
+    def search(
+        self,
+        query: str,
+        top_k: int = 5,
+        *,
+        min_score: float | None = None,
+        document_ids: Sequence[str] | None = None,
+        enable_mqe: bool = False,
+        enable_hyde: bool = False,
+        mqe_expansions: int = 2,
+        candidate_pool_multiplier: int = 4,
+    ) -> list[ChunkHit]:
+        """Hybrid search; with MQE/HyDE every query variant is searched and the best score per
+        chunk kept. ``min_score`` applies to the cosine similarity (``vector_score``)."""
+        check_content(query)
+        if not 1 <= top_k <= 100:
+            raise ValidationError("limit", "must be between 1 and 100")
+        variants: list[tuple[str, str]] = [("original", query)]
+        if (enable_mqe or enable_hyde) and self.llm is None:
+            log.info("no chat model configured: MQE/HyDE skipped, plain search")
+        elif self.llm is not None:
+            if enable_mqe:
+                variants += [("mqe", q) for q in multi_queries(self.llm, query, mqe_expansions)]
+            if enable_hyde:
+                passage = hypothetical_answer(self.llm, query)
+                if passage:
+                    variants.append(("hyde", passage))
+        vectors = self.embedder.encode([text for _, text in variants])
+        self.db.ensure_embedding_model(self.embedder.model_name, self.embedder.dimension)
+        pool = top_k * candidate_pool_multiplier
+        best: dict[uuid.UUID, ChunkHit] = {}
+        with self.db.connection() as conn:
+            for (kind, text), vector in zip(variants, vectors, strict=True):
+                rows = conn.execute(
+                    store.SEARCH,
+                    self._params(
+                        model=self.embedder.model_name,
+                        query=vector,
+                        text=query if kind == "hyde" else text,
+                        limit=pool,
+                        document_ids=list(document_ids) if document_ids else None,
+                        fusion=self.fusion,
+                        pool=pool,
+                    ),
+                ).fetchall()
+                for row in rows:
+                    hit = _hit(row)
+                    known = best.get(hit.id)
+                    if known is None or hit.score > known.score:
+                        hit.matched_by = sorted({kind, *(known.matched_by if known else [])})
+                        best[hit.id] = hit
+                    else:
+                        known.matched_by = sorted({kind, *known.matched_by})
+        hits = sorted(best.values(), key=lambda h: (-h.score, -h.vector_score, str(h.id)))
+        if min_score is not None:
+            hits = [h for h in hits if h.vector_score >= min_score]
+        return hits[:top_k]
+
+    def ask(
+        self,
+        question: str,
+        top_k: int = 5,
+        *,
+        max_chars: int = 1200,
+        enable_mqe: bool = False,
+        enable_hyde: bool = False,
+        min_score: float | None = None,
+    ) -> Answer:
+        """Answer from the knowledge base only, citing passages as [n]; without a chat model, the
+        passages themselves with a notice."""
+        hits = self.search(
+            question, top_k, min_score=min_score, enable_mqe=enable_mqe, enable_hyde=enable_hyde
+        )
+        context, used = build_context(hits, max_chars)
+        sources = [
+            Source(
+                number=i,
+                document_id=h.document_id,
+                source_path=h.source_path,
+                heading_path=h.heading_path,
+                score=h.vector_score,
+            )
+            for i, h in enumerate(used, 1)
+        ]
+        if not used:
+            return Answer(
+                question=question, answer=None, sources=[], context="", notice="知识库中没有找到相关内容"
+            )
+        if self.llm is None:
+            return Answer(
+                question=question,
+                answer=None,
+                sources=sources,
+                context=context,
+                notice="未配置大语言模型（LLM_MODEL_ID）：以下是最相关的原文片段，而不是生成的回答",
+            )
+        messages = [
+            {"role": "system", "content": ANSWER_SYSTEM},
+            {"role": "user", "content": ANSWER_USER.format(question=question, context=context)},
+        ]
+        try:
+            text = self.llm.complete(messages)
+        except LLMError as exc:
+            log.warning("answering failed, returning the passages: %s", exc)
+            return Answer(
+                question=question,
+                answer=None,
+                sources=sources,
+                context=context,
+                notice=f"大语言模型调用失败（{exc}）：以下是最相关的原文片段",
+            )
+        cited = cited_numbers(text)
+        for source in sources:
+            source.cited = source.number in cited
+        return Answer(question=question, answer=text, sources=sources, context=context)
+
+    # ------------------------------------------------------------------ manage
+
+    def list_documents(self, limit: int = 100) -> list[DocumentInfo]:
+        with self.db.connection() as conn:
+            rows = conn.execute(store.LIST_DOCUMENTS, self._params(limit=limit)).fetchall()
+        return [
+            DocumentInfo(
+                id=r[0], source_path=r[1], title=r[2], chunks=r[3], tokens=r[4], updated_at=r[6].isoformat()
+            )
+            for r in rows
+        ]
+
+    def remove_document(self, document_id: str) -> bool:
+        with self.db.transaction() as conn:
+            return (
+                conn.execute(store.DELETE_DOCUMENT, self._params(id=check_document_id(document_id))).rowcount
+                == 1
+            )
+
+    def clear(self) -> int:
+        """Delete every document (and chunk) of this namespace only; return how many documents."""
+        with self.db.transaction() as conn:
+            return conn.execute(store.CLEAR_NAMESPACE, self._params()).rowcount
+
+    def stats(self) -> KnowledgeStats:
+        with self.db.connection() as conn:
+            row = conn.execute(store.STATS, self._params()).fetchone()
+        assert row is not None
+        return KnowledgeStats(
+            namespace=self.namespace,
+            documents=row[0],
+            chunks=row[1],
+            tokens=int(row[2]),
+            last_ingest=row[3].isoformat() if row[3] else None,
+            embedding_model=self.embedder.model_name,
+            dimension=self.embedder.dimension,
+        )
+
+
+def _hit(row: Sequence[Any]) -> ChunkHit:
+    return ChunkHit(
+        id=row[0],
+        document_id=row[1],
+        position=row[2],
+        content=row[3],
+        heading_path=list(row[4]),
+        start_char=row[5],
+        end_char=row[6],
+        source_path=row[7],
+        vector_score=float(row[8]),
+        text_score=float(row[9]),
+        score=float(row[10]),
+    )
+
+
+def _expand(paths: Iterable[str | Path]) -> Iterable[Path]:
+    for item in paths:
+        path = Path(item).expanduser()
+        if path.is_dir():
+            yield from sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in SUPPORTED)
+        else:
+            yield path
+
+
+def _ms(started: float) -> int:
+    return int((time.perf_counter() - started) * 1000)

@@ -1,0 +1,100 @@
+"""SQL for documents, chunks and the embedding cache."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from hello_pgmem.db import Database
+from hello_pgmem.embedding import Embedder
+
+CACHE_LOOKUP = """
+SELECT content_hash, embedding FROM embedding_cache
+WHERE model = %(model)s AND content_hash = ANY(%(hashes)s)
+"""
+CACHE_STORE = """
+INSERT INTO embedding_cache (model, content_hash, embedding)
+SELECT %(model)s, h, e FROM unnest(%(hashes)s::bytea[], %(embeddings)s::vector[]) AS x(h, e)
+ON CONFLICT DO NOTHING
+"""
+
+DOCUMENT_HASH = """
+SELECT content_hash, metadata->'chunking' FROM documents WHERE namespace = %(namespace)s AND id = %(id)s
+"""
+UPSERT_DOCUMENT = """
+INSERT INTO documents (namespace, id, source_path, title, content_hash, token_count, chunk_count, metadata)
+VALUES (%(namespace)s, %(id)s, %(source_path)s, %(title)s, %(content_hash)s, %(token_count)s,
+        %(chunk_count)s, %(metadata)s)
+ON CONFLICT (namespace, id) DO UPDATE
+SET source_path = EXCLUDED.source_path, title = EXCLUDED.title, content_hash = EXCLUDED.content_hash,
+    token_count = EXCLUDED.token_count, chunk_count = EXCLUDED.chunk_count,
+    metadata = EXCLUDED.metadata, updated_at = now()
+"""
+DELETE_CHUNKS = "DELETE FROM chunks WHERE namespace = %(namespace)s AND document_id = %(id)s"
+INSERT_CHUNK = """
+INSERT INTO chunks (namespace, id, document_id, position, content, content_hash, heading_path,
+                    start_char, end_char, token_count, embedding, embedding_model)
+VALUES (%(namespace)s, %(id)s, %(document_id)s, %(position)s, %(content)s, %(content_hash)s,
+        %(heading_path)s, %(start_char)s, %(end_char)s, %(token_count)s, %(embedding)s, %(model)s)
+"""
+
+SEARCH = """
+SELECT id, document_id, position, content, heading_path, start_char, end_char, source_path,
+       vector_score, text_score, score
+FROM search_chunks(%(namespace)s, %(model)s, %(query)s, %(text)s, %(limit)s, %(document_ids)s,
+                   %(fusion)s, %(pool)s)
+"""
+
+LIST_DOCUMENTS = """
+SELECT id, source_path, title, chunk_count, token_count, created_at, updated_at
+FROM documents WHERE namespace = %(namespace)s ORDER BY updated_at DESC, id LIMIT %(limit)s
+"""
+DELETE_DOCUMENT = "DELETE FROM documents WHERE namespace = %(namespace)s AND id = %(id)s"
+CLEAR_NAMESPACE = "DELETE FROM documents WHERE namespace = %(namespace)s"
+STATS = """
+SELECT (SELECT count(*) FROM documents WHERE namespace = %(namespace)s),
+       (SELECT count(*) FROM chunks WHERE namespace = %(namespace)s),
+       (SELECT coalesce(sum(token_count), 0) FROM chunks WHERE namespace = %(namespace)s),
+       (SELECT max(updated_at) FROM documents WHERE namespace = %(namespace)s)
+"""
+
+
+def sha256(text: str) -> bytes:
+    return hashlib.sha256(text.encode("utf-8")).digest()
+
+
+def embed_cached(
+    db: Database, embedder: Embedder, texts: Sequence[str], batch_size: int = 64
+) -> tuple[np.ndarray, int]:
+    """Vectors for ``texts`` from the cache by (model, sha256), the rest embedded in batches.
+
+    Returns the vectors and how many texts the embedding model had to encode.
+    """
+    if not texts:
+        return np.zeros((0, embedder.dimension), dtype=np.float32), 0
+    db.ensure_embedding_model(embedder.model_name, embedder.dimension)
+    hashes = [sha256(text) for text in texts]
+    with db.connection() as conn:
+        found: dict[bytes, Any] = dict(
+            conn.execute(CACHE_LOOKUP, {"model": embedder.model_name, "hashes": list(set(hashes))}).fetchall()
+        )
+    missing: dict[bytes, str] = {}
+    for digest, text in zip(hashes, texts, strict=True):
+        if digest not in found:
+            missing.setdefault(digest, text)
+    if missing:
+        keys = list(missing)
+        vectors: list[np.ndarray] = []
+        for start in range(0, len(keys), batch_size):
+            vectors.extend(embedder.encode([missing[k] for k in keys[start : start + batch_size]]))
+        with db.connection() as conn:
+            conn.execute(CACHE_STORE, {"model": embedder.model_name, "hashes": keys, "embeddings": vectors})
+        found.update(zip(keys, vectors, strict=True))
+    vectors_out = [
+        np.asarray(found[d].to_numpy() if hasattr(found[d], "to_numpy") else found[d], dtype=np.float32)
+        for d in hashes
+    ]
+    return np.stack(vectors_out), len(missing)

@@ -1,0 +1,383 @@
+"""The ``rag`` tool: a KnowledgeBase for agents, with the reference's actions and output.
+
+Actions: add_document, add_text, search, ask, stats, list_documents, remove_document, clear.
+``namespace`` defaults to the tool's ``rag_namespace`` (the reference used "default" whatever the
+tool was given); ``clear`` empties that namespace only. Errors come back as ``❌ …`` text.
+Optionally, passages found by search or ask are stored as semantic memories of a user
+(``memory_tool=...``, ``remember_passages=True``).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError as PydanticValidationError
+from pydantic import validate_call
+
+from hello_pgmem.db import Database
+from hello_pgmem.embedding import Embedder, create_embedder
+from hello_pgmem.errors import HelloPgmemError
+from hello_pgmem.llm import ChatClient, create_chat_client
+from hello_pgmem.models import validation_error
+from hello_pgmem.rag.knowledge import KnowledgeBase
+from hello_pgmem.rag.models import ChunkHit
+from hello_pgmem.settings import Settings
+from hello_pgmem.tools.base import Tool, ToolParameter, parameters_of, tool_action
+from hello_pgmem.tools.memory_tool import MemoryTool
+
+log = logging.getLogger(__name__)
+
+NO_ANSWER = (
+    "🤔 抱歉，我在知识库中没有找到与「{q}」相关的信息。\n\n💡 建议：\n• 尝试使用更简洁的关键词\n"
+    "• 检查是否已添加相关文档\n• 使用 stats 操作查看知识库状态"
+)
+CLEAR_WARNING = "⚠️ 危险操作：清空知识库将删除所有数据！\n请使用 confirm=true 参数确认执行。"
+REMEMBER_MIN_SCORE = 0.6
+
+
+class RAGTool(Tool):
+    """知识库工具 - 添加文档、检索知识并基于知识库回答问题"""
+
+    def __init__(
+        self,
+        knowledge_base_path: str = "./knowledge_base",
+        collection_name: str = "rag_knowledge_base",
+        rag_namespace: str = "default",
+        expandable: bool = False,
+        *,
+        database: Database | None = None,
+        embedder: Embedder | None = None,
+        settings: Settings | None = None,
+        llm: ChatClient | None = None,
+        memory_tool: MemoryTool | None = None,
+        remember_passages: bool = False,
+        clock: Callable[[], float] = time.perf_counter,
+    ) -> None:
+        super().__init__("rag", "知识库工具 - 添加文档、检索知识并基于知识库回答问题", expandable)
+        self.knowledge_base_path = Path(knowledge_base_path)
+        self.collection_name = collection_name
+        self.rag_namespace = rag_namespace
+        self.settings = settings or (database.settings if database else Settings())
+        self._owns_db = database is None
+        self.db = database or Database(self.settings)
+        self._embedder = embedder
+        self.llm = llm if llm is not None else create_chat_client(self.settings)
+        self.memory_tool = memory_tool
+        self.remember_passages = remember_passages
+        self.clock = clock
+        self._bases: dict[str, KnowledgeBase] = {}
+        self._actions = {name: method for name, method, _ in self.actions()}
+
+    def knowledge_base(self, namespace: str | None = None) -> KnowledgeBase:
+        name = namespace or self.rag_namespace
+        if name not in self._bases:
+            if self._embedder is None:
+                self._embedder = create_embedder(self.settings)
+            self._bases[name] = KnowledgeBase(self.db, self._embedder, name, llm=self.llm)
+        return self._bases[name]
+
+    # ------------------------------------------------------------------ dispatch
+
+    def run(self, parameters: Mapping[str, Any] | str | None = None, /, **kwargs: Any) -> str:
+        """Run an action: ``run({"action": ..., ...})`` or ``run("search", query=...)``."""
+        if isinstance(parameters, str):
+            action: Any = parameters
+            arguments = dict(kwargs)
+        elif isinstance(parameters, Mapping) or parameters is None:
+            arguments = {**(parameters or {}), **kwargs}
+            action = arguments.pop("action", None)
+        else:
+            return "❌ 参数错误: parameters must be a JSON object"
+        method = self._actions.get(action) if isinstance(action, str) else None
+        if method is None:
+            return f"❌ 不支持的操作: {action}。支持的操作: {', '.join(self._actions)}"
+        try:
+            result: str = validate_call(method)(**arguments)
+            return result
+        except PydanticValidationError as exc:
+            return f"❌ 参数错误: {validation_error(exc)}"
+        except HelloPgmemError as exc:
+            return f"❌ 执行操作 '{action}' 时发生错误: {exc}"
+        except Exception as exc:  # the agent gets a message, the log gets the traceback
+            log.exception("rag tool action %r failed", action)
+            return f"❌ 执行操作 '{action}' 时发生错误: {type(exc).__name__}: {exc}"
+
+    def execute(self, action: str, **kwargs: Any) -> str:
+        return self.run(action, **kwargs)
+
+    def get_parameters(self) -> list[ToolParameter]:
+        merged: dict[str, ToolParameter] = {}
+        for _, method, _ in self.actions():
+            for param in parameters_of(method):
+                merged.setdefault(param.name, ToolParameter(param.name, param.schema, param.description))
+        action = ToolParameter(
+            "action", {"type": "string", "enum": list(self._actions)}, "要执行的操作", True
+        )
+        return [action, *merged.values()]
+
+    # ------------------------------------------------------------------ actions
+
+    @tool_action("add_document", "把文件（Markdown、PDF、Word、Excel、HTML 等）加入知识库")
+    def add_document(
+        self,
+        file_path: str,
+        document_id: str | None = None,
+        namespace: str | None = None,
+        chunk_size: int = 800,
+        chunk_overlap: int = 100,
+    ) -> str:
+        """添加文档
+
+        Args:
+            file_path: 文件路径（相对路径先在当前目录找，再在知识库目录找）
+            document_id: 文档ID，省略时用文件路径
+            namespace: 命名空间，默认是工具的命名空间
+            chunk_size: 分块大小（token）
+            chunk_overlap: 分块重叠（token）
+        """
+        path = Path(file_path).expanduser()
+        if not path.exists() and (self.knowledge_base_path / file_path).exists():
+            path = self.knowledge_base_path / file_path
+        if not path.exists():
+            return f"❌ 文件不存在: {file_path}"
+        kb = self.knowledge_base(namespace)
+        result = kb.add_document(path, document_id, chunk_size=chunk_size, chunk_overlap=chunk_overlap)
+        if result.chunks == 0:
+            return f"⚠️ 未能从文件解析内容: {path.name}"
+        head = "✅ 文档已添加到知识库" if result.status != "unchanged" else "✅ 文档未变化，已跳过"
+        return (
+            f"{head}: {path.name}\n📊 分块数量: {result.chunks}\n⏱️ 处理时间: {result.elapsed_ms}ms\n"
+            f"📝 命名空间: {kb.namespace}"
+        )
+
+    @tool_action("add_text", "把一段文本加入知识库")
+    def add_text(
+        self,
+        text: str,
+        document_id: str | None = None,
+        namespace: str | None = None,
+        chunk_size: int = 800,
+        chunk_overlap: int = 100,
+    ) -> str:
+        """添加文本
+
+        Args:
+            text: 文本内容（支持 Markdown）
+            document_id: 文档ID，省略时由内容生成；相同ID再次添加会替换旧内容
+            namespace: 命名空间，默认是工具的命名空间
+            chunk_size: 分块大小（token）
+            chunk_overlap: 分块重叠（token）
+        """
+        if not text.strip():
+            return "❌ 文本内容不能为空"
+        kb = self.knowledge_base(namespace)
+        result = kb.add_text(text, document_id, chunk_size=chunk_size, chunk_overlap=chunk_overlap)
+        if result.chunks == 0:
+            return "⚠️ 未能从文本生成有效分块"
+        head = "✅ 文本已添加到知识库" if result.status != "unchanged" else "✅ 文本未变化，已跳过"
+        return (
+            f"{head}: {result.document_id}\n📊 分块数量: {result.chunks}\n⏱️ 处理时间: {result.elapsed_ms}ms\n"
+            f"📝 命名空间: {kb.namespace}"
+        )
+
+    @tool_action("search", "在知识库中检索相关片段")
+    def search(
+        self,
+        query: str | None = None,
+        question: str | None = None,
+        limit: int = 5,
+        min_score: float = 0.1,
+        enable_advanced_search: bool = False,
+        include_citations: bool = True,
+        namespace: str | None = None,
+        document_ids: list[str] | None = None,
+    ) -> str:
+        """搜索知识库
+
+        Args:
+            query: 搜索内容
+            question: query 的别名
+            limit: 最多返回条数
+            min_score: 最低相似度（余弦）
+            enable_advanced_search: 启用 MQE 与 HyDE 查询扩展（需要大语言模型）
+            include_citations: 显示章节
+            namespace: 命名空间，默认是工具的命名空间
+            document_ids: 只在这些文档中搜索
+        """
+        text = (query or question or "").strip()
+        if not text:
+            return "❌ 搜索查询不能为空"
+        hits = self.knowledge_base(namespace).search(
+            text,
+            limit,
+            min_score=min_score or None,
+            document_ids=document_ids,
+            enable_mqe=enable_advanced_search,
+            enable_hyde=enable_advanced_search,
+        )
+        if not hits:
+            return f"🔍 未找到与 '{text}' 相关的内容"
+        self._remember(hits)
+        lines = ["搜索结果："]
+        for i, hit in enumerate(hits, 1):
+            lines.append(
+                f"\n{i}. 文档: **{hit.source_path or hit.document_id}** (相似度: {hit.vector_score:.3f})"
+            )
+            lines.append(f"   {hit.content[:200]}...")
+            if include_citations and hit.heading_path:
+                lines.append(f"   章节: {' > '.join(hit.heading_path)}")
+        return "\n".join(lines)
+
+    @tool_action("ask", "基于知识库回答问题并给出引用")
+    def ask(
+        self,
+        question: str | None = None,
+        query: str | None = None,
+        limit: int = 5,
+        enable_advanced_search: bool = False,
+        include_citations: bool = True,
+        max_chars: int = 1200,
+        namespace: str | None = None,
+    ) -> str:
+        """智能问答
+
+        Args:
+            question: 问题
+            query: question 的别名
+            limit: 检索的片段数
+            enable_advanced_search: 启用 MQE 与 HyDE 查询扩展
+            include_citations: 列出参考来源
+            max_chars: 提供给模型的上下文最大字符数
+            namespace: 命名空间，默认是工具的命名空间
+        """
+        text = (question or query or "").strip()
+        if not text:
+            return "❌ 问题不能为空"
+        started = self.clock()
+        kb = self.knowledge_base(namespace)
+        answer = kb.ask(
+            text,
+            limit,
+            max_chars=max_chars,
+            enable_mqe=enable_advanced_search,
+            enable_hyde=enable_advanced_search,
+        )
+        elapsed = int((self.clock() - started) * 1000)
+        if not answer.sources:
+            return NO_ANSWER.format(q=text)
+        lines = ["🤖 **智能问答结果**", ""]
+        lines.append(answer.answer if answer.answer is not None else f"{answer.notice}\n\n{answer.context}")
+        if include_citations:
+            lines += ["", "📚 **参考来源**"]
+            for source in answer.sources:
+                mark = "🟢" if source.score > 0.8 else "🟡" if source.score > 0.6 else "🔵"
+                where = " > ".join(source.heading_path)
+                name = Path(source.source_path).name if source.source_path else source.document_id
+                lines.append(
+                    f"{mark} [{source.number}] {name}{' — ' + where if where else ''} "
+                    f"(相似度: {source.score:.3f})"
+                )
+        average = sum(s.score for s in answer.sources) / len(answer.sources)
+        lines.append(f"\n⚡ 用时: {elapsed}ms | 平均相似度: {average:.3f}")
+        return "\n".join(lines)
+
+    @tool_action("stats", "知识库统计信息")
+    def stats(self, namespace: str | None = None) -> str:
+        """知识库统计
+
+        Args:
+            namespace: 命名空间，默认是工具的命名空间
+        """
+        stats = self.knowledge_base(namespace).stats()
+        return "\n".join(
+            [
+                "📊 **RAG 知识库统计**",
+                f"📝 命名空间: {stats.namespace}",
+                f"📋 集合名称: {self.collection_name}",
+                f"📂 存储根路径: {self.knowledge_base_path}",
+                "📦 存储类型: postgresql (pgvector)",
+                f"📄 文档数: {stats.documents}",
+                f"📊 文档分块数: {stats.chunks}",
+                f"🔢 向量维度: {stats.dimension} ({stats.embedding_model})",
+                "📎 距离度量: Cosine",
+                "",
+                "🟢 **系统状态**",
+                "✅ RAG 管道: 正常",
+                "✅ LLM 连接: 已配置" if self.llm is not None else "⚪ LLM 连接: 未配置（ask 返回原文片段）",
+            ]
+        )
+
+    @tool_action("list_documents", "列出知识库中的文档")
+    def list_documents(self, namespace: str | None = None, limit: int = 50) -> str:
+        """列出文档
+
+        Args:
+            namespace: 命名空间，默认是工具的命名空间
+            limit: 最多列出多少个
+        """
+        kb = self.knowledge_base(namespace)
+        documents = kb.list_documents(limit)
+        if not documents:
+            return f"📚 命名空间 {kb.namespace} 中还没有文档"
+        lines = [f"📚 知识库文档（命名空间: {kb.namespace}，共 {len(documents)} 个）:"]
+        lines += [
+            f"{i}. {d.id} — {d.chunks} 块, {d.tokens} tokens, 更新于 {d.updated_at[:19]}"
+            for i, d in enumerate(documents, 1)
+        ]
+        return "\n".join(lines)
+
+    @tool_action("remove_document", "从知识库删除一个文档")
+    def remove_document(self, document_id: str, namespace: str | None = None) -> str:
+        """删除文档
+
+        Args:
+            document_id: 文档ID
+            namespace: 命名空间，默认是工具的命名空间
+        """
+        if self.knowledge_base(namespace).remove_document(document_id):
+            return f"✅ 文档已删除: {document_id}"
+        return f"⚠️ 未找到文档: {document_id}"
+
+    @tool_action("clear", "清空一个命名空间的知识库")
+    def clear(self, confirm: bool = False, namespace: str | None = None) -> str:
+        """清空知识库
+
+        Args:
+            confirm: 必须为 true 才会执行
+            namespace: 命名空间，默认是工具的命名空间
+        """
+        if not confirm:
+            return CLEAR_WARNING
+        kb = self.knowledge_base(namespace)
+        kb.clear()
+        return f"✅ 知识库已成功清空（命名空间：{kb.namespace}）"
+
+    # ------------------------------------------------------------------ helpers
+
+    def _remember(self, hits: list[ChunkHit]) -> None:
+        """Store strong passages as semantic memories of the memory tool's user (once each)."""
+        if not (self.remember_passages and self.memory_tool is not None):
+            return
+        manager = self.memory_tool.memory_manager
+        for hit in hits:
+            if hit.vector_score < REMEMBER_MIN_SCORE or manager.find_by_metadata("chunk_id", str(hit.id)):
+                continue
+            manager.add_memory(
+                hit.content[:2000],
+                "semantic",
+                0.6,
+                {
+                    "source": "rag",
+                    "namespace": self.rag_namespace,
+                    "document_id": hit.document_id,
+                    "chunk_id": str(hit.id),
+                },
+            )
+
+    def close(self) -> None:
+        if self._owns_db:
+            self.db.close()

@@ -1,0 +1,314 @@
+"""RAG on PostgreSQL: the seed demo, real files, the embedding cache, MQE/HyDE/ask, namespaces."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import docx
+import openpyxl
+import pytest
+from fpdf import FPDF
+
+from hello_pgmem import Database, HashingEmbedder, KnowledgeBase, OpenAIEmbedder, ValidationError
+from hello_pgmem.llm import ChatClient
+from hello_pgmem.rag.expansion import HYDE_SYSTEM, MQE_SYSTEM
+from hello_pgmem.tools import RAGTool, ToolRegistry
+from tests.fake_openai import FakeOpenAI, serve
+
+SEED = [
+    (
+        "python_intro",
+        "Python是一种高级编程语言，由Guido van Rossum于1991年首次发布。Python的设计哲学强调代码的可读性和简洁的语法。",
+    ),
+    (
+        "ml_basics",
+        "机器学习是人工智能的一个分支，通过算法让计算机从数据中学习模式。主要包括监督学习、无监督学习和强化学习三种类型。",
+    ),
+    (
+        "rag_concept",
+        "RAG（检索增强生成）是一种结合信息检索和文本生成的AI技术。它通过检索相关知识来增强大语言模型的生成能力。",
+    ),
+]
+
+
+@pytest.fixture()
+def kb(clean: Database, embedder: HashingEmbedder) -> KnowledgeBase:
+    return KnowledgeBase(clean, embedder, "test")
+
+
+def chunk_count(db: Database, namespace: str | None = None) -> int:
+    with db.connection() as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM chunks WHERE %s::text IS NULL OR namespace = %s", (namespace, namespace)
+        ).fetchone()
+    return int(row[0]) if row else 0
+
+
+def test_seed_demo_through_the_tool(clean: Database, embedder: HashingEmbedder) -> None:
+    tool = RAGTool(
+        knowledge_base_path="./knowledge_base",
+        collection_name="test_collection",
+        rag_namespace="test",
+        database=clean,
+        embedder=embedder,
+    )
+    for document_id, text in SEED:
+        result = tool.run({"action": "add_text", "text": text, "document_id": document_id})
+        assert result.startswith(f"✅ 文本已添加到知识库: {document_id}\n📊 分块数量: 1\n")
+        assert result.endswith("📝 命名空间: test")
+    found = tool.run({"action": "search", "query": "Python编程语言的历史", "limit": 3, "min_score": 0.1})
+    lines = found.splitlines()
+    assert lines[0] == "搜索结果："
+    assert lines[2].startswith("1. 文档: **python_intro** (相似度: ")
+    stats = tool.run({"action": "stats"})
+    assert "📊 文档分块数: 3" in stats and "📝 命名空间: test" in stats
+    assert chunk_count(clean, "default") == 0, "the tool's namespace is used, not 'default'"
+
+
+def make_files(folder: Path) -> dict[str, Path]:
+    files = {}
+    files["md"] = folder / "guide.md"
+    files["md"].write_text("# 部署指南\n\n## 数据库\n\n部署前先启动 PostgreSQL 数据库。\n", encoding="utf-8")
+    files["html"] = folder / "page.html"
+    files["html"].write_text(
+        "<html><body><h1>天气预报</h1><p>明天北京有暴雨，请带伞。</p></body></html>", encoding="utf-8"
+    )
+    document = docx.Document()
+    document.add_heading("季度报告", 1)
+    document.add_paragraph("第三季度销售额增长了百分之十二。")
+    files["docx"] = folder / "report.docx"
+    document.save(files["docx"])
+    book = openpyxl.Workbook()
+    sheet = book.active
+    assert sheet is not None
+    sheet.append(["城市", "人口"])
+    sheet.append(["杭州", "1200万"])
+    files["xlsx"] = folder / "cities.xlsx"
+    book.save(files["xlsx"])
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("helvetica", size=12)
+    pdf.cell(text="Quarterly revenue of the aurora project grew strongly.")
+    files["pdf"] = folder / "aurora.pdf"
+    pdf.output(str(files["pdf"]))
+    return files
+
+
+@pytest.mark.parametrize(
+    ("kind", "query", "expected"),
+    [
+        ("md", "部署前启动什么", "PostgreSQL"),
+        ("html", "明天北京天气", "暴雨"),
+        ("docx", "第三季度销售额", "百分之十二"),
+        ("xlsx", "杭州人口", "1200万"),
+        ("pdf", "aurora project revenue", "aurora"),
+    ],
+)
+def test_real_files_are_ingested_and_searchable(
+    kb: KnowledgeBase, tmp_path: Path, kind: str, query: str, expected: str
+) -> None:
+    files = make_files(tmp_path)
+    result = kb.add_document(files[kind])
+    assert result.status == "added" and result.chunks >= 1
+    hits = kb.search(query, 3)
+    assert hits[0].source_path == str(files[kind])
+    assert expected in hits[0].content
+    if kind == "md":
+        assert hits[0].heading_path == ["部署指南"]  # the chunk starts in that section
+
+
+@pytest.mark.parametrize(
+    ("name", "data"),
+    [
+        ("broken.pdf", b"%PDF-1.4 not really a pdf"),
+        ("broken.docx", b"PK\x03\x04 not a zip"),
+        ("broken.xlsx", b"garbage"),
+        ("notes.exe", b"MZ"),
+        ("latin1.txt", bytes(range(128, 256)) * 2),
+    ],
+)
+def test_a_corrupt_file_is_a_clear_error_and_changes_nothing(
+    kb: KnowledgeBase, clean: Database, tmp_path: Path, name: str, data: bytes
+) -> None:
+    kb.add_text("已有的文档内容", "existing")
+    path = tmp_path / name
+    path.write_bytes(data)
+    before = chunk_count(clean)
+    with pytest.raises(ValidationError) as caught:
+        kb.add_document(path)
+    assert caught.value.field == "file_path" and name in str(caught.value)
+    assert chunk_count(clean) == before
+
+
+def test_ingest_reports_each_file_and_keeps_going(kb: KnowledgeBase, tmp_path: Path) -> None:
+    files = make_files(tmp_path)
+    (tmp_path / "zz_broken.pdf").write_bytes(b"%PDF-1.4 garbage")
+    seen: list[tuple[int, int, str]] = []
+    results = kb.ingest([tmp_path], progress=lambda n, total, r: seen.append((n, total, r.status)))
+    statuses = {Path(r.source_path or "").name: r.status for r in results}
+    assert statuses["zz_broken.pdf"] == "failed"
+    assert all(statuses[f.name] == "added" for f in files.values())
+    assert [s[0] for s in seen] == list(range(1, len(files) + 2))
+    again = kb.ingest([tmp_path])
+    assert {r.status for r in again if r.status != "failed"} == {"unchanged"}
+
+
+def test_re_adding_replaces_atomically(kb: KnowledgeBase, clean: Database) -> None:
+    kb.add_text("# 旧\n\n旧的内容第一段。\n\n旧的内容第二段。", "doc")
+    result = kb.add_text("# 新\n\n全新的内容。", "doc")
+    assert result.status == "replaced"
+    with clean.connection() as conn:
+        contents = [
+            r[0] for r in conn.execute("SELECT content FROM chunks WHERE document_id = 'doc'").fetchall()
+        ]
+    assert contents == ["# 新\n\n全新的内容。"]
+
+
+def test_unchanged_text_makes_no_embedding_calls(clean: Database) -> None:
+    with serve(FakeOpenAI(dimension=16)) as fake:
+        embedder = OpenAIEmbedder("fake-embed", base_url=fake.base_url, dimension=16, batch_size=64)
+        kb = KnowledgeBase(clean, embedder, "cache")
+        text = "\n\n".join(f"## 第{i}节\n\n" + f"第{i}节的内容。" * 40 for i in range(6))
+        first = kb.add_text(text, "doc", chunk_size=120, chunk_overlap=10)
+        calls = fake.embedding_calls()
+        assert first.embedded == first.chunks and calls >= 1
+        assert kb.add_text(text, "doc", chunk_size=120, chunk_overlap=10).status == "unchanged"
+        assert kb.add_text(text, "copy", chunk_size=120, chunk_overlap=10).embedded == 0
+        assert fake.embedding_calls() == calls, "the cache answered for the identical copy"
+        changed = text.replace("第3节的内容。", "第3节改写后的内容。", 1)
+        result = kb.add_text(changed, "doc", chunk_size=120, chunk_overlap=10)
+        assert result.status == "replaced"
+        assert 0 < result.embedded < result.chunks, "only the changed paragraph's chunks are embedded"
+        new_texts = fake.embedded_texts()[-result.embedded :]
+        assert all("第3节" in t for t in new_texts)
+
+
+def chat_script(body: dict[str, Any]) -> str:
+    system = body["messages"][0]["content"]
+    if system == MQE_SYSTEM:
+        return "什么是检索增强生成\nRAG 技术的定义"
+    if system == HYDE_SYSTEM:
+        return "RAG 是一种结合信息检索与文本生成的技术，通过检索外部知识增强大语言模型。"
+    return "RAG 是结合信息检索和文本生成的技术 [1]。"
+
+
+@pytest.fixture()
+def chat() -> Iterator[FakeOpenAI]:
+    with serve(FakeOpenAI(chat=chat_script)) as fake:
+        yield fake
+
+
+def test_mqe_hyde_and_ask_with_citations(
+    clean: Database, embedder: HashingEmbedder, chat: FakeOpenAI
+) -> None:
+    llm = ChatClient("fake-chat", base_url=chat.base_url, api_key="k", max_retries=0)
+    kb = KnowledgeBase(clean, embedder, "llm", llm=llm)
+    for document_id, text in SEED:
+        kb.add_text(text, document_id)
+    hits = kb.search("RAG", 3, enable_mqe=True, enable_hyde=True)
+    systems = [r["body"]["messages"][0]["content"] for r in chat.requests]
+    assert systems == [MQE_SYSTEM, HYDE_SYSTEM]
+    assert "原始查询：RAG\n请给出2个不同表述的查询" in chat.requests[0]["body"]["messages"][1]["content"]
+    assert hits[0].document_id == "rag_concept"
+    assert set(hits[0].matched_by) >= {"original", "mqe", "hyde"}
+    answer = kb.ask("RAG 是什么？", 3)
+    assert answer.answer == "RAG 是结合信息检索和文本生成的技术 [1]。"
+    assert answer.sources[0].document_id == "rag_concept" and answer.sources[0].cited
+    prompt = chat.requests[-1]["body"]["messages"][1]["content"]
+    assert "[1] (rag_concept)" in prompt and "【问题】RAG 是什么？" in prompt
+
+
+def test_a_slow_chat_model_degrades_to_plain_search(
+    clean: Database, embedder: HashingEmbedder, caplog: pytest.LogCaptureFixture
+) -> None:
+    with serve(FakeOpenAI(chat=chat_script, delay_s=2.0)) as fake:
+        llm = ChatClient("slow", base_url=fake.base_url, timeout_s=0.3, max_retries=0)
+        kb = KnowledgeBase(clean, embedder, "slow", llm=llm)
+        for document_id, text in SEED:
+            kb.add_text(text, document_id)
+        hits = kb.search("Python编程语言的历史", 3, enable_mqe=True, enable_hyde=True)
+        assert hits[0].document_id == "python_intro"
+        assert hits[0].matched_by == ["original"]
+        assert "MQE) failed" in caplog.text and "HyDE) failed" in caplog.text
+        answer = kb.ask("Python 是谁发布的？", 3)
+        assert answer.answer is None and answer.sources and "调用失败" in (answer.notice or "")
+
+
+def test_ask_without_a_model_returns_passages(kb: KnowledgeBase) -> None:
+    for document_id, text in SEED:
+        kb.add_text(text, document_id)
+    answer = kb.ask("Python 是谁发布的？", 2, max_chars=200)
+    assert answer.answer is None and "未配置大语言模型" in (answer.notice or "")
+    assert answer.context.startswith("[1] (python_intro)")
+    assert len(answer.context) <= 200
+
+
+def test_namespaces_are_isolated(clean: Database, embedder: HashingEmbedder) -> None:
+    first, second = KnowledgeBase(clean, embedder, "team_a"), KnowledgeBase(clean, embedder, "team_b")
+    first.add_text("团队 A 的秘密配方是桂花糖。", "recipe")
+    second.add_text("团队 B 的会议纪要。", "minutes")
+    assert {h.document_id for h in second.search("秘密配方 桂花糖", 5)} == {"minutes"}
+    assert second.clear() == 1
+    assert first.stats().chunks == 1 and second.stats().chunks == 0
+    tool = RAGTool(rag_namespace="team_a", database=clean, embedder=embedder)
+    assert tool.run("clear", namespace="team_a").startswith("⚠️ 危险操作")
+    assert first.stats().chunks == 1
+
+
+def test_document_filter_and_management(kb: KnowledgeBase) -> None:
+    for document_id, text in SEED:
+        kb.add_text(text, document_id)
+    hits = kb.search("Python编程语言", 3, document_ids=["ml_basics"])
+    assert {h.document_id for h in hits} == {"ml_basics"}
+    assert {d.id for d in kb.list_documents()} == {d for d, _ in SEED}
+    assert kb.remove_document("ml_basics") and not kb.remove_document("ml_basics")
+    assert kb.stats().documents == 2
+
+
+def test_tool_actions_expanded_and_bad_input(clean: Database, embedder: HashingEmbedder) -> None:
+    registry = ToolRegistry()
+    registry.register_tool(RAGTool(rag_namespace="t", database=clean, embedder=embedder, expandable=True))
+    assert set(registry.list_tools()) == {
+        "rag_add_document",
+        "rag_add_text",
+        "rag_search",
+        "rag_ask",
+        "rag_stats",
+        "rag_list_documents",
+        "rag_remove_document",
+        "rag_clear",
+    }
+    assert registry.execute_tool("rag_add_text", {"text": "   "}) == "❌ 文本内容不能为空"
+    assert registry.execute_tool("rag_search", {"query": ""}) == "❌ 搜索查询不能为空"
+    assert (
+        registry.execute_tool("rag_add_document", {"file_path": "/no/such.md"})
+        == "❌ 文件不存在: /no/such.md"
+    )
+    assert registry.execute_tool("rag_search", {"query": "x", "limit": 0}).startswith(
+        "❌ 执行操作 'search' 时发生错误: limit"
+    )
+    assert registry.execute_tool("rag_add_text", {"text": "x", "chunk_size": "big"}).startswith(
+        "❌ 参数错误: chunk_size"
+    )
+    tool = registry.get_tool("rag_add_text")
+    assert tool is not None
+    assert tool.to_openai_schema()["function"]["parameters"]["required"] == ["text"]
+    assert chunk_count(clean) == 0
+    assert json.dumps(registry.to_openai_tools(), ensure_ascii=False)
+
+
+def test_passages_can_feed_the_memory_of_a_user(clean: Database, embedder: HashingEmbedder) -> None:
+    from hello_pgmem.tools import MemoryTool
+
+    memory = MemoryTool("reader", database=clean, embedder=embedder)
+    tool = RAGTool(
+        rag_namespace="docs", database=clean, embedder=embedder, memory_tool=memory, remember_passages=True
+    )
+    tool.run("add_text", text=SEED[0][1], document_id="python_intro")
+    tool.run("search", query=SEED[0][1])
+    tool.run("search", query=SEED[0][1])
+    ids = memory.memory_manager.find_by_metadata("document_id", "python_intro")
+    assert len(ids) == 1, "stored once, however often it is found"
