@@ -100,13 +100,3 @@ def ensure_age(conn: Connection, mode: Literal["auto", "on", "off"]) -> str | No
     if _version_tuple(version) < AGE_MIN:
         raise ExtensionMissingError(f"Apache AGE {version} is too old, 1.5.0 or newer is needed")
     return str(version)
-
-
-def extension_schema(conn: Connection, name: str) -> str | None:
-    """The schema an installed extension lives in."""
-    query = text(
-        "SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace "
-        "WHERE e.extname = :name"
-    )
-    value = conn.execute(query, {"name": name}).scalar()
-    return None if value is None else str(value)

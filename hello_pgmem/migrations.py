@@ -86,6 +86,26 @@ def current_revision(conn: Connection, schema: str) -> str | None:
     return context.get_current_revision()
 
 
+def prepare_sql_session(conn: Connection) -> None:
+    """Set the migration's search_path (our schema, pgvector's, pg_temp) and load pgvector.
+
+    SQL scripts create unqualified objects in our schema; functions capture this search_path
+    (``SET search_path FROM CURRENT``). pgvector is loaded so that its hnsw.* settings exist
+    before a function sets them (PostgreSQL refuses unknown settings to non-superusers).
+    """
+    from sqlalchemy import text
+
+    from alembic import context
+
+    settings: Settings = context.config.attributes["settings"]
+    quote = conn.dialect.identifier_preparer.quote_identifier
+    vector_schema = conn.execute(
+        text("SELECT extnamespace::regnamespace::text FROM pg_extension WHERE extname = 'vector'")
+    ).scalar_one()
+    conn.exec_driver_sql("SELECT '[1]'::vector")
+    conn.exec_driver_sql(f"SET LOCAL search_path TO {quote(settings.schema_name)}, {vector_schema}, pg_temp")
+
+
 def run_sql_script(conn: Connection, script: str) -> None:
     """Run a multi-statement SQL script on the connection's current transaction.
 

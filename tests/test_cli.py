@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import io
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
 
 import click
 import pytest
 
-from hello_pgmem import Settings, migrations
+from hello_pgmem import Database, Settings, migrations
 from hello_pgmem.cli import cli, main
+from tests.conftest import table_digest
 
 
 def commands(group: click.Group, prefix: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
@@ -82,7 +86,11 @@ def test_unreachable_database_exit_code(
     assert main(["db", "status"]) == 1
 
 
-def test_demo_runs_offline(env: Settings, capsys: pytest.CaptureFixture[str]) -> None:
+def test_demo_runs_from_an_empty_database(
+    new_database: Callable[[], str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("DATABASE_URL", new_database())  # not even migrated: the demo does it
+    monkeypatch.delenv("LLM_MODEL_ID", raising=False)
     assert main(["demo"]) == 0
     out = capsys.readouterr().out
     assert "hello_pgmem is ready" in out
@@ -90,4 +98,131 @@ def test_demo_runs_offline(env: Settings, capsys: pytest.CaptureFixture[str]) ->
     assert search[0] == "🔍 找到 3 条相关记忆:"
     assert search[1].startswith("1. [情景记忆] 李四是前端工程师")
     assert "🔄 已整合 1 条记忆为长期记忆（working → episodic，阈值=0.75）" in out
+    assert "李四 —职业→ 前端工程师" in out
+    rag = out.split("--- 搜索 'Python编程语言的历史' ---\n", 1)[1].splitlines()
+    assert rag[2].startswith("1. 文档: **python_intro**")
+    assert "📊 文档分块数: 3" in out
+    assert "未配置 LLM_MODEL_ID：跳过智能体对话" in out
     assert main(["demo"]) == 0, "the demo can run again on the same database"
+
+
+def run_json(args: list[str], capsys: pytest.CaptureFixture[str], code: int = 0) -> Any:
+    assert main(["--json", *args]) == code, capsys.readouterr().err
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.fixture()
+def cli_env(env: Settings, clean: Database, monkeypatch: pytest.MonkeyPatch) -> Settings:
+    monkeypatch.setenv("PGMEM_USER", "cli_user")
+    monkeypatch.setenv("PGMEM_NAMESPACE", "cli_docs")
+    return env
+
+
+def test_memory_commands(cli_env: Settings, capsys: pytest.CaptureFixture[str]) -> None:
+    added = run_json(
+        ["add", "李四是前端工程师，擅长React", "--type", "semantic", "--importance", "0.7"], capsys
+    )
+    run_json(["add", "王五是产品经理", "--type", "episodic", "--importance", "0.4"], capsys)
+    found = run_json(["search", "前端工程师", "--limit", "2"], capsys)
+    assert found[0]["id"] == added["id"] and found[0]["metadata"]["graph_score"] == 1.0
+    summary = run_json(["summary"], capsys)
+    assert summary["stats"]["total_memories"] == 2
+    graph = run_json(["graph", "李四"], capsys)
+    assert {e["name"] for e in graph["neighbourhood"]["entities"]} == {"李四", "前端工程师", "React"}
+    path = run_json(["graph", "李四", "--to", "React"], capsys)
+    assert path == [{"source": "李四", "relation_type": "擅长", "target": "React"}]
+    assert run_json(["forget", "--threshold", "0.5"], capsys) == {
+        "forgotten": 1,
+        "strategy": "importance_based",
+    }
+    run_json(["add", "今天要交报告", "--importance", "0.9"], capsys)
+    assert run_json(["consolidate"], capsys)["consolidated"] == 1
+    stats = run_json(["stats"], capsys)
+    assert stats["memory"]["total_memories"] == 2 and stats["knowledge"]["namespace"] == "cli_docs"
+    assert main(["--user", "someone_else", "search", "前端工程师"]) == 0
+    assert "no memory matches" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["add", "   "], "content: must not be empty"),
+        (["add", "x", "--importance", "3"], "importance: must be a number between 0 and 1"),
+        (["search", "x", "--limit", "0"], "limit: must be an integer between 1"),
+        (
+            ["consolidate", "--from", "semantic", "--to", "working"],
+            "cannot consolidate semantic into working",
+        ),
+        (["graph", "nobody"], "no entity 'nobody'"),
+        (["add", "x", "--type", "perceptual", "--file", "/no/such.png"], "file_path: no such file"),
+    ],
+)
+def test_memory_commands_bad_input(
+    cli_env: Settings, clean: Database, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    main(["add", "已有的记忆", "--type", "episodic"])
+    capsys.readouterr()
+    before = table_digest(clean)
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and message in err and "Traceback" not in err
+    assert table_digest(clean) == before
+
+
+def test_usage_errors_exit_2(cli_env: Settings, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["add", "x", "--type", "dream"]) == 2
+    assert "Invalid value for '--type'" in capsys.readouterr().err
+    assert main(["ingest"]) == 2
+
+
+def test_ingest_and_ask(cli_env: Settings, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "python.md").write_text(
+        "# Python\n\nPython由Guido van Rossum于1991年首次发布。", encoding="utf-8"
+    )
+    (tmp_path / "ml.md").write_text("# 机器学习\n\n机器学习包括监督学习和强化学习。", encoding="utf-8")
+    (tmp_path / "broken.pdf").write_bytes(b"%PDF-1.4 garbage")
+    assert main(["ingest", str(tmp_path)]) == 3, "one file failed, the others were ingested"
+    table = capsys.readouterr().out
+    assert "broken.pdf" in table and "failed" in table and table.count("added") == 2
+    results = run_json(["ingest", str(tmp_path / "python.md")], capsys)
+    assert results[0]["status"] == "unchanged"
+    answer = run_json(["ask", "Python是哪一年发布的？", "--limit", "1"], capsys)
+    assert answer["answer"] is None and answer["sources"][0]["document_id"].endswith("python.md")
+    assert main(["ingest", str(tmp_path / "missing.md")]) == 3
+
+
+def test_reembed_command(
+    cli_env: Settings, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run_json(["add", "一条情景记忆", "--type", "episodic"], capsys)
+    monkeypatch.setenv("EMBED_MODEL_TYPE", "hashing")
+    monkeypatch.setenv("EMBED_HASH_DIMENSION", "128")
+    assert run_json(["reembed"], capsys) == {"reembedded": 1, "model": "hashing-v1-128"}
+    assert run_json(["reembed"], capsys)["reembedded"] == 0
+
+
+def test_chat_needs_a_model(
+    cli_env: Settings, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("LLM_MODEL_ID", raising=False)
+    assert main(["chat"]) == 1
+    assert "LLM_MODEL_ID is not set" in capsys.readouterr().err
+
+
+def test_chat_with_a_model(
+    cli_env: Settings, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.fake_openai import FakeOpenAI, serve
+
+    def model(body: dict[str, Any]) -> str:
+        if "memories" in body["messages"][-1]["content"]:  # the memory loop's extraction prompt
+            return json.dumps({"memories": []})
+        return f"你说的是：{body['messages'][-1]['content']}"
+
+    with serve(FakeOpenAI(chat=model)) as fake:
+        monkeypatch.setenv("LLM_MODEL_ID", "fake")
+        monkeypatch.setenv("LLM_BASE_URL", fake.base_url)
+        monkeypatch.setattr("sys.stdin", io.StringIO("你好\n再见\n\n"))
+        assert main(["chat"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out == ["agent> 你说的是：你好", "agent> 你说的是：再见"]

@@ -13,25 +13,13 @@ import pytest
 from fpdf import FPDF
 
 from hello_pgmem import Database, HashingEmbedder, KnowledgeBase, OpenAIEmbedder, ValidationError
+from hello_pgmem.demo import KNOWLEDGE
 from hello_pgmem.llm import ChatClient
 from hello_pgmem.rag.expansion import HYDE_SYSTEM, MQE_SYSTEM
 from hello_pgmem.tools import RAGTool, ToolRegistry
 from tests.fake_openai import FakeOpenAI, serve
 
-SEED = [
-    (
-        "python_intro",
-        "Python是一种高级编程语言，由Guido van Rossum于1991年首次发布。Python的设计哲学强调代码的可读性和简洁的语法。",
-    ),
-    (
-        "ml_basics",
-        "机器学习是人工智能的一个分支，通过算法让计算机从数据中学习模式。主要包括监督学习、无监督学习和强化学习三种类型。",
-    ),
-    (
-        "rag_concept",
-        "RAG（检索增强生成）是一种结合信息检索和文本生成的AI技术。它通过检索相关知识来增强大语言模型的生成能力。",
-    ),
-]
+SEED = KNOWLEDGE
 
 
 @pytest.fixture()

@@ -15,8 +15,8 @@ from __future__ import annotations
 from sqlalchemy import text
 
 from alembic import context, op
-from hello_pgmem.extensions import ensure_age, ensure_vector, extension_schema
-from hello_pgmem.migrations import run_sql_script
+from hello_pgmem.extensions import ensure_age, ensure_vector
+from hello_pgmem.migrations import prepare_sql_session, run_sql_script
 from hello_pgmem.resources import read_sql
 from hello_pgmem.settings import Settings
 
@@ -44,15 +44,7 @@ def upgrade() -> None:
     conn = op.get_bind()
     ensure_vector(conn)
     age_version = ensure_age(conn, settings.age)
-    quote = conn.dialect.identifier_preparer.quote_identifier
-    vector_schema = extension_schema(conn, "vector") or "public"
-    # Load pgvector's library first: its hnsw.* settings must be known before a function may set
-    # them, or PostgreSQL refuses the SET clause to a role that is not superuser.
-    conn.exec_driver_sql("SELECT '[1]'::vector")
-    # Functions capture this search_path (SET search_path FROM CURRENT); pg_temp goes last.
-    conn.exec_driver_sql(
-        f"SET LOCAL search_path TO {quote(settings.schema_name)}, {quote(vector_schema)}, pg_temp"
-    )
+    prepare_sql_session(conn)
     for script in SCRIPTS:
         run_sql_script(conn, read_sql(script))
     if age_version is not None:

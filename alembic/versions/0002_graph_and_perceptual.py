@@ -14,11 +14,9 @@ none of them itself).
 
 from __future__ import annotations
 
-from sqlalchemy import text
-
 from alembic import context, op
 from hello_pgmem.graph.labels import create_labels, drop_labels
-from hello_pgmem.migrations import run_sql_script
+from hello_pgmem.migrations import prepare_sql_session, run_sql_script
 from hello_pgmem.resources import read_sql
 from hello_pgmem.settings import Settings
 
@@ -33,19 +31,9 @@ def _settings() -> Settings:
     return settings
 
 
-def _search_path(settings: Settings) -> None:
-    conn = op.get_bind()
-    quote = conn.dialect.identifier_preparer.quote_identifier
-    vector_schema = conn.execute(
-        text("SELECT extnamespace::regnamespace::text FROM pg_extension WHERE extname = 'vector'")
-    ).scalar_one()
-    conn.exec_driver_sql("SELECT '[1]'::vector")
-    conn.exec_driver_sql(f"SET LOCAL search_path TO {quote(settings.schema_name)}, {vector_schema}, pg_temp")
-
-
 def upgrade() -> None:
     settings = _settings()
-    _search_path(settings)
+    prepare_sql_session(op.get_bind())
     conn = op.get_bind()
     for script in ("embedding_models--0002.sql", "search--0002.sql", "graph--0002.sql"):
         run_sql_script(conn, read_sql(script))
@@ -56,6 +44,6 @@ def downgrade() -> None:
     settings = _settings()
     conn = op.get_bind()
     drop_labels(conn, settings.graph_name)
-    _search_path(settings)
+    prepare_sql_session(op.get_bind())
     for script in ("downgrade--0002.sql", "embedding_models--0001.sql", "search--0001.sql"):
         run_sql_script(conn, read_sql(script))

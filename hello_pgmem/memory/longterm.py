@@ -178,8 +178,11 @@ class LongTermMemory:
         """Store one memory and its embedding in one transaction."""
         return self.add_many([item])[0]
 
-    def add_many(self, items: Sequence[MemoryItem]) -> list[UUID]:
-        """Store memories and their embeddings in one transaction (embedded in one batch)."""
+    def add_many(self, items: Sequence[MemoryItem], prepared: Sequence[Any] | None = None) -> list[UUID]:
+        """Store memories and their embeddings in one transaction (embedded in one batch).
+
+        ``prepared`` replaces :meth:`_prepare` (e.g. an extraction the caller already has).
+        """
         if not items:
             return []
         for item in items:
@@ -188,7 +191,8 @@ class LongTermMemory:
         vectors = self.embedder.encode([item.content for item in items])
         self.db.ensure_embedding_model(self.embedder.model_name, self.embedder.dimension)
         rows = [self._row(item, vector) for item, vector in zip(items, vectors, strict=True)]
-        prepared = self._prepare([item.content for item in items])
+        if prepared is None:
+            prepared = self._prepare([item.content for item in items])
         with self.db.transaction(self.user_id) as conn:
             with conn.cursor() as cur:
                 cur.executemany(INSERT, rows)

@@ -18,7 +18,7 @@ from uuid import UUID
 from hello_pgmem.db import Database
 from hello_pgmem.embedding import Embedder, create_embedder
 from hello_pgmem.errors import NotFoundError, ValidationError
-from hello_pgmem.graph.extraction import Extractor, create_extractor
+from hello_pgmem.graph.extraction import Extraction, Extractor, create_extractor
 from hello_pgmem.graph.projection import AgeProjection
 from hello_pgmem.graph.store import EntityRef, GraphStore, Neighbourhood, PathStep
 from hello_pgmem.llm import create_chat_client
@@ -76,6 +76,18 @@ FROM memories WHERE user_id = %(user_id)s AND id = %(id)s AND forgotten_at IS NU
 FIND_BY_METADATA = """
 SELECT id FROM memories
 WHERE user_id = %(user_id)s AND forgotten_at IS NULL AND metadata ->> %(key)s = %(value)s
+"""
+
+TRACK_ACCESS = """
+UPDATE memories SET access_count = access_count + 1, last_accessed_at = %(now)s
+WHERE user_id = %(user_id)s AND id = ANY(%(ids)s)
+"""
+
+REFRESH = """
+UPDATE memories
+SET access_count = access_count + 1, last_accessed_at = %(now)s,
+    importance = greatest(importance, %(importance)s), updated_at = now()
+WHERE user_id = %(user_id)s AND id = %(id)s AND forgotten_at IS NULL
 """
 
 DELETE_LONG_TERM = "DELETE FROM memories WHERE user_id = %(user_id)s AND id = %(id)s"
@@ -260,11 +272,13 @@ class MemoryManager:
         importance: float | None = None,
         metadata: dict[str, Any] | None = None,
         auto_classify: bool = False,
+        extraction: Extraction | None = None,
     ) -> UUID:
         """Store a memory and return its id.
 
         Without ``importance`` the documented heuristic estimates it; with ``auto_classify``
-        the type comes from ``metadata["type"]`` or the reference's keyword lists.
+        the type comes from ``metadata["type"]`` or the reference's keyword lists. A semantic
+        memory's entities and relations are extracted, unless ``extraction`` gives them.
         """
         content = check_content(content, self.config.max_content_chars)
         meta = check_metadata(metadata)
@@ -284,6 +298,8 @@ class MemoryManager:
             importance=value,
             metadata=meta,
         )
+        if extraction is not None and isinstance(store, SemanticMemory):
+            return store.add_many([item], prepared=[extraction])[0]
         return store.add(item)
 
     def update_memory(
@@ -390,8 +406,11 @@ class MemoryManager:
         per_type_limit: int | None = None,
         target_modality: str | None = None,
         query_modality: str = "text",
+        track_access: bool = True,
     ) -> list[MemoryItem]:
         """Search the enabled types, merged by relevance score (then importance), best first.
+
+        Every long-term memory returned gets one more access counted (one statement).
 
         ``target_modality`` and ``query_modality`` concern perceptual memory; a query of another
         modality than text is a file path and searches perceptual memory only.
@@ -427,7 +446,51 @@ class MemoryManager:
             else:
                 results += store.retrieve(query, per_type, min_importance=floor, since=since, until=until)
         results.sort(key=lambda item: (-(item.score or 0.0), -item.importance, str(item.id)))
-        return results[:limit]
+        results = results[:limit]
+        if track_access:
+            self.record_access([item.id for item in results if item.memory_type != "working"])
+        return results
+
+    def record_access(self, memory_ids: Sequence[UUID]) -> None:
+        """Count one access (and its time) for each memory, in one statement."""
+        if memory_ids:
+            params = {"user_id": self.user_id, "ids": list(memory_ids), "now": self.clock()}
+            with self.db.transaction(self.user_id) as conn:
+                conn.execute(TRACK_ACCESS, params)
+
+    def refresh_memory(self, memory_id: UUID, importance: float) -> bool:
+        """A duplicate was seen again: count an access and keep the higher importance."""
+        params = {
+            "user_id": self.user_id,
+            "id": memory_id,
+            "now": self.clock(),
+            "importance": check_importance(importance),
+        }
+        with self.db.transaction(self.user_id) as conn:
+            return conn.execute(REFRESH, params).rowcount == 1
+
+    def revise_memory(
+        self,
+        memory_id: UUID,
+        content: str,
+        importance: float | None = None,
+        reason: str = "revised",
+        history_limit: int = 20,
+    ) -> bool:
+        """Replace a memory's content and keep the previous version in ``metadata["history"]``."""
+        old = self.get_memory(memory_id)
+        if old is None:
+            return False
+        entry = {
+            "content": old.content,
+            "importance": old.importance,
+            "until": self.clock().isoformat(),
+            "reason": reason,
+        }
+        history = [*old.metadata.get("history", []), entry][-history_limit:]
+        return self.update_memory(
+            memory_id, content=content, importance=importance, metadata={"history": history}
+        )
 
     def get_memory(self, memory_id: UUID | str) -> MemoryItem | None:
         uid = self._as_uuid(memory_id)

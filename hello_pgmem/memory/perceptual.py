@@ -70,7 +70,7 @@ class PerceptualMemory(LongTermMemory):
             raise ValidationError("file_path", f"a {modality} memory needs the file it describes")
         return str(modality)
 
-    def add_many(self, items: Sequence[MemoryItem]) -> list[UUID]:
+    def add_many(self, items: Sequence[MemoryItem], prepared: Sequence[Any] | None = None) -> list[UUID]:
         """Read and encode each file, then store every memory with both vectors in one transaction."""
         if not items:
             return []

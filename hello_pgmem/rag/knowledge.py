@@ -23,13 +23,13 @@ from hello_pgmem.embedding import Embedder
 from hello_pgmem.errors import HelloPgmemError, LLMError, ValidationError
 from hello_pgmem.llm import ChatClient
 from hello_pgmem.models import check_content
-from hello_pgmem.text import token_counter
 from hello_pgmem.rag import store
 from hello_pgmem.rag.answer import ANSWER_SYSTEM, ANSWER_USER, Answer, Source, build_context, cited_numbers
 from hello_pgmem.rag.chunking import Chunk, chunk_markdown
 from hello_pgmem.rag.convert import SUPPORTED, convert_file
 from hello_pgmem.rag.expansion import hypothetical_answer, multi_queries
 from hello_pgmem.rag.models import ChunkHit, DocumentInfo, IngestResult, KnowledgeStats
+from hello_pgmem.text import token_counter
 
 log = logging.getLogger(__name__)
 

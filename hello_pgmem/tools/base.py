@@ -9,6 +9,7 @@ and the ``Args:`` section of its docstring.
 from __future__ import annotations
 
 import inspect
+import logging
 import re
 import types
 import typing
@@ -16,6 +17,14 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar, get_args, get_origin, get_type_hints
+
+from pydantic import ValidationError as PydanticValidationError
+from pydantic import validate_call
+
+from hello_pgmem.errors import HelloPgmemError
+from hello_pgmem.models import validation_error
+
+log = logging.getLogger(__name__)
 
 F = TypeVar("F", bound=Callable[..., str])
 
@@ -175,6 +184,58 @@ class Tool(ABC):
         return [
             ActionTool(self, action, method, description) for action, method, description in self.actions()
         ]
+
+
+class ActionsTool(Tool):
+    """A tool whose ``@tool_action`` methods are selected by an ``action`` parameter.
+
+    Every calling style works: ``run({"action": "add", ...})``, ``run("add", content=...)``,
+    ``run(action="add", ...)`` and ``execute("add", ...)``. Arguments are validated (and lax-typed
+    strings such as ``"5"`` coerced) against each action's signature. ``run`` never raises: bad
+    input and failures come back as ``❌`` text from :meth:`failure`.
+    """
+
+    def run(self, parameters: Mapping[str, Any] | str | None = None, /, **kwargs: Any) -> str:
+        if isinstance(parameters, str):
+            action: Any = parameters
+            arguments = dict(kwargs)
+        elif isinstance(parameters, Mapping) or parameters is None:
+            arguments = {**(parameters or {}), **kwargs}
+            action = arguments.pop("action", None)
+        else:
+            return "❌ 参数错误: parameters must be a JSON object"
+        actions = {name: method for name, method, _ in self.actions()}
+        method = actions.get(action) if isinstance(action, str) else None
+        if method is None:
+            return f"❌ 不支持的操作: {action}。支持的操作: {', '.join(actions)}"
+        try:
+            result: str = validate_call(method)(**arguments)
+            return result
+        except PydanticValidationError as exc:
+            return f"❌ 参数错误: {validation_error(exc)}"
+        except HelloPgmemError as exc:
+            return self.failure(action, str(exc))
+        except Exception as exc:  # the agent gets a message, the log gets the traceback
+            log.exception("%s tool action %r failed", self.name, action)
+            return self.failure(action, f"{type(exc).__name__}: {exc}")
+
+    def execute(self, action: str, **kwargs: Any) -> str:
+        """The references' older calling style: ``execute("search", query=...)``."""
+        return self.run(action, **kwargs)
+
+    def failure(self, action: str, message: str) -> str:
+        """The text for a failed action."""
+        return f"❌ {action} failed: {message}"
+
+    def get_parameters(self) -> list[ToolParameter]:
+        """The single-function form: ``action`` plus every action's parameters, all optional."""
+        merged: dict[str, ToolParameter] = {}
+        for _, method, _ in self.actions():
+            for param in parameters_of(method):
+                merged.setdefault(param.name, ToolParameter(param.name, param.schema, param.description))
+        names = [name for name, _, _ in self.actions()]
+        action = ToolParameter("action", {"type": "string", "enum": names}, "要执行的操作", required=True)
+        return [action, *merged.values()]
 
 
 class ActionTool(Tool):

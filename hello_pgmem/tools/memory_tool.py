@@ -11,21 +11,17 @@ a full id or a unique prefix of at least 8 characters, so an agent can act on wh
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from pydantic import ValidationError as PydanticValidationError
-from pydantic import validate_call
-
 from hello_pgmem.db import Database
 from hello_pgmem.embedding import Embedder
-from hello_pgmem.errors import HelloPgmemError
 from hello_pgmem.memory.manager import MemoryManager
-from hello_pgmem.models import MemoryConfig, MemoryItem, utcnow, validation_error
+from hello_pgmem.models import MemoryConfig, MemoryItem, utcnow
 from hello_pgmem.perceptual.encoders import infer_modality
 from hello_pgmem.settings import Settings
-from hello_pgmem.tools.base import Tool, ToolParameter, parameters_of, tool_action
+from hello_pgmem.tools.base import ActionsTool, tool_action
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +38,7 @@ def _preview(text: str, size: int) -> str:
     return text[:size] + "..." if len(text) > size else text
 
 
-class MemoryTool(Tool):
+class MemoryTool(ActionsTool):
     """记忆工具 - 可以存储和检索对话历史、知识和经验"""
 
     def __init__(
@@ -74,41 +70,9 @@ class MemoryTool(Tool):
             session_id=self.current_session_id,
             clock=clock,
         )
-        self._actions = {name: method for name, method, _ in self.actions()}
 
-    # ------------------------------------------------------------------ dispatch
-
-    def run(self, parameters: Mapping[str, Any] | str | None = None, /, **kwargs: Any) -> str:
-        """Run an action: ``run({"action": ..., ...})`` or ``run("add", content=...)``."""
-        if isinstance(parameters, str):
-            action: Any = parameters
-            arguments = dict(kwargs)
-        elif isinstance(parameters, Mapping) or parameters is None:
-            arguments = {**(parameters or {}), **kwargs}
-            action = arguments.pop("action", None)
-        else:
-            return "❌ 参数错误: parameters must be a JSON object"
-        method = self._actions.get(action) if isinstance(action, str) else None
-        if method is None:
-            return f"❌ 不支持的操作: {action}。支持的操作: {', '.join(self._actions)}"
-        try:
-            result: str = validate_call(method)(**arguments)
-            return result
-        except PydanticValidationError as exc:
-            return f"❌ 参数错误: {validation_error(exc)}"
-        except HelloPgmemError as exc:
-            return f"❌ {self._failure(action)}: {exc}"
-        except Exception as exc:  # the agent gets a message, the log gets the traceback
-            log.exception("memory tool action %r failed", action)
-            return f"❌ {self._failure(action)}: {type(exc).__name__}: {exc}"
-
-    def execute(self, action: str, **kwargs: Any) -> str:
-        """The reference's older calling style: ``execute("search", query=...)``."""
-        return self.run(action, **kwargs)
-
-    @staticmethod
-    def _failure(action: str) -> str:
-        return {
+    def failure(self, action: str, message: str) -> str:
+        label = {
             "add": "添加记忆失败",
             "search": "搜索记忆失败",
             "summary": "获取摘要失败",
@@ -120,17 +84,7 @@ class MemoryTool(Tool):
             "clear_all": "清空记忆失败",
             "graph": "查询知识图谱失败",
         }.get(action, "操作失败")
-
-    def get_parameters(self) -> list[ToolParameter]:
-        """The single-function form: ``action`` plus every action's parameters, all optional."""
-        merged: dict[str, ToolParameter] = {}
-        for _, method, _ in self.actions():
-            for param in parameters_of(method):
-                merged.setdefault(param.name, ToolParameter(param.name, param.schema, param.description))
-        action = ToolParameter(
-            "action", {"type": "string", "enum": list(self._actions)}, "要执行的操作", required=True
-        )
-        return [action, *merged.values()]
+        return f"❌ {label}: {message}"
 
     # ------------------------------------------------------------------ actions
 

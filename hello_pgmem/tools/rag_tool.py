@@ -11,22 +11,16 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
-
-from pydantic import ValidationError as PydanticValidationError
-from pydantic import validate_call
 
 from hello_pgmem.db import Database
 from hello_pgmem.embedding import Embedder, create_embedder
-from hello_pgmem.errors import HelloPgmemError
 from hello_pgmem.llm import ChatClient, create_chat_client
-from hello_pgmem.models import validation_error
 from hello_pgmem.rag.knowledge import KnowledgeBase
 from hello_pgmem.rag.models import ChunkHit
 from hello_pgmem.settings import Settings
-from hello_pgmem.tools.base import Tool, ToolParameter, parameters_of, tool_action
+from hello_pgmem.tools.base import ActionsTool, tool_action
 from hello_pgmem.tools.memory_tool import MemoryTool
 
 log = logging.getLogger(__name__)
@@ -39,7 +33,7 @@ CLEAR_WARNING = "⚠️ 危险操作：清空知识库将删除所有数据！\n
 REMEMBER_MIN_SCORE = 0.6
 
 
-class RAGTool(Tool):
+class RAGTool(ActionsTool):
     """知识库工具 - 添加文档、检索知识并基于知识库回答问题"""
 
     def __init__(
@@ -70,7 +64,6 @@ class RAGTool(Tool):
         self.remember_passages = remember_passages
         self.clock = clock
         self._bases: dict[str, KnowledgeBase] = {}
-        self._actions = {name: method for name, method, _ in self.actions()}
 
     def knowledge_base(self, namespace: str | None = None) -> KnowledgeBase:
         name = namespace or self.rag_namespace
@@ -80,44 +73,8 @@ class RAGTool(Tool):
             self._bases[name] = KnowledgeBase(self.db, self._embedder, name, llm=self.llm)
         return self._bases[name]
 
-    # ------------------------------------------------------------------ dispatch
-
-    def run(self, parameters: Mapping[str, Any] | str | None = None, /, **kwargs: Any) -> str:
-        """Run an action: ``run({"action": ..., ...})`` or ``run("search", query=...)``."""
-        if isinstance(parameters, str):
-            action: Any = parameters
-            arguments = dict(kwargs)
-        elif isinstance(parameters, Mapping) or parameters is None:
-            arguments = {**(parameters or {}), **kwargs}
-            action = arguments.pop("action", None)
-        else:
-            return "❌ 参数错误: parameters must be a JSON object"
-        method = self._actions.get(action) if isinstance(action, str) else None
-        if method is None:
-            return f"❌ 不支持的操作: {action}。支持的操作: {', '.join(self._actions)}"
-        try:
-            result: str = validate_call(method)(**arguments)
-            return result
-        except PydanticValidationError as exc:
-            return f"❌ 参数错误: {validation_error(exc)}"
-        except HelloPgmemError as exc:
-            return f"❌ 执行操作 '{action}' 时发生错误: {exc}"
-        except Exception as exc:  # the agent gets a message, the log gets the traceback
-            log.exception("rag tool action %r failed", action)
-            return f"❌ 执行操作 '{action}' 时发生错误: {type(exc).__name__}: {exc}"
-
-    def execute(self, action: str, **kwargs: Any) -> str:
-        return self.run(action, **kwargs)
-
-    def get_parameters(self) -> list[ToolParameter]:
-        merged: dict[str, ToolParameter] = {}
-        for _, method, _ in self.actions():
-            for param in parameters_of(method):
-                merged.setdefault(param.name, ToolParameter(param.name, param.schema, param.description))
-        action = ToolParameter(
-            "action", {"type": "string", "enum": list(self._actions)}, "要执行的操作", True
-        )
-        return [action, *merged.values()]
+    def failure(self, action: str, message: str) -> str:
+        return f"❌ 执行操作 '{action}' 时发生错误: {message}"
 
     # ------------------------------------------------------------------ actions
 

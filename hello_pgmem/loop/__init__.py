@@ -1,0 +1,1 @@
+"""The long-term memory loop: extraction, de-duplication, context assembly, decay."""

@@ -1,0 +1,93 @@
+"""MemoryAssembler: a compact Markdown context of what the agent remembers about a message.
+
+    ## 相关记忆
+    - 用户叫张三，是一名Python开发者
+    ## 相关关系
+    - 张三 —职业→ Python开发者
+
+Memories come from vector recall (episodic and semantic, each at least ``min_score``); relations
+from the knowledge graph around the entities the message names (depth 1). Lines are scored — a
+memory by its relevance, a relation by its weight relative to the strongest — and the lowest-scored
+lines are dropped first until the block fits ``max_tokens``; a line is never cut.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hello_pgmem.graph.normalize import name_candidates
+from hello_pgmem.memory.manager import MemoryManager
+from hello_pgmem.text import token_counter
+
+SEEDS = """
+SELECT name FROM entities WHERE user_id = %(user_id)s AND name_norm = ANY(%(names)s)
+ORDER BY length(name_norm) DESC LIMIT 5
+"""
+
+MEMORY_HEADER = "## 相关记忆"
+RELATION_HEADER = "## 相关关系"
+
+
+@dataclass(frozen=True)
+class ContextLine:
+    section: str
+    text: str
+    score: float
+
+
+class MemoryAssembler:
+    def __init__(self, manager: MemoryManager, min_score: float = 0.15, limit: int = 8) -> None:
+        self.manager = manager
+        self.min_score = min_score
+        self.limit = limit
+
+    def lines(self, message: str) -> list[ContextLine]:
+        manager = self.manager
+        types = [t for t in ("episodic", "semantic") if t in manager.enabled_types]
+        found: list[ContextLine] = []
+        if types:
+            for item in manager.retrieve_memories(message, memory_types=types, limit=self.limit):
+                if (item.score or 0) >= self.min_score:
+                    found.append(ContextLine(MEMORY_HEADER, f"- {item.content}", float(item.score or 0)))
+        with manager.db.transaction(manager.user_id) as conn:
+            seeds = [
+                r[0]
+                for r in conn.execute(
+                    SEEDS, {"user_id": manager.user_id, "names": name_candidates(message)}
+                ).fetchall()
+            ]
+        relations: dict[str, float] = {}
+        for seed in seeds:
+            for relation in manager.graph_neighbourhood(seed, depth=1).relations:
+                text = f"- {relation.source} —{relation.relation_type}→ {relation.target}"
+                relations[text] = max(relations.get(text, 0.0), relation.weight)
+        strongest = max(relations.values(), default=1.0)
+        found += [
+            ContextLine(RELATION_HEADER, text, weight / strongest) for text, weight in relations.items()
+        ]
+        return found
+
+    def build_context(self, message: str, max_tokens: int = 1500) -> str:
+        """The Markdown block for ``message`` within ``max_tokens`` ("" when nothing is relevant)."""
+        return render(self.lines(message), max_tokens)
+
+
+def render(lines: list[ContextLine], max_tokens: int) -> str:
+    """Sections in fixed order; the lowest-scored lines dropped first until the text fits."""
+    count = token_counter()
+    kept = sorted(lines, key=lambda line: -line.score)
+    while kept:
+        text = _text(kept)
+        if count(text) <= max_tokens:
+            return text
+        kept.pop()  # the lowest score goes first
+    return ""
+
+
+def _text(lines: list[ContextLine]) -> str:
+    parts: list[str] = []
+    for header in (MEMORY_HEADER, RELATION_HEADER):
+        section = [line.text for line in lines if line.section == header]
+        if section:
+            parts += [header, *section]
+    return "\n".join(parts)

@@ -1,0 +1,121 @@
+"""AgentMemorySystem: after each turn, extract, store without duplicates, decay, assemble context."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from datetime import datetime
+from functools import cached_property
+
+from pydantic import BaseModel
+
+from hello_pgmem.db import Database
+from hello_pgmem.embedding import Embedder, create_embedder
+from hello_pgmem.errors import LLMError
+from hello_pgmem.llm import ChatClient
+from hello_pgmem.loop.assembler import MemoryAssembler
+from hello_pgmem.loop.extractor import MemoryExtractor
+from hello_pgmem.loop.writer import Decision, LoopConfig, MemoryWriter
+from hello_pgmem.memory.manager import MemoryManager
+from hello_pgmem.settings import Settings
+
+log = logging.getLogger(__name__)
+
+APPLY_DECAY = "SELECT apply_decay(%(user_id)s, %(max_memories)s, %(now)s)"
+
+
+class TurnResult(BaseModel):
+    """What one turn changed, and the context for the next one."""
+
+    context: str
+    decisions: list[Decision]
+    evicted: int = 0
+    error: str | None = None
+
+    def __str__(self) -> str:
+        return self.context
+
+
+class MemoryDecay:
+    """Evict a user's least worth keeping memories beyond a maximum (one SQL statement)."""
+
+    def __init__(self, db: Database, clock: Callable[[], datetime] | None = None) -> None:
+        self.db = db
+        self.clock = clock
+
+    def apply_decay(self, user_id: str, max_memories: int) -> int:
+        """Forget the lowest ``retention_score`` memories beyond ``max_memories``; how many."""
+        params = {
+            "user_id": user_id,
+            "max_memories": max_memories,
+            "now": self.clock() if self.clock else datetime.now().astimezone(),
+        }
+        with self.db.transaction(user_id) as conn:
+            row = conn.execute(APPLY_DECAY, params).fetchone()
+        return int(row[0]) if row else 0
+
+
+class AgentMemorySystem:
+    """The long-term memory loop of an agent, for any number of users."""
+
+    def __init__(
+        self,
+        llm: ChatClient,
+        *,
+        database: Database | None = None,
+        settings: Settings | None = None,
+        embedder: Embedder | None = None,
+        config: LoopConfig | None = None,
+        clock: Callable[[], datetime] | None = None,
+    ) -> None:
+        self.settings = settings or (database.settings if database else Settings())
+        self.db = database or Database(self.settings)
+        self.extractor = MemoryExtractor(llm)
+        self.config = config or LoopConfig()
+        self.clock = clock
+        self._embedder = embedder
+        self._managers: dict[str, MemoryManager] = {}
+
+    @cached_property
+    def embedder(self) -> Embedder:
+        return self._embedder or create_embedder(self.settings)
+
+    def manager(self, user_id: str) -> MemoryManager:
+        if user_id not in self._managers:
+            self._managers[user_id] = MemoryManager(
+                user_id=user_id,
+                database=self.db,
+                embedder=self.embedder,
+                settings=self.settings,
+                clock=self.clock,
+            )
+        return self._managers[user_id]
+
+    def build_context(self, message: str, user_id: str, max_tokens: int = 1500) -> str:
+        assembler = MemoryAssembler(
+            self.manager(user_id), self.config.context_min_score, self.config.context_limit
+        )
+        return assembler.build_context(message, max_tokens)
+
+    def process_turn(
+        self, user_msg: str, assistant_msg: str, user_id: str, max_tokens: int = 1500
+    ) -> TurnResult:
+        """Remember what the turn taught, then return the context for the next turn.
+
+        A failed or malformed extraction stores nothing; the context is still returned.
+        """
+        manager = self.manager(user_id)
+        decisions: list[Decision] = []
+        error = None
+        try:
+            extracted = self.extractor.extract(user_msg, assistant_msg)
+        except LLMError as exc:
+            log.warning("memory extraction failed, nothing stored for this turn: %s", exc)
+            extracted, error = [], str(exc)
+        writer = MemoryWriter(manager, self.config)
+        decisions = [writer.write(memory) for memory in extracted]
+        evicted = 0
+        if self.config.max_memories is not None:
+            evicted = MemoryDecay(self.db, self.clock).apply_decay(user_id, self.config.max_memories)
+        context = self.build_context(f"{user_msg}\n{assistant_msg}", user_id, max_tokens)
+        return TurnResult(context=context, decisions=decisions, evicted=evicted, error=error)
