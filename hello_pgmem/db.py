@@ -254,9 +254,34 @@ class Database:
         self._models.add(model)
 
     @contextmanager
-    def transaction(self, user_id: str | None = None) -> Iterator[psycopg.Connection[Any]]:
-        """One transaction; ``user_id`` is set as ``pgmem.user_id`` for its duration (SET LOCAL)."""
-        with self.connection() as conn, conn.transaction():
-            if user_id is not None:
-                conn.execute(_SET_USER, (user_id,))
-            yield conn
+    def transaction(
+        self, user_id: str | None = None, pipeline: bool = False
+    ) -> Iterator[psycopg.Connection[Any]]:
+        """One transaction; ``user_id`` is set as ``pgmem.user_id`` for its duration (SET LOCAL).
+
+        With ``pipeline`` the statements are sent without waiting for each other (libpq pipeline
+        mode): a transaction of writes that read no results costs one round trip. Results, and
+        ``rowcount``, are only there once something is fetched, so use it for plain writes.
+        """
+        with self.connection() as conn:
+            if pipeline:
+                # BEGIN, the statements and COMMIT leave in one batch with one sync: psycopg's own
+                # transaction handling would wait for the BEGIN first.
+                conn.autocommit = True
+                try:
+                    with conn.pipeline():
+                        conn.execute("BEGIN")
+                        if user_id is not None:
+                            conn.execute(_SET_USER, (user_id,))
+                        yield conn
+                        conn.execute("COMMIT")
+                except BaseException:
+                    conn.execute("ROLLBACK")
+                    raise
+                finally:
+                    conn.autocommit = False
+                return
+            with conn.transaction():
+                if user_id is not None:
+                    conn.execute(_SET_USER, (user_id,))
+                yield conn

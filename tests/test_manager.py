@@ -41,6 +41,35 @@ def test_update_reembeds_and_merges_metadata(make_manager: Callable[..., MemoryM
     assert top.id == memory_id and top.metadata["vector_score"] > 0.3
 
 
+def test_batch_add_stores_every_item_searchable_and_graph_linked(
+    make_manager: Callable[..., MemoryManager], clean: Database
+) -> None:
+    manager = make_manager()
+    ids = manager.add_memories(
+        ["张三在北京工作", "李四喜欢喝咖啡", "王五养了一只猫"],
+        "semantic",
+        importance=[0.9, 0.5, 0.2],
+        metadata=[{"source": "import"}, {}, {"tags": ["宠物"]}],
+    )
+    assert len(ids) == len(set(ids)) == 3
+    stored = [manager.get_memory(i) for i in ids]
+    assert [(m.content, m.importance) for m in stored if m] == [
+        ("张三在北京工作", 0.9),
+        ("李四喜欢喝咖啡", 0.5),
+        ("王五养了一只猫", 0.2),
+    ]
+    assert stored[0] is not None and stored[0].metadata["source"] == "import"
+    top = manager.retrieve_memories("李四 咖啡", memory_types=["semantic"], limit=1)[0]
+    assert top.id == ids[1]
+    with clean.connection() as conn:
+        linked = conn.execute(
+            "SELECT DISTINCT memory_id FROM mentions WHERE user_id = %s", (manager.user_id,)
+        ).fetchall()
+    assert ids[0] in {r[0] for r in linked}, "the graph is written in the same batch"
+    episodic = manager.add_memories(["第一件事", "第二件事"], importance=0.4)
+    assert [m.memory_type for m in map(manager.get_memory, episodic) if m] == ["episodic", "episodic"]
+
+
 def test_update_and_remove_of_missing_ids(make_manager: Callable[..., MemoryManager]) -> None:
     manager = make_manager()
     ghost = UUID("00000000-0000-4000-8000-000000000000")
@@ -208,6 +237,12 @@ def test_ids_resolve_by_prefix_among_the_users_own(
         (lambda m: m.forget_memories("time_based", max_age_days=-1), "max_age_days"),
         (lambda m: m.consolidate_memories("working", "episodic", 1.5), "importance_threshold"),
         (lambda m: m.update_memory("not-a-uuid", content="x"), "memory_id"),
+        (lambda m: m.add_memories(["fine", "", "fine"]), "content"),
+        (lambda m: m.add_memories([]), "contents"),
+        (lambda m: m.add_memories(["a", "b"], "working"), "memory_type"),
+        (lambda m: m.add_memories(["a", "b"], importance=[0.5]), "importance"),
+        (lambda m: m.add_memories(["a", "b"], importance=[0.5, 1.5]), "importance"),
+        (lambda m: m.add_memories(["a", "b"], metadata=[{}]), "metadata"),
     ],
 )
 def test_bad_input_names_the_field_and_changes_nothing(

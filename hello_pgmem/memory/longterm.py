@@ -193,7 +193,7 @@ class LongTermMemory:
         rows = [self._row(item, vector) for item, vector in zip(items, vectors, strict=True)]
         if prepared is None:
             prepared = self._prepare([item.content for item in items])
-        with self.db.transaction(self.user_id) as conn:
+        with self.db.transaction(self.user_id, pipeline=True) as conn:
             with conn.cursor() as cur:
                 cur.executemany(INSERT, rows)
             self._after_write(conn, [item.id for item in items], prepared, new=True)

@@ -9,6 +9,7 @@ clears this user only; ids are resolved among this user's memories only.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from functools import cached_property
@@ -44,9 +45,11 @@ from hello_pgmem.models import (
     utcnow,
 )
 from hello_pgmem.perceptual.encoders import MediaEncoder, default_encoders
+from hello_pgmem.retrieval_log import log_retrieval
 from hello_pgmem.settings import Settings
 
 MIN_PREFIX = 8
+MAX_BATCH = 10_000
 _HEX_PREFIX = re.compile(r"^[0-9a-f-]+$")
 _FULL_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _HEX32 = re.compile(r"[0-9a-f]{32}")
@@ -302,6 +305,51 @@ class MemoryManager:
             return store.add_many([item], prepared=[extraction])[0]
         return store.add(item)
 
+    def add_memories(
+        self,
+        contents: Sequence[str],
+        memory_type: str = "episodic",
+        importance: float | Sequence[float] | None = None,
+        metadata: Sequence[dict[str, Any]] | None = None,
+    ) -> list[UUID]:
+        """Add many memories of one long-term type in one transaction (the batch API)."""
+        kind = _check_type(memory_type)
+        if kind == "working":
+            raise ValidationError(
+                "memory_type", "the batch API takes long-term types; add working memory one by one"
+            )
+        if not contents or len(contents) > MAX_BATCH:
+            raise ValidationError("contents", f"must hold between 1 and {MAX_BATCH} memories")
+        metas = [check_metadata(m) for m in metadata] if metadata is not None else [{} for _ in contents]
+        if len(metas) != len(contents):
+            raise ValidationError("metadata", "must have one entry per content")
+        if importance is None or isinstance(importance, int | float):
+            values = [None if importance is None else check_importance(importance)] * len(contents)
+        else:
+            values = [check_importance(v) for v in importance]
+        if len(values) != len(contents):
+            raise ValidationError("importance", "must be one number, or one per content")
+        now = self.clock()
+        items = []
+        for content, meta, value in zip(contents, metas, values, strict=True):
+            text = check_content(content, self.config.max_content_chars)
+            if self.session_id is not None:
+                meta.setdefault("session_id", self.session_id)
+            items.append(
+                MemoryItem.build(
+                    self.config.max_content_chars,
+                    content=text,
+                    memory_type=kind,
+                    user_id=self.user_id,
+                    timestamp=now,
+                    importance=estimate_importance(text, meta) if value is None else value,
+                    metadata=meta,
+                )
+            )
+        store = self.store(kind)
+        assert not isinstance(store, WorkingMemory)
+        return store.add_many(items)
+
     def update_memory(
         self,
         memory_id: UUID | str,
@@ -418,6 +466,7 @@ class MemoryManager:
         if not isinstance(query, str) or not query.strip():
             raise ValidationError("query", "must be a non-empty string")
         check_content(query, self.config.max_content_chars)
+        started = time.perf_counter()
         limit = self._check_limit(limit)
         per_type = limit if per_type_limit is None else self._check_limit(per_type_limit, "per_type_limit")
         min_importance = check_importance(min_importance, "min_importance")
@@ -449,6 +498,14 @@ class MemoryManager:
         results = results[:limit]
         if track_access:
             self.record_access([item.id for item in results if item.memory_type != "working"])
+        log_retrieval(
+            self.db,
+            self.user_id,
+            "memory",
+            query,
+            [(item.id, item.score) for item in results],
+            (time.perf_counter() - started) * 1000,
+        )
         return results
 
     def record_access(self, memory_ids: Sequence[UUID]) -> None:
