@@ -1,0 +1,29 @@
+"""graph_memories with fan-out limits.
+
+Revision ID: 0005
+Revises: 0004
+Create Date: 2026-11-30
+
+What it does to a database: replaces one function; no table changes, instant.
+"""
+
+from __future__ import annotations
+
+from alembic import op
+from hello_pgmem.migrations import prepare_sql_session, run_sql_script
+from hello_pgmem.resources import read_sql
+
+revision = "0005"
+down_revision = "0004"
+branch_labels = None
+depends_on = None
+
+
+def upgrade() -> None:
+    prepare_sql_session(op.get_bind())
+    run_sql_script(op.get_bind(), read_sql("graph--0005.sql"))
+
+
+def downgrade() -> None:
+    prepare_sql_session(op.get_bind())
+    run_sql_script(op.get_bind(), read_sql("downgrade--0005.sql"))
