@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from pgvector.sqlalchemy import VECTOR
 from sqlalchemy import (
+    BigInteger,
     CheckConstraint,
     Column,
     Computed,
@@ -21,6 +22,7 @@ from sqlalchemy import (
     Double,
     ForeignKey,
     ForeignKeyConstraint,
+    Identity,
     Index,
     Integer,
     LargeBinary,
@@ -229,7 +231,7 @@ mentions = Table(
         ondelete="CASCADE",
         name="mentions_entity_fkey",
     ),
-    Index("mentions_user_entity", "user_id", "entity_id"),
+    Index("mentions_user_entity_recent", "user_id", "entity_id", text("created_at DESC"), "memory_id"),
     comment="Which memory mentions which entity.",
 )
 
@@ -267,7 +269,35 @@ relations = Table(
     ),
     CheckConstraint("btrim(relation_type) <> ''", name="relations_type_not_blank"),
     CheckConstraint("weight > 0", name="relations_weight_positive"),
-    Index("relations_user_target", "user_id", "target_id"),
+    Index("relations_user_source_weight", "user_id", "source_id", text("weight DESC")),
+    Index("relations_user_target_weight", "user_id", "target_id", text("weight DESC")),
     Index("relations_user_memory", "user_id", "memory_id"),
     comment="Typed, weighted relations between entities, one row per asserting memory.",
+)
+
+retrieval_log = Table(
+    "retrieval_log",
+    metadata,
+    Column("user_id", Text, nullable=False),
+    Column("id", BigInteger, Identity(always=True), nullable=False),
+    Column("logged_at", DateTime(timezone=True), nullable=False, server_default=text("now()")),
+    Column("kind", Text, nullable=False),
+    Column("query", Text, nullable=False),
+    Column("namespace", Text),
+    Column(
+        "results",
+        JSONB,
+        nullable=False,
+        server_default=text("'[]'::jsonb"),
+        comment='The results in rank order: [{"id": ..., "score": ...}, ...].',
+    ),
+    Column("latency_ms", Double, nullable=False),
+    PrimaryKeyConstraint("user_id", "id", name="retrieval_log_pkey"),
+    CheckConstraint("kind IN ('memory', 'rag')", name="retrieval_log_kind"),
+    Index("retrieval_log_user_time", "user_id", "logged_at"),
+    comment=(
+        "What was searched, by whom, which memories or chunks came back with which scores, and how long "
+        "it took. Written only when PGMEM_RETRIEVAL_LOG=on; rows older than PGMEM_RETRIEVAL_LOG_DAYS are "
+        "purged by hello-pgmem maintain. RAG searches are logged with user_id 'rag:<namespace>'."
+    ),
 )

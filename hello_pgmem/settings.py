@@ -60,6 +60,11 @@ class Settings(BaseSettings):
         default=384, ge=8, le=4000, validation_alias=AliasChoices("EMBED_HASH_DIMENSION")
     )
 
+    retrieval_log: bool = Field(default=False, validation_alias=AliasChoices("PGMEM_RETRIEVAL_LOG"))
+    retrieval_log_days: int = Field(
+        default=30, ge=1, le=3650, validation_alias=AliasChoices("PGMEM_RETRIEVAL_LOG_DAYS")
+    )
+
     llm_model_id: str | None = Field(default=None, validation_alias=AliasChoices("LLM_MODEL_ID"))
     llm_api_key: str | None = Field(default=None, validation_alias=AliasChoices("LLM_API_KEY"))
     llm_base_url: str | None = Field(default=None, validation_alias=AliasChoices("LLM_BASE_URL"))

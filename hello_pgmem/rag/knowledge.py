@@ -29,6 +29,7 @@ from hello_pgmem.rag.chunking import Chunk, chunk_markdown
 from hello_pgmem.rag.convert import SUPPORTED, convert_file
 from hello_pgmem.rag.expansion import hypothetical_answer, multi_queries
 from hello_pgmem.rag.models import ChunkHit, DocumentInfo, IngestResult, KnowledgeStats
+from hello_pgmem.retrieval_log import log_retrieval
 from hello_pgmem.text import token_counter
 
 log = logging.getLogger(__name__)
@@ -246,6 +247,7 @@ class KnowledgeBase:
         """Hybrid search; with MQE/HyDE every query variant is searched and the best score per
         chunk kept. ``min_score`` applies to the cosine similarity (``vector_score``)."""
         check_content(query)
+        started = time.perf_counter()
         if not 1 <= top_k <= 100:
             raise ValidationError("limit", "must be between 1 and 100")
         variants: list[tuple[str, str]] = [("original", query)]
@@ -287,7 +289,17 @@ class KnowledgeBase:
         hits = sorted(best.values(), key=lambda h: (-h.score, -h.vector_score, str(h.id)))
         if min_score is not None:
             hits = [h for h in hits if h.vector_score >= min_score]
-        return hits[:top_k]
+        hits = hits[:top_k]
+        log_retrieval(
+            self.db,
+            f"rag:{self.namespace}",
+            "rag",
+            query,
+            [(h.id, h.score) for h in hits],
+            _ms(started),
+            self.namespace,
+        )
+        return hits
 
     def ask(
         self,

@@ -1,0 +1,92 @@
+"""Commands for DBAs: doctor, maintain, erase, export, import."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from typing import TextIO
+
+import click
+
+from hello_pgmem.cli.app import State, cli, database, emit, load_settings
+from hello_pgmem.ops.doctor import diagnose
+from hello_pgmem.ops.erase import erase_user
+from hello_pgmem.ops.maintain import maintain as run_maintenance
+from hello_pgmem.ops.transfer import export_user, import_user
+
+UNHEALTHY = 1
+
+
+@cli.command()
+@click.option("--role", help="The application's role to check grants for (default: the connecting role).")
+@click.pass_obj
+def doctor(state: State, role: str | None) -> int:
+    """Check server, extensions, schema, indexes, grants and settings; exit 1 on any error."""
+    findings = diagnose(load_settings(), role)
+    marks = {"ok": "ok   ", "warn": "WARN ", "error": "ERROR"}
+    lines = []
+    for f in findings:
+        lines.append(f"{marks[f.level]} {f.check:<9} {f.message}")
+        if f.fix and f.level != "ok":
+            lines.append(f"      fix: {f.fix}")
+    emit(state, [dataclasses.asdict(f) for f in findings], "\n".join(lines))
+    return UNHEALTHY if any(f.level == "error" for f in findings) else 0
+
+
+@cli.command()
+@click.option(
+    "--retention-days",
+    default=30.0,
+    show_default=True,
+    type=click.FloatRange(0),
+    help="Purge memories forgotten longer ago than this.",
+)
+@click.option("--max-memories", type=click.IntRange(1), help="Evict beyond this many live memories per user.")
+@click.pass_obj
+def maintain(state: State, retention_days: float, max_memories: int | None) -> None:
+    """Expire working memory, apply decay, purge forgotten memories and old log rows, analyze.
+
+    Idempotent: safe to run from cron or pg_cron.
+    """
+    with database() as db:
+        report = run_maintenance(db, retention_days=retention_days, max_memories=max_memories)
+    emit(state, report, ", ".join(f"{k.replace('_', ' ')}: {v}" for k, v in report.items()))
+
+
+@cli.command()
+@click.option("--yes", is_flag=True, help="Confirm: this deletes every memory of --user.")
+@click.pass_obj
+def erase(state: State, yes: bool) -> None:
+    """Erase everything of --user (all memory types, graph, log) in one transaction."""
+    if not yes:
+        raise click.UsageError(f"erase deletes everything of user {state.user!r}: add --yes to confirm")
+    with database() as db:
+        counts = erase_user(db, state.user)
+    emit(
+        state,
+        {"user_id": state.user, "deleted": counts},
+        f"erased user {state.user}: " + ", ".join(f"{k} {v}" for k, v in counts.items()),
+    )
+
+
+@cli.command("export")
+@click.option("--output", type=click.File("w", encoding="utf-8"), default="-", help="File (default stdout).")
+@click.pass_obj
+def export_command(state: State, output: TextIO) -> None:
+    """Write --user's memories, graph and embeddings as JSON Lines."""
+    with database() as db:
+        for line in export_user(db, state.user):
+            output.write(line + "\n")
+
+
+@cli.command("import")
+@click.argument("source", type=click.File("r", encoding="utf-8"))
+@click.option("--as-user", help="Import under another user id than the exported one.")
+@click.pass_obj
+def import_command(state: State, source: TextIO, as_user: str | None) -> None:
+    """Read a JSON Lines export (validated whole before anything is written); idempotent by id."""
+    lines = list(source)
+    with database() as db:
+        counts = import_user(db, lines, as_user)
+    emit(state, counts, "imported " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    sys.stdout.flush()

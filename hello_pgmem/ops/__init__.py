@@ -1,0 +1,1 @@
+"""Operations for DBAs: erase, export and import, maintenance, doctor."""

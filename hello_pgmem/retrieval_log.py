@@ -1,0 +1,40 @@
+"""The optional retrieval log (``PGMEM_RETRIEVAL_LOG=on``): one row per search, in one statement."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from psycopg.types.json import Jsonb
+
+from hello_pgmem.db import Database
+
+LOG = """
+INSERT INTO retrieval_log (user_id, kind, query, namespace, results, latency_ms)
+VALUES (%(user_id)s, %(kind)s, %(query)s, %(namespace)s, %(results)s, %(latency_ms)s)
+"""
+MAX_QUERY_CHARS = 2000
+
+
+def log_retrieval(
+    db: Database,
+    user_id: str,
+    kind: str,
+    query: str,
+    results: Sequence[tuple[Any, float | None]],
+    latency_ms: float,
+    namespace: str | None = None,
+) -> None:
+    """Record a search when the log is on (a no-op otherwise)."""
+    if not db.settings.retrieval_log:
+        return
+    params = {
+        "user_id": user_id,
+        "kind": kind,
+        "query": query[:MAX_QUERY_CHARS],
+        "namespace": namespace,
+        "results": Jsonb([{"id": str(i), "score": s} for i, s in results]),
+        "latency_ms": latency_ms,
+    }
+    with db.transaction(user_id, pipeline=True) as conn:
+        conn.execute(LOG, params)
