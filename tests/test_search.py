@@ -106,6 +106,30 @@ def test_selective_filter_still_returns_the_full_limit(populated: Conn) -> None:
     assert {row[1] for row in rows} == {"s-small"}
 
 
+def test_a_short_hnsw_scan_falls_back_to_an_exact_one(populated: Conn) -> None:
+    query = unit(np.random.default_rng(5))
+    # Make the iterative scan give up after its first batch: among the first ef_search
+    # neighbours few are in session s-small (15 of 3,715 rows), so the index comes back short.
+    populated.execute("SET LOCAL enable_sort = off")
+    populated.execute("SET LOCAL hnsw.max_scan_tuples = 1")
+    hnsw_only = populated.execute(
+        "SELECT count(*) FROM (SELECT id FROM memories WHERE user_id = 'u0' AND session_id = 's-small'"
+        " AND embedding_model = %s AND forgotten_at IS NULL"
+        " ORDER BY embedding::vector(16) <=> %s::vector(16) LIMIT 10) t",
+        (MODEL, query),
+    ).fetchone()
+    assert hnsw_only is not None and hnsw_only[0] < 10, "the setup must make the index scan short"
+    found = populated.execute(
+        "SELECT id FROM memory_candidates('u0', %s, %s, 10, p_session_id => 's-small')", (MODEL, query)
+    ).fetchall()
+    exact = populated.execute(
+        "SELECT id FROM memories WHERE user_id = 'u0' AND session_id = 's-small'"
+        " ORDER BY (embedding::vector(16) <=> %s::vector(16)) + 0 LIMIT 10",
+        (query,),
+    ).fetchall()
+    assert found == exact
+
+
 def test_results_match_exact_search_for_the_user(populated: Conn) -> None:
     query = unit(np.random.default_rng(3))
     found = populated.execute("SELECT id FROM memory_candidates('u3', %s, %s, 10)", (MODEL, query)).fetchall()
