@@ -19,7 +19,7 @@ from hello_pgmem.errors import (
 from hello_pgmem.memory import MemoryManager
 from hello_pgmem.migrations import downgrade, upgrade
 from hello_pgmem.models import MemoryConfig, MemoryItem, MemoryStats
-from hello_pgmem.rag.knowledge import KnowledgeBase
+from hello_pgmem.rag.knowledge import KnowledgeBase, TextDocument
 from hello_pgmem.settings import Settings
 from hello_pgmem.tools import MemoryTool, RAGTool, Tool, ToolRegistry, tool_action
 
@@ -48,6 +48,7 @@ __all__ = [
     "SchemaNotMigratedError",
     "ServerInfo",
     "Settings",
+    "TextDocument",
     "Tool",
     "ToolRegistry",
     "ValidationError",

@@ -16,6 +16,7 @@ from hello_pgmem import Database, HashingEmbedder, KnowledgeBase, OpenAIEmbedder
 from hello_pgmem.demo import KNOWLEDGE
 from hello_pgmem.llm import ChatClient
 from hello_pgmem.rag.expansion import HYDE_SYSTEM, MQE_SYSTEM
+from hello_pgmem.rag.knowledge import TextDocument
 from hello_pgmem.tools import RAGTool, ToolRegistry
 from tests.fake_openai import FakeOpenAI, serve
 
@@ -153,6 +154,28 @@ def test_re_adding_replaces_atomically(kb: KnowledgeBase, clean: Database) -> No
             r[0] for r in conn.execute("SELECT content FROM chunks WHERE document_id = 'doc'").fetchall()
         ]
     assert contents == ["# 新\n\n全新的内容。"]
+
+
+def test_batch_ingest_is_all_or_nothing(kb: KnowledgeBase, clean: Database) -> None:
+    docs = [
+        TextDocument(f"# 文档{i}\n\n第{i}篇的内容，关于项目上线。", f"d{i}", title=f"t{i}") for i in range(5)
+    ]
+    results = kb.add_texts(docs, chunk_size=200, chunk_overlap=20)
+    assert [(r.document_id, r.status) for r in results] == [(f"d{i}", "added") for i in range(5)]
+    assert chunk_count(clean, "test") == sum(r.chunks for r in results) == 5
+    assert kb.search("第3篇的内容", top_k=1)[0].document_id == "d3"
+    again = kb.add_texts(
+        [docs[0], TextDocument("# 新\n\n新的一篇。", "d9")], chunk_size=200, chunk_overlap=20
+    )
+    assert [r.status for r in again] == ["unchanged", "added"]
+    before = chunk_count(clean, "test")
+    with pytest.raises(ValidationError) as bad:
+        kb.add_texts([TextDocument("# 好\n\n好的。", "d10"), TextDocument("", "d11")])
+    assert bad.value.field == "content"
+    with pytest.raises(ValidationError) as repeated:
+        kb.add_texts([TextDocument("一", "same"), TextDocument("二", "same")])
+    assert repeated.value.field == "documents"
+    assert chunk_count(clean, "test") == before, "a bad batch writes nothing"
 
 
 def test_unchanged_text_makes_no_embedding_calls(clean: Database) -> None:

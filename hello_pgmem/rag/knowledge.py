@@ -12,6 +12,7 @@ import re
 import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,7 @@ from hello_pgmem.text import token_counter
 log = logging.getLogger(__name__)
 
 MAX_CHUNKS_PER_DOCUMENT = 20_000
+MAX_BATCH_DOCUMENTS = 10_000
 MAX_TEXT_CHARS = 5_000_000
 DEFAULT_FUSION = "rrf"
 _MARKUP = [
@@ -46,6 +48,17 @@ _MARKUP = [
 ]
 
 Progress = Callable[[int, int, IngestResult], None]
+
+
+@dataclass(frozen=True)
+class TextDocument:
+    """One Markdown text to ingest with :meth:`KnowledgeBase.add_texts`."""
+
+    text: str
+    document_id: str | None = None
+    source_path: str | None = None
+    title: str | None = None
+    metadata: dict[str, Any] | None = None
 
 
 def embedding_text(chunk: Chunk) -> str:
@@ -110,58 +123,85 @@ class KnowledgeBase:
         metadata: dict[str, Any] | None = None,
     ) -> IngestResult:
         """Store ``text`` (Markdown) as a document; see the module docstring for re-adds."""
-        text = check_content(text, MAX_TEXT_CHARS)
-        document_id = check_document_id(document_id or f"text_{store.sha256(text).hex()[:16]}")
+        document = TextDocument(text, document_id, source_path, title, metadata)
+        return self.add_texts([document], chunk_size=chunk_size, chunk_overlap=chunk_overlap)[0]
+
+    def add_texts(
+        self, documents: Sequence[TextDocument], *, chunk_size: int = 800, chunk_overlap: int = 100
+    ) -> list[IngestResult]:
+        """Store many Markdown documents in one transaction, all or nothing (the bulk ingest path).
+
+        Every document is validated and chunked before anything is written; the chunks of all of
+        them are embedded through the cache together and written in one pipelined transaction.
+        """
+        if not documents or len(documents) > MAX_BATCH_DOCUMENTS:
+            raise ValidationError("documents", f"must hold between 1 and {MAX_BATCH_DOCUMENTS} documents")
         started = time.perf_counter()
-        chunks = chunk_markdown(text, chunk_size, chunk_overlap, token_counter())
-        if len(chunks) > MAX_CHUNKS_PER_DOCUMENT:
-            raise ValidationError("text", f"gives {len(chunks)} chunks, more than {MAX_CHUNKS_PER_DOCUMENT}")
-        content_hash = store.sha256(text)
         chunking = {
             "chunk_size": chunk_size,
             "chunk_overlap": chunk_overlap,
             "model": self.embedder.model_name,
         }
+        counter = token_counter()
+        planned: list[tuple[TextDocument, str, list[Chunk], bytes]] = []
+        for doc in documents:
+            text = check_content(doc.text, MAX_TEXT_CHARS)
+            document_id = check_document_id(doc.document_id or f"text_{store.sha256(text).hex()[:16]}")
+            chunks = chunk_markdown(text, chunk_size, chunk_overlap, counter)
+            if len(chunks) > MAX_CHUNKS_PER_DOCUMENT:
+                raise ValidationError(
+                    "text", f"gives {len(chunks)} chunks, more than {MAX_CHUNKS_PER_DOCUMENT}"
+                )
+            planned.append((doc, document_id, chunks, store.sha256(text)))
+        if len({p[1] for p in planned}) != len(planned):
+            raise ValidationError("documents", "must not repeat a document id")
         with self.db.connection() as conn:
-            known = conn.execute(store.DOCUMENT_HASH, self._params(id=document_id)).fetchone()
-        if known is not None and bytes(known[0]) == content_hash and known[1] == chunking:
-            return IngestResult(
-                document_id=document_id,
-                source_path=source_path,
-                status="unchanged",
-                chunks=len(chunks),
-                elapsed_ms=_ms(started),
+            known = {
+                row[0]: (bytes(row[1]), row[2])
+                for row in conn.execute(store.DOCUMENT_HASHES, self._params(ids=[p[1] for p in planned]))
+            }
+        changed = [p for p in planned if known.get(p[1]) != (p[3], chunking)]
+        texts = [embedding_text(c) for p in changed for c in p[2]]
+        vectors, embedded = store.embed_cached(self.db, self.embedder, texts, self.batch_size)
+        vector_rows, fresh = iter(vectors), iter(embedded)
+        document_rows: list[dict[str, Any]] = []
+        chunk_rows: list[dict[str, Any]] = []
+        embedded_by_id: dict[str, int] = {}
+        for doc, document_id, chunks, content_hash in changed:
+            document_rows.append(
+                self._params(
+                    id=document_id,
+                    source_path=doc.source_path,
+                    title=doc.title,
+                    content_hash=content_hash,
+                    token_count=sum(c.tokens for c in chunks),
+                    chunk_count=len(chunks),
+                    metadata=Jsonb({**(doc.metadata or {}), "chunking": chunking}),
+                )
             )
-        vectors, embedded = store.embed_cached(
-            self.db, self.embedder, [embedding_text(c) for c in chunks], self.batch_size
-        )
-        tokens = sum(c.tokens for c in chunks)
-        rows = [
-            self._chunk_row(document_id, chunk, vector) for chunk, vector in zip(chunks, vectors, strict=True)
+            chunk_rows.extend(self._chunk_row(document_id, chunk, next(vector_rows)) for chunk in chunks)
+            embedded_by_id[document_id] = sum(next(fresh) for _ in chunks)
+        if changed:
+            with self.db.transaction(pipeline=True) as conn, conn.cursor() as cur:
+                cur.executemany(store.UPSERT_DOCUMENT, document_rows)
+                cur.executemany(store.DELETE_CHUNKS, [self._params(id=p[1]) for p in changed])
+                cur.executemany(store.INSERT_CHUNK, chunk_rows)
+        elapsed = _ms(started)
+        updated = {p[1] for p in changed}
+        return [
+            IngestResult(
+                document_id=document_id,
+                source_path=doc.source_path,
+                status=("replaced" if document_id in known else "added")
+                if document_id in updated
+                else "unchanged",
+                chunks=len(chunks),
+                tokens=sum(c.tokens for c in chunks) if document_id in updated else 0,
+                embedded=embedded_by_id.get(document_id, 0),
+                elapsed_ms=elapsed,
+            )
+            for doc, document_id, chunks, _ in planned
         ]
-        document = self._params(
-            id=document_id,
-            source_path=source_path,
-            title=title,
-            content_hash=content_hash,
-            token_count=tokens,
-            chunk_count=len(chunks),
-            metadata=Jsonb({**(metadata or {}), "chunking": chunking}),
-        )
-        with self.db.transaction() as conn:
-            conn.execute(store.UPSERT_DOCUMENT, document)
-            conn.execute(store.DELETE_CHUNKS, self._params(id=document_id))
-            with conn.cursor() as cur:
-                cur.executemany(store.INSERT_CHUNK, rows)
-        return IngestResult(
-            document_id=document_id,
-            source_path=source_path,
-            status="replaced" if known else "added",
-            chunks=len(chunks),
-            tokens=tokens,
-            embedded=embedded,
-            elapsed_ms=_ms(started),
-        )
 
     def _chunk_row(self, document_id: str, chunk: Chunk, vector: np.ndarray) -> dict[str, Any]:
         digest = store.sha256(chunk.content)

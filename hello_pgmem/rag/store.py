@@ -21,8 +21,9 @@ SELECT %(model)s, h, e FROM unnest(%(hashes)s::bytea[], %(embeddings)s::vector[]
 ON CONFLICT DO NOTHING
 """
 
-DOCUMENT_HASH = """
-SELECT content_hash, metadata->'chunking' FROM documents WHERE namespace = %(namespace)s AND id = %(id)s
+DOCUMENT_HASHES = """
+SELECT id, content_hash, metadata->'chunking' FROM documents
+WHERE namespace = %(namespace)s AND id = ANY(%(ids)s)
 """
 UPSERT_DOCUMENT = """
 INSERT INTO documents (namespace, id, source_path, title, content_hash, token_count, chunk_count, metadata)
@@ -68,13 +69,13 @@ def sha256(text: str) -> bytes:
 
 def embed_cached(
     db: Database, embedder: Embedder, texts: Sequence[str], batch_size: int = 64
-) -> tuple[np.ndarray, int]:
+) -> tuple[np.ndarray, list[bool]]:
     """Vectors for ``texts`` from the cache by (model, sha256), the rest embedded in batches.
 
-    Returns the vectors and how many texts the embedding model had to encode.
+    Returns the vectors and, per text, whether the embedding model had to encode it.
     """
     if not texts:
-        return np.zeros((0, embedder.dimension), dtype=np.float32), 0
+        return np.zeros((0, embedder.dimension), dtype=np.float32), []
     db.ensure_embedding_model(embedder.model_name, embedder.dimension)
     hashes = [sha256(text) for text in texts]
     with db.connection() as conn:
@@ -97,4 +98,4 @@ def embed_cached(
         np.asarray(found[d].to_numpy() if hasattr(found[d], "to_numpy") else found[d], dtype=np.float32)
         for d in hashes
     ]
-    return np.stack(vectors_out), len(missing)
+    return np.stack(vectors_out), [d in missing for d in hashes]
