@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: install db demo test lint
+.PHONY: install db demo test lint bench
 
 install: $(VENV)/.installed
 
@@ -25,3 +25,7 @@ test: install  ## the test suite, against the real database (brought up by the t
 lint: install  ## ruff and mypy (strict)
 	$(BIN)/ruff check hello_pgmem tests alembic
 	$(BIN)/mypy
+
+bench: install  ## the benchmark suite (long; see bench/README.md)
+	$(BIN)/pip install --quiet -e '.[bench]'
+	$(BIN)/python bench/suite.py
