@@ -136,6 +136,8 @@ def test_memory_commands(cli_env: Settings, capsys: pytest.CaptureFixture[str]) 
         "strategy": "importance_based",
     }
     run_json(["add", "今天要交报告", "--importance", "0.9"], capsys)
+    # working memory belongs to the CLI's session (PGMEM_SESSION, default "cli"), kept across commands
+    assert run_json(["--session", "other", "consolidate"], capsys)["consolidated"] == 0
     assert run_json(["consolidate"], capsys)["consolidated"] == 1
     stats = run_json(["stats"], capsys)
     assert stats["memory"]["total_memories"] == 2 and stats["knowledge"]["namespace"] == "cli_docs"

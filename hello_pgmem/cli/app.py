@@ -30,6 +30,7 @@ class State:
     debug: bool = False
     user: str = "default_user"
     namespace: str = "default"
+    session: str = "cli"
 
 
 def load_settings(**overrides: Any) -> Settings:
@@ -80,10 +81,17 @@ def database() -> Iterator[Database]:
     show_default=True,
     help="Which knowledge-base namespace (env PGMEM_NAMESPACE).",
 )
+@click.option(
+    "--session",
+    default="cli",
+    envvar="PGMEM_SESSION",
+    show_default=True,
+    help="The session working memory belongs to, kept across commands (env PGMEM_SESSION).",
+)
 @click.pass_context
-def cli(ctx: click.Context, as_json: bool, debug: bool, user: str, namespace: str) -> None:
+def cli(ctx: click.Context, as_json: bool, debug: bool, user: str, namespace: str, session: str) -> None:
     """hello_pgmem: memory and retrieval for LLM agents in one PostgreSQL."""
-    ctx.obj = State(json=as_json, debug=debug, user=user, namespace=namespace)
+    ctx.obj = State(json=as_json, debug=debug, user=user, namespace=namespace, session=session)
     logging.basicConfig(
         level=logging.DEBUG if debug else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",

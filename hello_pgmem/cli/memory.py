@@ -18,7 +18,9 @@ TYPES = click.Choice(MEMORY_TYPES)
 def memory_tool(state: State) -> Iterator[MemoryTool]:
     """The memory tool of ``--user`` with every memory type enabled."""
     with database() as db:
-        yield MemoryTool(user_id=state.user, database=db, memory_types=list(MEMORY_TYPES))
+        yield MemoryTool(
+            user_id=state.user, database=db, memory_types=list(MEMORY_TYPES), session_id=state.session
+        )
 
 
 @cli.command()

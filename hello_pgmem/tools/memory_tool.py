@@ -52,10 +52,11 @@ class MemoryTool(ActionsTool):
         embedder: Embedder | None = None,
         settings: Settings | None = None,
         clock: Callable[[], datetime] | None = None,
+        session_id: str | None = None,
     ) -> None:
         super().__init__("memory", "记忆工具 - 可以存储和检索对话历史、知识和经验", expandable)
         types = set(memory_types or DEFAULT_TYPES)
-        self.current_session_id = f"session_{(clock or utcnow)().strftime('%Y%m%d_%H%M%S')}"
+        self.current_session_id = session_id or f"session_{(clock or utcnow)().strftime('%Y%m%d_%H%M%S')}"
         self.conversation_count = 0
         self.memory_manager = MemoryManager(
             memory_config,
