@@ -209,6 +209,7 @@ def test_doctor_passes_a_good_setup_and_finds_a_broken_one(
     populate(make_manager)
     good = diagnose(clean.settings)
     assert not [f for f in good if f.level == "error"], good
+    assert [f.level for f in good if f.check == "rls"] == ["warn"], "RLS is off: said, not hidden"
     role = f"pgmem_reader_{uuid.uuid4().hex[:6]}"
     monkeypatch.setenv("DATABASE_URL", clean.settings.database_url)
     assert main(["doctor"]) == 0

@@ -182,7 +182,8 @@ def diagnose(settings: Settings, role: str | None = None) -> list[Finding]:
                     "rls",
                     f"row-level security is off on {len(unprotected)} tables: tenant isolation "
                     "rests on the library's user filters",
-                    "see the DBA section of the README",
+                    "hello_pgmem does not ship RLS policies yet: grant direct table access to trusted "
+                    "roles only",
                 )
             )
         work_mem = str(_scalar(conn, "SELECT setting FROM pg_settings WHERE name = 'maintenance_work_mem'"))
