@@ -4,7 +4,10 @@ Revision ID: 0005
 Revises: 0004
 Create Date: 2026-11-30
 
-What it does to a database: replaces one function; no table changes, instant.
+What it does to a database: replaces graph_memories and builds three B-tree indexes on
+mentions and relations (dropping the two they supersede). The builds are not CONCURRENTLY, as
+the upgrade runs in one transaction: they block writes to those tables while they build; on a
+large graph run it in a quiet window.
 """
 
 from __future__ import annotations

@@ -4,7 +4,8 @@ Revision ID: 0007
 Revises: 0006
 Create Date: 2026-11-30
 
-What it does to a database: replaces one function; instant.
+What it does to a database: replaces memory_candidates and sets ROWS on it and graph_memories;
+instant.
 """
 
 from __future__ import annotations
