@@ -70,20 +70,21 @@ def embedding_text(chunk: Chunk) -> str:
     return f"{heading}\n{text.strip()}" if heading else text.strip()
 
 
+def check_name(value: object, field: str) -> str:
+    """A namespace or document id: non-empty text of at most 255 characters, no control characters."""
+    if not isinstance(value, str) or not value.strip() or len(value) > 255:
+        raise ValidationError(field, "must be a non-empty string of at most 255 characters")
+    if any(ord(ch) < 32 for ch in value):
+        raise ValidationError(field, "must not contain control characters")
+    return value
+
+
 def check_namespace(namespace: object) -> str:
-    if not isinstance(namespace, str) or not namespace.strip() or len(namespace) > 255:
-        raise ValidationError("namespace", "must be a non-empty string of at most 255 characters")
-    if any(ord(ch) < 32 for ch in namespace):
-        raise ValidationError("namespace", "must not contain control characters")
-    return namespace
+    return check_name(namespace, "namespace")
 
 
 def check_document_id(document_id: object) -> str:
-    if not isinstance(document_id, str) or not document_id.strip() or len(document_id) > 255:
-        raise ValidationError("document_id", "must be a non-empty string of at most 255 characters")
-    if any(ord(ch) < 32 for ch in document_id):
-        raise ValidationError("document_id", "must not contain control characters")
-    return document_id
+    return check_name(document_id, "document_id")
 
 
 class KnowledgeBase:
@@ -143,7 +144,7 @@ class KnowledgeBase:
             "model": self.embedder.model_name,
         }
         counter = token_counter()
-        planned: list[tuple[TextDocument, str, list[Chunk], bytes]] = []
+        planned: list[tuple[TextDocument, str, list[Chunk], bytes]] = []  # document, id, chunks, hash
         for doc in documents:
             text = check_content(doc.text, MAX_TEXT_CHARS)
             document_id = check_document_id(doc.document_id or f"text_{store.sha256(text).hex()[:16]}")
@@ -192,9 +193,11 @@ class KnowledgeBase:
             IngestResult(
                 document_id=document_id,
                 source_path=doc.source_path,
-                status=("replaced" if document_id in known else "added")
-                if document_id in updated
-                else "unchanged",
+                status="unchanged"
+                if document_id not in updated
+                else "replaced"
+                if document_id in known
+                else "added",
                 chunks=len(chunks),
                 tokens=sum(c.tokens for c in chunks) if document_id in updated else 0,
                 embedded=embedded_by_id.get(document_id, 0),
