@@ -8,6 +8,7 @@ Graph names and result column names cannot be parameters and are validated inste
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -73,3 +74,18 @@ def cypher(
     except psycopg.errors.UndefinedFunction as exc:
         raise GraphError("Apache AGE is not installed in this database: Cypher is unavailable") from exc
     return [tuple(parse_agtype(v) for v in row) for row in rows]
+
+
+_LITERALS = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|`[^`]*`|//[^\n]*|/\*.*?\*/", re.S)
+_WRITE_CLAUSES = re.compile(r"\b(CREATE|MERGE|SET|DELETE|DETACH|REMOVE|CALL|LOAD)\b", re.I)
+
+
+def write_clauses(query: str) -> list[str]:
+    """The clauses of ``query`` that could write (or call out), ignoring strings and comments.
+
+    AGE 1.5 runs ``SET`` and ``DELETE`` even in a read-only transaction, without the table's
+    UPDATE or DELETE privilege and without row-level security's write checks, so a query that
+    must only read is refused on its text before it reaches the server.
+    """
+    stripped = _LITERALS.sub(" ", query)
+    return sorted({m.upper() for m in _WRITE_CLAUSES.findall(stripped)})

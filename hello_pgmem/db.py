@@ -42,7 +42,10 @@ SELECT p.proname FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
 WHERE n.nspname = %s AND p.proname NOT LIKE '\\_%%' ORDER BY 1
 """
 _GRAPH_EXISTS = "SELECT 1 FROM ag_catalog.ag_graph WHERE name = %s::name"
-_SET_USER = "SELECT set_config('pgmem.user_id', %s, true)"
+_SET_SCOPE = (
+    "SELECT set_config('pgmem.user_id', %s, true), set_config('pgmem.namespace', %s, true),"
+    " set_config('pgmem.all_rows', %s, true)"
+)
 _REGISTER_MODEL = "SELECT register_embedding_model(%s, %s)"
 
 
@@ -255,14 +258,24 @@ class Database:
 
     @contextmanager
     def transaction(
-        self, user_id: str | None = None, pipeline: bool = False
+        self,
+        user_id: str | None = None,
+        pipeline: bool = False,
+        *,
+        namespace: str | None = None,
+        all_rows: bool = False,
     ) -> Iterator[psycopg.Connection[Any]]:
-        """One transaction; ``user_id`` is set as ``pgmem.user_id`` for its duration (SET LOCAL).
+        """One transaction, scoped for row-level security for its duration (SET LOCAL).
+
+        ``user_id`` becomes ``pgmem.user_id`` (memory rows), ``namespace`` ``pgmem.namespace``
+        (RAG rows); ``all_rows`` asks for every row, which only the owner and analytics roles
+        get. A transaction that names none of them sees no user data.
 
         With ``pipeline`` the statements are sent without waiting for each other (libpq pipeline
         mode): a transaction of writes that read no results costs one round trip. Results, and
         ``rowcount``, are only there once something is fetched, so use it for plain writes.
         """
+        scope = (user_id or "", namespace or "", "on" if all_rows else "off")
         with self.connection() as conn:
             if pipeline:
                 # BEGIN, the statements and COMMIT leave in one batch with one sync: psycopg's own
@@ -271,8 +284,7 @@ class Database:
                 try:
                     with conn.pipeline():
                         conn.execute("BEGIN")
-                        if user_id is not None:
-                            conn.execute(_SET_USER, (user_id,))
+                        conn.execute(_SET_SCOPE, scope)
                         yield conn
                         conn.execute("COMMIT")
                 except BaseException:
@@ -282,6 +294,5 @@ class Database:
                     conn.autocommit = False
                 return
             with conn.transaction():
-                if user_id is not None:
-                    conn.execute(_SET_USER, (user_id,))
+                conn.execute(_SET_SCOPE, scope)
                 yield conn

@@ -249,6 +249,27 @@ def test_cypher_needs_age_and_the_user_filter(make: Factory, any_database: Datab
     assert len(rows) == 1
 
 
+@pytest.mark.parametrize(
+    "query",
+    [
+        "MATCH (e:Entity {user_id: $user_id}) DETACH DELETE e",
+        "MATCH (e:Entity {user_id: $user_id}) SET e.user_id = 'bob' RETURN e",
+        "MATCH (e:Entity {user_id: $user_id}) REMOVE e.name RETURN e",
+        "MERGE (e:Entity {user_id: $user_id, id: 'x'}) RETURN e",
+        "match (e:Entity {user_id: $user_id}) create (e)-[:RELATED]->(e) return e",
+    ],
+)
+def test_cypher_passthrough_only_reads(make_manager: Factory, database: Database, query: str) -> None:
+    manager = make_manager()
+    manager.add_memory("张三是一名Python开发者", "semantic", 0.8)
+    before = vertices(database, "Entity", "alice")
+    with pytest.raises(ValidationError, match="must only read the graph"):
+        manager.cypher(query)
+    assert vertices(database, "Entity", "alice") == before
+    quoted = "MATCH (e:Entity {user_id: $user_id, name: 'DELETE me'}) RETURN e // SET in a comment"
+    assert manager.cypher(quoted) == [], "keywords inside strings and comments are not clauses"
+
+
 def test_age_property_indexes_are_used(database: Database) -> None:
     graph = database.settings.graph_name
     with database.connection() as conn:

@@ -1,4 +1,4 @@
-"""Commands for DBAs: doctor, maintain, erase, export, import."""
+"""Commands for DBAs: doctor, grant, maintain, erase, export, import."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ from typing import TextIO
 import click
 
 from hello_pgmem.cli.app import State, cli, database, emit, load_settings
+from hello_pgmem.db import connect
+from hello_pgmem.ops import grants
 from hello_pgmem.ops.doctor import diagnose
 from hello_pgmem.ops.erase import erase_user
 from hello_pgmem.ops.maintain import maintain as run_maintenance
@@ -31,6 +33,30 @@ def doctor(state: State, role: str | None) -> int:
             lines.append(f"      fix: {f.fix}")
     emit(state, [dataclasses.asdict(f) for f in findings], "\n".join(lines))
     return UNHEALTHY if any(f.level == "error" for f in findings) else 0
+
+
+@cli.command()
+@click.option("--owner", help="Prepare this role to own the schema and migrate (before migrate).")
+@click.option("--app", help="Grant this role what the application needs: rows, never DDL (after migrate).")
+@click.option("--analytics", help="Grant this role read-only access to every user's rows (after migrate).")
+@click.option("--create-roles", is_flag=True, help="CREATE ROLE … LOGIN for the roles that do not exist.")
+@click.option("--apply", "run", is_flag=True, help="Run them (as a superuser); default: print them.")
+@click.pass_obj
+def grant(
+    state: State, owner: str | None, app: str | None, analytics: str | None, create_roles: bool, run: bool
+) -> None:
+    """The SQL that sets up the owner, application and analytics roles (docs/security.md)."""
+    if not (owner or app or analytics):
+        raise click.UsageError("name at least one of --owner, --app, --analytics")
+    settings = load_settings()
+    with connect(settings) as conn:
+        statements = grants.owner_statements(conn, settings, owner, create_roles) if owner else []
+        if app or analytics:
+            statements += grants.role_statements(conn, settings, app, analytics, create_roles)
+        script = grants.render(conn, statements)
+        if run:
+            grants.apply(conn, statements)
+    emit(state, {"statements": script.splitlines(), "applied": run}, script.rstrip())
 
 
 @cli.command()

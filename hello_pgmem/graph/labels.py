@@ -61,3 +61,48 @@ def drop_labels(conn: Connection, graph: str) -> None:
                 text("SELECT ag_catalog.drop_label(CAST(:graph AS name), CAST(:label AS name), false)"),
                 {"graph": graph, "label": label},
             )
+
+
+BASE_TABLES = ("_ag_label_vertex", "_ag_label_edge")
+_USER_MAP = "(SELECT ag_catalog.agtype_build_map('user_id', {schema}.current_memory_user()))"
+
+
+def secure_labels(conn: Connection, graph: str, schema: str) -> None:
+    """Row-level security on the label tables, keyed on the ``user_id`` property (idempotent).
+
+    The parent tables get the policies too: ``MATCH (n)`` without a label reads them, and
+    PostgreSQL applies only the parent's policies to rows read through inheritance.
+    """
+    if not graph_exists(conn, graph):
+        return
+    quote = conn.dialect.identifier_preparer.quote_identifier
+    user_map = _USER_MAP.format(schema=quote(schema))
+    all_rows = f"(SELECT {quote(schema)}.all_rows_requested())"
+    for label in (*BASE_TABLES, *VERTEX_LABELS, *EDGE_LABELS):
+        table = f"{quote(graph)}.{quote(label)}"
+        for statement in (
+            f"ALTER TABLE {table} ENABLE ROW LEVEL SECURITY",
+            f"ALTER TABLE {table} FORCE ROW LEVEL SECURITY",
+            f"DROP POLICY IF EXISTS user_rows ON {table}",
+            f"CREATE POLICY user_rows ON {table} USING (properties OPERATOR(ag_catalog.@>) {user_map}) "
+            f"WITH CHECK (properties OPERATOR(ag_catalog.@>) {user_map})",
+            f"DROP POLICY IF EXISTS all_rows ON {table}",
+            f"CREATE POLICY all_rows ON {table} TO CURRENT_USER USING ({all_rows}) WITH CHECK ({all_rows})",
+        ):
+            conn.exec_driver_sql(statement)
+
+
+def unsecure_labels(conn: Connection, graph: str) -> None:
+    """Undo :func:`secure_labels`."""
+    if not graph_exists(conn, graph):
+        return
+    quote = conn.dialect.identifier_preparer.quote_identifier
+    for label in (*BASE_TABLES, *VERTEX_LABELS, *EDGE_LABELS):
+        table = f"{quote(graph)}.{quote(label)}"
+        for statement in (
+            f"DROP POLICY IF EXISTS user_rows ON {table}",
+            f"DROP POLICY IF EXISTS all_rows ON {table}",
+            f"ALTER TABLE {table} NO FORCE ROW LEVEL SECURITY",
+            f"ALTER TABLE {table} DISABLE ROW LEVEL SECURITY",
+        ):
+            conn.exec_driver_sql(statement)

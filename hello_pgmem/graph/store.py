@@ -15,6 +15,7 @@ import psycopg
 from pydantic import BaseModel
 
 from hello_pgmem.age import cypher as run_cypher
+from hello_pgmem.age import write_clauses
 from hello_pgmem.errors import GraphError, NotFoundError, ValidationError
 from hello_pgmem.graph.extraction import Extraction
 from hello_pgmem.graph.normalize import normalize_name
@@ -344,6 +345,13 @@ class GraphStore:
         if "$user_id" not in query:
             raise ValidationError(
                 "query", "must filter by $user_id (e.g. MATCH (e:Entity {user_id: $user_id}))"
+            )
+        writes = write_clauses(query)
+        if writes:
+            raise ValidationError(
+                "query",
+                f"must only read the graph, found {', '.join(writes)} (the graph is a projection "
+                "of the relational tables, written by the library)",
             )
         bound = {**(params or {}), "user_id": self.user_id}
         return run_cypher(conn, self.projection.graph, query, bound, tuple(columns))

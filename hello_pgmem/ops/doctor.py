@@ -10,22 +10,11 @@ from psycopg import sql
 from hello_pgmem.db import connect, probe
 from hello_pgmem.extensions import MIN_VECTOR, _version_tuple
 from hello_pgmem.migrations import head_revision
+from hello_pgmem.ops.grants import DATA_TABLES, READ_ONLY_TABLES, RLS_TABLES
 from hello_pgmem.settings import Settings
 
 Level = Literal["ok", "warn", "error"]
 
-TABLES = (
-    "memories",
-    "working_memories",
-    "documents",
-    "chunks",
-    "embedding_cache",
-    "entities",
-    "mentions",
-    "relations",
-    "embedding_models",
-    "retrieval_log",
-)
 MODEL_INDEXES = sql.SQL("""
 SELECT m.model, t.prefix || m.index_suffix, i.indexrelid IS NOT NULL AS present,
        coalesce(i.indisvalid, false) AS valid
@@ -36,15 +25,16 @@ LEFT JOIN pg_index i ON i.indexrelid = c.oid
 ORDER BY 1, 2
 """)
 PRIVILEGES = """
-SELECT t, has_table_privilege(%(role)s, format('%%I.%%I', %(schema)s::text, t),
-                              'SELECT, INSERT, UPDATE, DELETE')
+SELECT t, has_table_privilege(%(role)s, format('%%I.%%I', %(schema)s::text, t), %(privileges)s)
 FROM unnest(%(tables)s::text[]) AS t
 WHERE to_regclass(format('%%I.%%I', %(schema)s::text, t)) IS NOT NULL
 """
 RLS = """
 SELECT c.relname FROM pg_class c
-WHERE c.relnamespace = %(schema)s::regnamespace AND c.relname = ANY(%(tables)s) AND NOT c.relrowsecurity
+WHERE c.relnamespace = %(schema)s::regnamespace AND c.relname = ANY(%(tables)s)
+  AND NOT (c.relrowsecurity AND c.relforcerowsecurity)
 """
+BYPASS = "SELECT rolsuper, rolbypassrls FROM pg_roles WHERE rolname = %(role)s"
 
 
 def _scalar(conn: Any, query: str) -> Any:
@@ -132,7 +122,7 @@ def diagnose(settings: Settings, role: str | None = None) -> list[Finding]:
         add(Finding("ok", "schema", f"schema {info.schema} at revision {head}"))
         params: dict[str, Any] = {
             "schema": settings.schema_name,
-            "tables": list(TABLES),
+            "tables": list(RLS_TABLES),
             "role": role or str(_scalar(conn, "SELECT current_user")),
         }
         for model, index, present, valid in conn.execute(
@@ -154,22 +144,24 @@ def diagnose(settings: Settings, role: str | None = None) -> list[Finding]:
                 )
         if not any(f.check == "indexes" for f in findings):
             add(Finding("ok", "indexes", "every registered embedding model has its valid HNSW indexes"))
-        missing = [t for t, ok in conn.execute(PRIVILEGES, params).fetchall() if not ok]
-        if missing:
-            grants = (
-                sql.SQL("GRANT SELECT, INSERT, UPDATE, DELETE ON {} TO {}")
-                .format(
-                    sql.SQL(", ").join(sql.Identifier(settings.schema_name, t) for t in missing),
-                    sql.Identifier(params["role"]),
-                )
-                .as_string(conn)
+        missing = [
+            t
+            for tables, privileges in (
+                (DATA_TABLES, "SELECT, INSERT, UPDATE, DELETE"),
+                (READ_ONLY_TABLES, "SELECT"),
             )
+            for t, ok in conn.execute(
+                PRIVILEGES, {**params, "tables": list(tables), "privileges": privileges}
+            )
+            if not ok
+        ]
+        if missing:
             add(
                 Finding(
                     "error",
                     "grants",
-                    f"role {params['role']!r} cannot read and write {', '.join(missing)}",
-                    grants,
+                    f"role {params['role']!r} lacks privileges on {', '.join(missing)}",
+                    f"hello-pgmem grant --app {params['role']} (prints the GRANTs; --apply runs them)",
                 )
             )
         else:
@@ -178,12 +170,27 @@ def diagnose(settings: Settings, role: str | None = None) -> list[Finding]:
         if unprotected:
             add(
                 Finding(
+                    "error",
+                    "rls",
+                    f"row-level security is not enabled and forced on {', '.join(unprotected)}",
+                    "hello-pgmem migrate (revision 0008 enables it); do not ALTER TABLE … DISABLE it",
+                )
+            )
+        else:
+            add(
+                Finding(
+                    "ok", "rls", f"row-level security is forced on all {len(RLS_TABLES)} tables of user data"
+                )
+            )
+        bypass = conn.execute(BYPASS, params).fetchone()
+        if bypass is not None and (bypass[0] or bypass[1]):
+            add(
+                Finding(
                     "warn",
                     "rls",
-                    f"row-level security is off on {len(unprotected)} tables: tenant isolation "
-                    "rests on the library's user filters",
-                    "hello_pgmem does not ship RLS policies yet: grant direct table access to trusted "
-                    "roles only",
+                    f"role {params['role']!r} is a {'superuser' if bypass[0] else 'BYPASSRLS role'}: "
+                    "row-level security does not apply to it, isolation rests on the library's filters",
+                    "run the application as its own role: hello-pgmem grant --app <role> --create-roles",
                 )
             )
         work_mem = str(_scalar(conn, "SELECT setting FROM pg_settings WHERE name = 'maintenance_work_mem'"))

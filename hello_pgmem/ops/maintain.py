@@ -1,4 +1,8 @@
-"""Maintenance, idempotent and safe to run from cron: expire, decay, purge, analyze."""
+"""Maintenance, idempotent and safe to run from cron: expire, decay, purge, analyze.
+
+It works across users, so it runs as the schema owner (or a superuser): under row-level security
+the application role sees one user at a time and would find nothing to do.
+"""
 
 from __future__ import annotations
 
@@ -32,23 +36,23 @@ def maintain(
     more than ``retention_days`` (with their graph), trim the retrieval log, refresh statistics."""
     now = utcnow()
     report: dict[str, Any] = {"expired_working": 0, "decayed": 0, "purged": 0, "log_rows_purged": 0}
-    with db.transaction() as conn:
+    with db.transaction(all_rows=True) as conn:
         report["expired_working"] = conn.execute(EXPIRE_WORKING, {"now": now}).rowcount
     if max_memories is not None:
-        with db.connection() as conn:
+        with db.transaction(all_rows=True) as conn:
             users = [r[0] for r in conn.execute(USERS_OVER, {"max": max_memories}).fetchall()]
         for user in users:
             with db.transaction(user) as conn:
                 row = conn.execute(DECAY, {"user_id": user, "max": max_memories, "now": now}).fetchone()
                 report["decayed"] += int(row[0]) if row else 0
-    with db.connection() as conn:
+    with db.transaction(all_rows=True) as conn:
         purgeable = conn.execute(PURGEABLE, {"cutoff": now - timedelta(days=retention_days)}).fetchall()
     projection = AgeProjection(db.settings.graph_name) if db.graph_enabled else None
     for user, ids in purgeable:
         with db.transaction(user) as conn:
             GraphStore(user, projection).unlink(conn, ids)
             report["purged"] += conn.execute(PURGE, {"user_id": user, "ids": ids}).rowcount
-    with db.transaction() as conn:
+    with db.transaction(all_rows=True) as conn:
         cutoff = now - timedelta(days=db.settings.retrieval_log_days)
         report["log_rows_purged"] = conn.execute(PURGE_LOG, {"cutoff": cutoff}).rowcount
     if analyze:

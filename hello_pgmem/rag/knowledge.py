@@ -12,11 +12,13 @@ import re
 import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from psycopg import Connection
 from psycopg.types.json import Jsonb
 
 from hello_pgmem.db import Database
@@ -107,6 +109,10 @@ class KnowledgeBase:
         self.batch_size = batch_size
         self.fusion = fusion
 
+    def _transaction(self, pipeline: bool = False) -> AbstractContextManager[Connection[Any]]:
+        """A transaction scoped to this namespace (row-level security)."""
+        return self.db.transaction(pipeline=pipeline, namespace=self.namespace)
+
     def _params(self, **extra: Any) -> dict[str, Any]:
         return {"namespace": self.namespace, **extra}
 
@@ -156,7 +162,7 @@ class KnowledgeBase:
             planned.append((doc, document_id, chunks, store.sha256(text)))
         if len({p[1] for p in planned}) != len(planned):
             raise ValidationError("documents", "must not repeat a document id")
-        with self.db.connection() as conn:
+        with self._transaction() as conn:
             known = {
                 row[0]: (bytes(row[1]), row[2])
                 for row in conn.execute(store.DOCUMENT_HASHES, self._params(ids=[p[1] for p in planned]))
@@ -183,7 +189,7 @@ class KnowledgeBase:
             chunk_rows.extend(self._chunk_row(document_id, chunk, next(vector_rows)) for chunk in chunks)
             embedded_by_id[document_id] = sum(next(fresh) for _ in chunks)
         if changed:
-            with self.db.transaction(pipeline=True) as conn, conn.cursor() as cur:
+            with self._transaction(pipeline=True) as conn, conn.cursor() as cur:
                 cur.executemany(store.UPSERT_DOCUMENT, document_rows)
                 cur.executemany(store.DELETE_CHUNKS, [self._params(id=p[1]) for p in changed])
                 cur.executemany(store.INSERT_CHUNK, chunk_rows)
@@ -307,7 +313,7 @@ class KnowledgeBase:
         self.db.ensure_embedding_model(self.embedder.model_name, self.embedder.dimension)
         pool = top_k * candidate_pool_multiplier
         best: dict[uuid.UUID, ChunkHit] = {}
-        with self.db.connection() as conn:
+        with self._transaction() as conn:
             for (kind, text), vector in zip(variants, vectors, strict=True):
                 rows = conn.execute(
                     store.SEARCH,
@@ -405,7 +411,7 @@ class KnowledgeBase:
     # ------------------------------------------------------------------ manage
 
     def list_documents(self, limit: int = 100) -> list[DocumentInfo]:
-        with self.db.connection() as conn:
+        with self._transaction() as conn:
             rows = conn.execute(store.LIST_DOCUMENTS, self._params(limit=limit)).fetchall()
         return [
             DocumentInfo(
@@ -415,7 +421,7 @@ class KnowledgeBase:
         ]
 
     def remove_document(self, document_id: str) -> bool:
-        with self.db.transaction() as conn:
+        with self._transaction() as conn:
             return (
                 conn.execute(store.DELETE_DOCUMENT, self._params(id=check_document_id(document_id))).rowcount
                 == 1
@@ -423,11 +429,11 @@ class KnowledgeBase:
 
     def clear(self) -> int:
         """Delete every document (and chunk) of this namespace only; return how many documents."""
-        with self.db.transaction() as conn:
+        with self._transaction() as conn:
             return conn.execute(store.CLEAR_NAMESPACE, self._params()).rowcount
 
     def stats(self) -> KnowledgeStats:
-        with self.db.connection() as conn:
+        with self._transaction() as conn:
             row = conn.execute(store.STATS, self._params()).fetchone()
         assert row is not None
         return KnowledgeStats(

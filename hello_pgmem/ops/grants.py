@@ -1,0 +1,177 @@
+"""``hello-pgmem grant``: the roles of a deployment and their least privileges, as SQL.
+
+Three roles (docs/security.md):
+
+- the **owner** owns the schema and runs the migrations; ``owner_statements`` prepare it (run
+  by a superuser, before the first ``hello-pgmem migrate``);
+- the **application** role reads and writes rows, owns nothing, and so is bound by row-level
+  security: it sees one user (or namespace) per transaction;
+- the **analytics** role only reads, and sees every user's rows after ``SET pgmem.all_rows = on``.
+  It gets no access to the AGE graph: AGE 1.5 runs Cypher ``SET`` and ``DELETE`` without the
+  table's UPDATE or DELETE privilege, so a read-only role with Cypher could change the projection.
+
+The statements are composed with ``psycopg.sql`` (every name quoted), printed for review and run
+only when asked; every one of them is idempotent.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+from psycopg import sql
+
+from hello_pgmem.errors import SchemaNotMigratedError, ValidationError
+from hello_pgmem.settings import IDENTIFIER, Settings
+
+DATA_TABLES = (
+    "memories",
+    "working_memories",
+    "entities",
+    "mentions",
+    "relations",
+    "documents",
+    "chunks",
+    "retrieval_log",
+    "embedding_cache",
+)
+READ_ONLY_TABLES = ("embedding_models", "alembic_version")
+RLS_TABLES = DATA_TABLES[:-1]  # the embedding cache holds no text and no user id
+AGE_CATALOG = ("ag_graph", "ag_label")
+
+Statement = sql.SQL | sql.Composed
+
+_VIEWS = "SELECT relname FROM pg_class WHERE relnamespace = %s::regnamespace AND relkind = 'v' ORDER BY 1"
+_ROLE_EXISTS = "SELECT 1 FROM pg_roles WHERE rolname = %s"
+_MIGRATED = "SELECT to_regclass(format('%%I.alembic_version', %s::text)) IS NOT NULL"
+_GRAPH = "SELECT 1 FROM pg_extension e, ag_catalog.ag_graph g WHERE e.extname = 'age' AND g.name = %s::name"
+_AGE = "SELECT 1 FROM pg_extension WHERE extname = 'age'"
+_POLICY_ROLES = """
+SELECT coalesce(array_agg(r.rolname ORDER BY r.rolname) FILTER (WHERE r.rolname IS NOT NULL), '{}')
+FROM pg_policy p
+LEFT JOIN LATERAL unnest(p.polroles) AS role_oid ON true
+LEFT JOIN pg_roles r ON r.oid = role_oid
+WHERE p.polrelid = format('%%I.%%I', %s::text, %s::text)::regclass AND p.polname = 'all_rows'
+"""
+
+
+def check_role_name(field: str, name: str) -> str:
+    if not IDENTIFIER.match(name) or len(name) > 63:
+        raise ValidationError(
+            field, "must be a role name matching ^[A-Za-z_][A-Za-z0-9_]*$, at most 63 characters"
+        )
+    return name
+
+
+def _exists(conn: psycopg.Connection[Any], query: str, *params: object) -> bool:
+    return conn.execute(query, params).fetchone() is not None
+
+
+def _create_role(conn: psycopg.Connection[Any], role: str) -> list[Statement]:
+    if _exists(conn, _ROLE_EXISTS, role):
+        return []
+    return [sql.SQL("CREATE ROLE {} LOGIN").format(sql.Identifier(role))]
+
+
+def owner_statements(
+    conn: psycopg.Connection[Any], settings: Settings, owner: str, create: bool = False
+) -> list[Statement]:
+    """What a superuser runs once so that ``owner`` can migrate: extensions, schema, AGE catalog."""
+    role = sql.Identifier(check_role_name("owner", owner))
+    schema = sql.Identifier(settings.schema_name)
+    statements: list[Statement] = _create_role(conn, owner) if create else []
+    statements += [
+        sql.SQL("CREATE EXTENSION IF NOT EXISTS vector"),
+        sql.SQL("CREATE SCHEMA IF NOT EXISTS {} AUTHORIZATION {}").format(schema, role),
+        sql.SQL("GRANT CONNECT, CREATE ON DATABASE {} TO {}").format(
+            sql.Identifier(str(conn.info.dbname)), role
+        ),
+    ]
+    if settings.age != "off" and _exists(conn, "SELECT 1 FROM pg_available_extensions WHERE name = 'age'"):
+        statements += [
+            sql.SQL("CREATE EXTENSION IF NOT EXISTS age"),
+            sql.SQL("GRANT USAGE ON SCHEMA ag_catalog TO {}").format(role),
+            # create_graph and create_vlabel insert into AGE's catalog as the calling role
+            sql.SQL("GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ag_catalog TO {}").format(
+                role
+            ),
+        ]
+    return statements
+
+
+def _tables(schema: str, names: tuple[str, ...]) -> sql.Composable:
+    return sql.SQL(", ").join(sql.Identifier(schema, name) for name in names)
+
+
+def role_statements(
+    conn: psycopg.Connection[Any],
+    settings: Settings,
+    app: str | None = None,
+    analytics: str | None = None,
+    create: bool = False,
+) -> list[Statement]:
+    """Grants for the application and analytics roles on a migrated schema (re-run after upgrades)."""
+    schema = settings.schema_name
+    if not _exists(conn, _MIGRATED, schema):
+        raise SchemaNotMigratedError(f'schema {schema!r} is not migrated: run "hello-pgmem migrate" first')
+    views = tuple(str(r[0]) for r in conn.execute(_VIEWS, (schema,)).fetchall())
+    graph = settings.graph_name
+    has_graph = _exists(conn, _AGE) and _exists(conn, _GRAPH, graph)
+    statements: list[Statement] = []
+    if app is not None:
+        role = sql.Identifier(check_role_name("app", app))
+        statements += _create_role(conn, app) if create else []
+        statements += [
+            sql.SQL("GRANT USAGE ON SCHEMA {} TO {}").format(sql.Identifier(schema), role),
+            sql.SQL("GRANT SELECT, INSERT, UPDATE, DELETE ON {} TO {}").format(
+                _tables(schema, DATA_TABLES), role
+            ),
+            sql.SQL("GRANT SELECT ON {} TO {}").format(_tables(schema, (*READ_ONLY_TABLES, *views)), role),
+            sql.SQL("GRANT USAGE ON ALL SEQUENCES IN SCHEMA {} TO {}").format(sql.Identifier(schema), role),
+            # registers a new embedding model: its HNSW indexes are built as the owner
+            sql.SQL("GRANT EXECUTE ON FUNCTION {}(text, integer, integer, integer) TO {}").format(
+                sql.Identifier(schema, "register_embedding_model"), role
+            ),
+        ]
+        if has_graph:
+            graph_schema = sql.Identifier(graph)
+            statements += [
+                sql.SQL("GRANT USAGE ON SCHEMA ag_catalog, {} TO {}").format(graph_schema, role),
+                sql.SQL("GRANT SELECT ON {} TO {}").format(_tables("ag_catalog", AGE_CATALOG), role),
+                sql.SQL("GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA {} TO {}").format(
+                    graph_schema, role
+                ),
+                sql.SQL("GRANT USAGE ON ALL SEQUENCES IN SCHEMA {} TO {}").format(graph_schema, role),
+            ]
+    if analytics is not None:
+        role = sql.Identifier(check_role_name("analytics", analytics))
+        statements += _create_role(conn, analytics) if create else []
+        statements += [
+            sql.SQL("GRANT USAGE ON SCHEMA {} TO {}").format(sql.Identifier(schema), role),
+            sql.SQL("GRANT SELECT ON {} TO {}").format(
+                _tables(schema, (*DATA_TABLES, *READ_ONLY_TABLES, *views)), role
+            ),
+        ]
+        for table in RLS_TABLES:
+            holders = [str(r) for r in conn.execute(_POLICY_ROLES, (schema, table)).fetchone()[0]]  # type: ignore[index]
+            if analytics in holders:
+                continue
+            statements.append(
+                sql.SQL("ALTER POLICY all_rows ON {} TO {}").format(
+                    sql.Identifier(schema, table),
+                    sql.SQL(", ").join(sql.Identifier(r) for r in [*holders, analytics]),
+                )
+            )
+    return statements
+
+
+def render(conn: psycopg.Connection[Any], statements: list[Statement]) -> str:
+    """The statements as a SQL script a DBA can read, keep and run."""
+    return "".join(f"{statement.as_string(conn)};\n" for statement in statements)
+
+
+def apply(conn: psycopg.Connection[Any], statements: list[Statement]) -> None:
+    """Run the statements in one transaction: all of them, or none."""
+    with conn.transaction():
+        for statement in statements:
+            conn.execute(statement)

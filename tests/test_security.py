@@ -1,0 +1,248 @@
+"""Tenant isolation enforced by PostgreSQL: row-level security and the three roles.
+
+The deployment is built as docs/security.md tells a DBA to: a superuser prepares the owner
+(``grant --owner``), the owner migrates, a superuser grants the application and analytics roles.
+Every test here then connects as one of those roles, never as a superuser.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+import pytest
+from psycopg import sql
+from psycopg.conninfo import make_conninfo
+
+from hello_pgmem import Database, HashingEmbedder, KnowledgeBase, Settings, migrations
+from hello_pgmem.cli import main
+from hello_pgmem.memory import MemoryManager
+from hello_pgmem.ops import grants
+from hello_pgmem.ops.doctor import diagnose
+
+USER_TABLES = ("memories", "working_memories", "entities", "mentions", "relations")
+ALICE_FACTS = ("Alice works at Acme in Berlin", "Alice likes hiking in the Alps")
+BOB_FACTS = ("Bob works at Globex in Paris", "Bob likes sailing in Brittany")
+
+
+@dataclass(frozen=True)
+class Deployment:
+    owner: Settings
+    app: Settings
+    analytics: Settings
+    superuser: Settings
+    roles: tuple[str, str, str]
+
+
+@pytest.fixture(scope="module")
+def deployment(server_url: str, new_database: Callable[[], str]) -> Iterator[Deployment]:
+    suffix = uuid.uuid4().hex[:8]
+    owner, app, analytics = (f"pgmem_{kind}_{suffix}" for kind in ("owner", "app", "analytics"))
+    url = new_database()
+    superuser = Settings(database_url=url)
+    with psycopg.connect(url) as conn:
+        grants.apply(conn, grants.owner_statements(conn, superuser, owner, create=True))
+    as_role = {role: Settings(database_url=make_conninfo(url, user=role)) for role in (owner, app, analytics)}
+    migrations.upgrade(as_role[owner])
+    with psycopg.connect(url) as conn:
+        grants.apply(conn, grants.role_statements(conn, superuser, app, analytics, create=True))
+    yield Deployment(as_role[owner], as_role[app], as_role[analytics], superuser, (owner, app, analytics))
+    dbname = psycopg.conninfo.conninfo_to_dict(url)["dbname"]
+    with psycopg.connect(server_url, autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(str(dbname))))
+        for role in (app, analytics, owner):
+            conn.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(sql.Identifier(role)))
+
+
+@pytest.fixture(scope="module")
+def app_db(deployment: Deployment) -> Iterator[Database]:
+    with Database(deployment.app) as db:
+        yield db
+
+
+@pytest.fixture(scope="module")
+def populated(app_db: Database) -> dict[str, MemoryManager]:
+    """Alice and Bob, each with semantic and working memories and a graph, written by the app role."""
+    embedder = HashingEmbedder()
+    managers = {}
+    for user, facts in (("alice", ALICE_FACTS), ("bob", BOB_FACTS)):
+        manager = MemoryManager(user_id=user, database=app_db, embedder=embedder)
+        for fact in facts:
+            manager.add_memory(fact, memory_type="semantic", importance=0.8)
+        manager.add_memory(f"{user} is chatting right now", memory_type="working")
+        managers[user] = manager
+    for namespace in ("team_a", "team_b"):
+        KnowledgeBase(app_db, embedder, namespace).add_text(
+            f"# {namespace}\n\nThe handbook of {namespace} about Berlin.", document_id="handbook"
+        )
+    return managers
+
+
+def scalar(db: Database, query: str, user_id: str | None = None, **scope: Any) -> Any:
+    with db.transaction(user_id, **scope) as conn:
+        row = conn.execute(query).fetchone()
+    assert row is not None
+    return row[0]
+
+
+def test_the_app_role_is_not_privileged(deployment: Deployment, app_db: Database) -> None:
+    with psycopg.connect(deployment.app.database_url) as conn:
+        row = conn.execute(
+            "SELECT rolsuper, rolbypassrls, rolcreaterole FROM pg_roles WHERE rolname = current_user"
+        ).fetchone()
+        owners = conn.execute(
+            "SELECT count(*) FROM pg_tables WHERE schemaname = 'pgmem' AND tableowner = current_user"
+        ).fetchone()
+    assert row == (False, False, False)
+    assert owners == (0,)
+
+
+@pytest.mark.parametrize("table", USER_TABLES)
+def test_a_transaction_without_a_user_sees_no_rows(
+    populated: dict[str, MemoryManager], app_db: Database, table: str
+) -> None:
+    with psycopg.connect(app_db.settings.database_url) as conn:  # not even the library's setup
+        assert conn.execute(
+            sql.SQL("SELECT count(*) FROM pgmem.{}").format(sql.Identifier(table))
+        ).fetchone() == (0,)
+    assert scalar(app_db, f"SELECT count(*) FROM {table}") == 0
+    alice = scalar(app_db, f"SELECT count(DISTINCT user_id) FROM {table}", "alice")
+    assert alice == 1, "alice's transaction sees alice's rows"
+    assert scalar(app_db, f"SELECT count(*) FROM {table} WHERE user_id = 'bob'", "alice") == 0
+
+
+def test_a_query_that_forgets_its_user_filter_returns_only_the_current_user(
+    populated: dict[str, MemoryManager], app_db: Database
+) -> None:
+    with app_db.transaction("alice") as conn:
+        contents = {r[0] for r in conn.execute("SELECT content FROM memories")}
+        vector_hits = conn.execute(
+            "SELECT user_id FROM memories ORDER BY embedding <=> (SELECT embedding FROM memories LIMIT 1)"
+        ).fetchall()
+    assert contents == {*ALICE_FACTS}
+    assert {r[0] for r in vector_hits} == {"alice"}
+    found = populated["alice"].retrieve_memories("works at in Paris Globex Bob", limit=10)
+    assert found and {m.user_id for m in found} == {"alice"}
+
+
+def test_a_user_cannot_write_rows_of_another(populated: dict[str, MemoryManager], app_db: Database) -> None:
+    bob_before = scalar(app_db, "SELECT count(*) FROM memories", "bob")
+    refused = pytest.raises(psycopg.errors.InsufficientPrivilege, match="row-level security")
+    with refused, app_db.transaction("alice") as conn:
+        conn.execute(
+            "INSERT INTO memories (user_id, id, memory_type, content, importance, created_at,"
+            " session_id) VALUES ('bob', gen_random_uuid(), 'semantic', 'planted', 0.5, now(), 's')"
+        )
+    refused = pytest.raises(psycopg.errors.InsufficientPrivilege, match="row-level security")
+    with refused, app_db.transaction("alice") as conn:
+        conn.execute("UPDATE memories SET user_id = 'bob'")
+    with app_db.transaction("alice") as conn:
+        assert conn.execute("UPDATE memories SET importance = importance WHERE user_id = 'bob'").rowcount == 0
+        assert conn.execute("DELETE FROM memories WHERE user_id = 'bob'").rowcount == 0
+    assert scalar(app_db, "SELECT count(*) FROM memories", "bob") == bob_before
+
+
+def test_the_app_role_cannot_ask_for_all_rows_nor_change_the_schema(
+    populated: dict[str, MemoryManager], app_db: Database
+) -> None:
+    assert scalar(app_db, "SELECT count(*) FROM memories", all_rows=True) == 0
+    for statement in (
+        "TRUNCATE memories",
+        "ALTER TABLE memories DISABLE ROW LEVEL SECURITY",
+        "DROP POLICY user_rows ON memories",
+        "CREATE TABLE pgmem.sneaky (x int)",
+        "INSERT INTO embedding_models (model, dimension, index_suffix) VALUES ('m', 3, 'x')",
+    ):
+        with pytest.raises(psycopg.errors.InsufficientPrivilege), app_db.transaction("alice") as conn:
+            conn.execute(statement)
+
+
+def test_rag_rows_are_scoped_to_their_namespace(
+    populated: dict[str, MemoryManager], app_db: Database
+) -> None:
+    assert scalar(app_db, "SELECT count(*) FROM chunks") == 0
+    assert scalar(app_db, "SELECT count(DISTINCT namespace) FROM chunks", namespace="team_a") == 1
+    assert (
+        scalar(app_db, "SELECT count(*) FROM documents WHERE namespace = 'team_b'", namespace="team_a") == 0
+    )
+    hits = KnowledgeBase(app_db, HashingEmbedder(), "team_a").search("handbook Berlin", top_k=5)
+    assert hits and all("team_a" in h.content for h in hits)
+    assert scalar(app_db, "SELECT count(*) FROM chunks", "alice") == 0, "a user is not a namespace"
+
+
+def test_views_answer_for_the_current_user_only(
+    populated: dict[str, MemoryManager], app_db: Database
+) -> None:
+    assert scalar(app_db, "SELECT count(*) FROM memory_stats") == 0
+    assert scalar(app_db, "SELECT string_agg(DISTINCT user_id, ',') FROM memory_stats", "bob") == "bob"
+    assert scalar(app_db, "SELECT count(*) FROM entity_stats", "bob") > 0
+    assert scalar(app_db, "SELECT count(*) FROM rag_documents", namespace="team_b") == 1
+
+
+def test_cypher_reads_only_the_current_users_graph(
+    populated: dict[str, MemoryManager], app_db: Database
+) -> None:
+    graph = app_db.settings.graph_name
+    count_all = f"SELECT * FROM ag_catalog.cypher('{graph}', $$ MATCH (n) RETURN count(n) $$) AS (n agtype)"
+    names = (
+        f"SELECT * FROM ag_catalog.cypher('{graph}', $$ MATCH (e:Entity) RETURN e.user_id $$) AS (u agtype)"
+    )
+    assert str(scalar(app_db, count_all)) == "0"
+    with app_db.transaction("bob") as conn:
+        owners = {str(r[0]) for r in conn.execute(names)}
+    assert owners == {'"bob"'}
+    rows = populated["alice"].cypher("MATCH (e:Entity {user_id: $user_id}) RETURN e.name", columns=("name",))
+    assert rows and "Globex" not in {str(r[0]).strip('"') for r in rows}
+
+
+def test_the_owner_is_bound_by_forced_row_level_security(
+    populated: dict[str, MemoryManager], deployment: Deployment
+) -> None:
+    with Database(deployment.owner) as owner:
+        assert scalar(owner, "SELECT count(*) FROM memories") == 0, "FORCE: the owner sees nothing by default"
+        assert scalar(owner, "SELECT count(*) FROM memories", "bob") == len(BOB_FACTS)
+        assert scalar(owner, "SELECT count(DISTINCT user_id) FROM memories", all_rows=True) == 2
+
+
+def test_analytics_reads_every_user_only_when_it_asks_and_never_writes(
+    populated: dict[str, MemoryManager], deployment: Deployment
+) -> None:
+    with psycopg.connect(deployment.analytics.database_url, autocommit=True) as conn:
+        conn.execute("SET search_path = pgmem")
+        assert conn.execute("SELECT count(*) FROM memories").fetchone() == (0,)
+        conn.execute("SET pgmem.all_rows = on")
+        assert conn.execute("SELECT count(DISTINCT user_id) FROM memories").fetchone() == (2,)
+        users = conn.execute("SELECT user_id, sum(live) FROM memory_stats GROUP BY 1 ORDER BY 1").fetchall()
+        assert [u for u, _ in users] == ["alice", "bob"]
+        assert conn.execute("SELECT count(DISTINCT namespace) FROM chunks").fetchone() == (2,)
+        for statement in (
+            "DELETE FROM memories",
+            "UPDATE memories SET content = 'x'",
+            "SELECT 1 FROM pgmem_graph._ag_label_vertex",  # no Cypher: AGE 1.5 writes skip privileges
+        ):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                conn.execute(statement)
+
+
+def test_doctor_approves_the_app_role(populated: dict[str, MemoryManager], deployment: Deployment) -> None:
+    findings = diagnose(deployment.app)
+    assert not [f for f in findings if f.level == "error"], findings
+    assert [f.level for f in findings if f.check == "rls"] == ["ok"], "no bypass warning for the app role"
+    assert [f.level for f in findings if f.check == "grants"] == ["ok"]
+
+
+def test_grant_prints_idempotent_sql(
+    deployment: Deployment, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    _, app, analytics = deployment.roles
+    monkeypatch.setenv("DATABASE_URL", deployment.superuser.database_url)
+    assert main(["grant", "--app", app, "--analytics", analytics]) == 0
+    script = capsys.readouterr().out
+    assert 'GRANT SELECT, INSERT, UPDATE, DELETE ON "pgmem"."memories"' in script
+    assert "ALTER POLICY" not in script, "the analytics role already holds the all_rows policies"
+    assert main(["grant", "--app", app, "--apply"]) == 0, "re-applying changes nothing and fails nowhere"
+    assert main(["grant", "--app", "bad name; DROP TABLE x"]) == 1
+    assert "app: must be a role name" in capsys.readouterr().err
