@@ -1,4 +1,4 @@
-"""Commands for DBAs: doctor, grant, maintain, erase, export, import."""
+"""Commands for DBAs: doctor, check, grant, maintain, erase, export, import."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import click
 from hello_pgmem.cli.app import State, cli, database, emit, load_settings
 from hello_pgmem.db import connect
 from hello_pgmem.ops import grants
+from hello_pgmem.ops.check import check_integrity
 from hello_pgmem.ops.doctor import diagnose
 from hello_pgmem.ops.erase import erase_user
 from hello_pgmem.ops.maintain import maintain as run_maintenance
@@ -33,6 +34,19 @@ def doctor(state: State, role: str | None) -> int:
             lines.append(f"      fix: {f.fix}")
     emit(state, [dataclasses.asdict(f) for f in findings], "\n".join(lines))
     return UNHEALTHY if any(f.level == "error" for f in findings) else 0
+
+
+@cli.command()
+@click.option(
+    "--model", help="The embedding model every live memory must have (default: any registered one)."
+)
+@click.pass_obj
+def check(state: State, model: str | None) -> int:
+    """Verify the store's invariants across every user; exit 1 on any violation (run as the owner)."""
+    with database() as db:
+        report = check_integrity(db, model)
+    emit(state, dataclasses.asdict(report) | {"ok": report.ok}, report.text())
+    return 0 if report.ok else UNHEALTHY
 
 
 @cli.command()

@@ -1,0 +1,170 @@
+"""``hello-pgmem check``: verify the store's invariants across every user; report each violation.
+
+Foreign keys and row-level security keep most of these true by construction; the checker looks
+anyway, because a restore with triggers disabled, a hand-written fix or an AGE write outside the
+library can break them. It reads with ``pgmem.all_rows``, so it runs as the owner or a superuser.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from psycopg import sql
+
+from hello_pgmem.db import Database
+from hello_pgmem.memory.working import WorkingMemory
+
+SAMPLE = 5  # rows shown per violation
+
+EMBEDDINGS = """
+SELECT m.user_id || '/' || m.id FROM memories m
+LEFT JOIN embedding_models e ON e.model = m.embedding_model
+WHERE m.forgotten_at IS NULL AND (
+    m.embedding IS NULL OR e.model IS NULL OR vector_dims(m.embedding) <> e.dimension
+    OR (%(model)s::text IS NOT NULL
+        AND %(model)s NOT IN (m.embedding_model, coalesce(m.text_embedding_model, '')))
+)
+ORDER BY 1
+"""
+ORPHAN_ENTITIES = "SELECT user_id || '/' || name FROM graph_orphans ORDER BY 1"
+ORPHAN_MENTIONS = """
+SELECT n.user_id || '/' || n.memory_id || '->' || n.entity_id FROM mentions n
+WHERE NOT EXISTS (SELECT 1 FROM memories m WHERE m.user_id = n.user_id AND m.id = n.memory_id)
+   OR NOT EXISTS (SELECT 1 FROM entities e WHERE e.user_id = n.user_id AND e.id = n.entity_id)
+ORDER BY 1
+"""
+ORPHAN_RELATIONS = """
+SELECT r.user_id || '/' || r.source_id || '-' || r.relation_type || '->' || r.target_id FROM relations r
+WHERE NOT EXISTS (SELECT 1 FROM memories m WHERE m.user_id = r.user_id AND m.id = r.memory_id)
+   OR NOT EXISTS (SELECT 1 FROM entities e WHERE e.user_id = r.user_id AND e.id = r.source_id)
+   OR NOT EXISTS (SELECT 1 FROM entities e WHERE e.user_id = r.user_id AND e.id = r.target_id)
+ORDER BY 1
+"""
+ORPHAN_CHUNKS = """
+SELECT c.namespace || '/' || c.document_id || '#' || c.position FROM chunks c
+WHERE NOT EXISTS (SELECT 1 FROM documents d WHERE d.namespace = c.namespace AND d.id = c.document_id)
+ORDER BY 1
+"""
+CHUNK_COUNTS = """
+SELECT d.namespace || '/' || d.id || ' says ' || d.chunk_count || ', has ' || count(c.id) FROM documents d
+LEFT JOIN chunks c ON c.namespace = d.namespace AND c.document_id = d.id
+GROUP BY d.namespace, d.id, d.chunk_count HAVING count(c.id) <> d.chunk_count
+ORDER BY 1
+"""
+EXPIRED_WORKING = """
+SELECT user_id, session_id, array_agg(id) FROM working_memories
+WHERE expires_at <= now() GROUP BY user_id, session_id
+"""
+
+# The projection as relational rows, and the rows it must mirror (as graph/rebuild.py writes it).
+_PROPS = "ag_catalog.agtype_out({}.properties)::text::jsonb"
+PROJECTION = {
+    "entities": (
+        "SELECT p->>'user_id', p->>'id', p->>'name', p->>'type' FROM (SELECT {v} AS p FROM {g}.{Entity} v) x",
+        "SELECT user_id, id::text, name, entity_type FROM entities",
+    ),
+    "memories": (
+        "SELECT p->>'user_id', p->>'id' FROM (SELECT {v} AS p FROM {g}.{Memory} v) x",
+        "SELECT user_id, id::text FROM memories WHERE memory_type = 'semantic'",
+    ),
+    "mentions": (
+        "SELECT {m}->>'user_id', {m}->>'id', {e}->>'id' FROM {g}.{MENTIONS} r"
+        " JOIN {g}.{Memory} m ON m.id = r.start_id JOIN {g}.{Entity} e ON e.id = r.end_id",
+        "SELECT user_id, memory_id::text, entity_id::text FROM mentions",
+    ),
+    "relations": (
+        "SELECT {r}->>'user_id', {r}->>'memory_id', {a}->>'id', {r}->>'type', {b}->>'id' FROM {g}.{RELATED} r"
+        " JOIN {g}.{Entity} a ON a.id = r.start_id JOIN {g}.{Entity} b ON b.id = r.end_id",
+        "SELECT user_id, memory_id::text, source_id::text, relation_type, target_id::text FROM relations",
+    ),
+}
+DIFFERENCE = (
+    "SELECT 'missing ' || x::text FROM (({truth}) EXCEPT ALL ({graph})) x UNION ALL "
+    "SELECT 'extra ' || y::text FROM (({graph}) EXCEPT ALL ({truth})) y ORDER BY 1"
+)
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One broken invariant: how many rows break it, and a few of them."""
+
+    check: str
+    rule: str
+    count: int
+    sample: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class IntegrityReport:
+    checks: list[str]
+    violations: list[Violation]
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations
+
+    def text(self) -> str:
+        lines = [f"checked: {', '.join(self.checks)}"]
+        if self.ok:
+            lines.append("no violations")
+        for v in self.violations:
+            lines.append(f"VIOLATION {v.check}: {v.count} row(s) break the rule: {v.rule}")
+            lines.extend(f"    {s}" for s in v.sample)
+        return "\n".join(lines)
+
+
+def _projection_queries(graph: str) -> dict[str, sql.Composed]:
+    names = {label: sql.Identifier(label) for label in ("Entity", "Memory", "MENTIONS", "RELATED")}
+    queries = {}
+    for name, (projected, truth) in PROJECTION.items():
+        props = {alias: sql.SQL(_PROPS.format(alias)) for alias in ("v", "m", "e", "r", "a", "b")}
+        graph_sql = sql.SQL(projected).format(g=sql.Identifier(graph), **names, **props)
+        queries[name] = sql.SQL(DIFFERENCE).format(truth=sql.SQL(truth), graph=graph_sql)
+    return queries
+
+
+def check_integrity(db: Database, model: str | None = None) -> IntegrityReport:
+    """Every invariant of the store; ``model`` is the embedding model live memories must have."""
+    rules: list[tuple[str, str, Any]] = [
+        (
+            "embeddings",
+            "a live long-term memory has an embedding of a registered model, of its "
+            "dimension" + (f", by {model}" if model else ""),
+            EMBEDDINGS,
+        ),
+        ("orphan_entities", "an entity is mentioned by some memory", ORPHAN_ENTITIES),
+        ("orphan_mentions", "a mention joins an existing memory and entity", ORPHAN_MENTIONS),
+        ("orphan_relations", "a relation joins existing entities and its memory", ORPHAN_RELATIONS),
+        ("orphan_chunks", "a chunk belongs to an existing document", ORPHAN_CHUNKS),
+        ("chunk_counts", "a document's chunk_count is its number of chunks", CHUNK_COUNTS),
+    ]
+    if db.graph_enabled:
+        for name, query in _projection_queries(db.settings.graph_name).items():
+            rules.append((f"projection_{name}", f"the AGE projection mirrors the {name} rows", query))
+    violations: list[Violation] = []
+    with db.transaction(all_rows=True) as conn:
+        for check, rule, query in rules:
+            rows = [str(r[0]) for r in conn.execute(query, {"model": model})]
+            if rows:
+                violations.append(Violation(check, rule, len(rows), rows[:SAMPLE]))
+        expired = conn.execute(EXPIRED_WORKING).fetchall()
+    served = list(_expired_served(db, expired))
+    if served:
+        violations.append(
+            Violation(
+                "expired_working", "expired working memory is never served", len(served), served[:SAMPLE]
+            )
+        )
+    return IntegrityReport([r[0] for r in rules] + ["expired_working"], violations)
+
+
+def _expired_served(db: Database, expired: Iterable[tuple[str, str | None, list[Any]]]) -> Iterable[str]:
+    """Expired items that the library's own reads (list and get) would still return."""
+    for user_id, session_id, ids in expired:
+        working = WorkingMemory(db, user_id, session_id=session_id)
+        listed = {item.id for item in working.all()}
+        for memory_id in ids:
+            if memory_id in listed or working.get(memory_id) is not None:
+                yield f"{user_id}/{memory_id}"

@@ -1,0 +1,99 @@
+"""The integrity checker: silent on a store the library wrote, loud on each kind of damage."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from hello_pgmem import Database, HashingEmbedder, KnowledgeBase
+from hello_pgmem.age import cypher
+from hello_pgmem.cli import main
+from hello_pgmem.memory import MemoryManager
+from hello_pgmem.ops.check import check_integrity
+from tests.conftest import Clock
+from tests.test_ops import populate
+
+
+def busy_store(make: Callable[..., MemoryManager], db: Database, clock: Clock) -> None:
+    """Two users after adds, updates, removals, forgetting, consolidation, and two namespaces."""
+    for user in ("alice", "bob"):
+        manager = populate(make, user)
+        manager.add_memory("短暂的念头", "working", 0.2)
+        first = manager.retrieve_memories("Python", limit=1)[0]
+        manager.update_memory(first.id, content="张三改用Rust做系统开发", importance=0.9)
+        manager.forget_memories("importance_based", threshold=0.65)
+        manager.consolidate_memories("working", "episodic", importance_threshold=0.5)
+    alice = make("alice")
+    alice.remove_memory(alice.retrieve_memories("产品经理", limit=1)[0].id)
+    for namespace in ("a", "b"):
+        KnowledgeBase(db, HashingEmbedder(), namespace).add_text("# T\n\n第一段。\n\n## U\n\n第二段。", "doc")
+    clock.advance(hours=48)  # the working memories expire; they stay in the table until maintain
+
+
+def test_a_store_written_by_the_library_has_no_violations(
+    make_manager: Callable[..., MemoryManager], clean: Database, clock: Clock
+) -> None:
+    busy_store(make_manager, clean, clock)
+    report = check_integrity(clean, HashingEmbedder().model_name)
+    assert report.ok, report.text()
+    assert "projection_relations" in report.checks and "expired_working" in report.checks
+
+
+DAMAGE = {
+    "embeddings": "UPDATE memories SET embedding = NULL, embedding_model = NULL"
+    " WHERE id = (SELECT id FROM memories WHERE forgotten_at IS NULL LIMIT 1)",
+    "orphan_chunks": "SET session_replication_role = replica; DELETE FROM documents WHERE namespace = 'a'",
+    "chunk_counts": "UPDATE documents SET chunk_count = chunk_count + 1 WHERE namespace = 'b'",
+    "orphan_entities": "DELETE FROM mentions WHERE entity_id = (SELECT id FROM entities LIMIT 1)",
+    "orphan_mentions": "SET session_replication_role = replica;"
+    " DELETE FROM entities WHERE id = (SELECT entity_id FROM mentions LIMIT 1)",
+}
+
+
+@pytest.mark.parametrize("check", sorted(DAMAGE))
+def test_each_kind_of_damage_is_reported(
+    make_manager: Callable[..., MemoryManager], clean: Database, clock: Clock, check: str
+) -> None:
+    busy_store(make_manager, clean, clock)
+    with clean.connection() as conn:
+        for statement in DAMAGE[check].split(";"):
+            conn.execute(statement)
+        conn.execute("RESET session_replication_role")
+    found = {v.check: v for v in check_integrity(clean).violations}
+    assert check in found, found
+    assert found[check].count >= 1 and found[check].sample
+
+
+def test_projection_drift_is_reported_and_repaired_by_a_rebuild(
+    make_manager: Callable[..., MemoryManager], clean: Database, clock: Clock
+) -> None:
+    from hello_pgmem.graph.rebuild import rebuild_graph
+
+    busy_store(make_manager, clean, clock)
+    with clean.connection() as conn:
+        cypher(conn, clean.settings.graph_name, "CREATE (:Entity {user_id: 'bob', id: 'x', name: 'ghost'})")
+        cypher(
+            conn, clean.settings.graph_name, "MATCH (:Memory)-[r:MENTIONS {user_id: 'alice'}]->() DELETE r"
+        )
+    found = {v.check: v for v in check_integrity(clean).violations}
+    assert set(found) == {"projection_entities", "projection_mentions"}
+    assert any(s.startswith("extra") and "ghost" in s for s in found["projection_entities"].sample)
+    assert all(s.startswith("missing") for s in found["projection_mentions"].sample)
+    rebuild_graph(clean)
+    assert check_integrity(clean).ok
+
+
+def test_check_command_exit_codes(
+    make_manager: Callable[..., MemoryManager],
+    clean: Database,
+    clock: Clock,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    busy_store(make_manager, clean, clock)
+    monkeypatch.setenv("DATABASE_URL", clean.settings.database_url)
+    assert main(["check", "--model", HashingEmbedder().model_name]) == 0
+    assert "no violations" in capsys.readouterr().out
+    assert main(["check", "--model", "some-other-model"]) == 1
+    assert "VIOLATION embeddings" in capsys.readouterr().out
