@@ -43,6 +43,7 @@ class Settings(BaseSettings):
         default=30_000, ge=0, validation_alias=AliasChoices("PGMEM_STATEMENT_TIMEOUT_MS")
     )
     lock_timeout_ms: int = Field(default=5_000, ge=0, validation_alias=AliasChoices("PGMEM_LOCK_TIMEOUT_MS"))
+    retries: int = Field(default=3, ge=0, le=10, validation_alias=AliasChoices("PGMEM_RETRIES"))
 
     embed_model_type: str = Field(default="auto", validation_alias=AliasChoices("EMBED_MODEL_TYPE"))
     embed_model_name: str | None = Field(default=None, validation_alias=AliasChoices("EMBED_MODEL_NAME"))

@@ -35,6 +35,7 @@ WITH input AS (
 ), up AS (
     INSERT INTO entities AS e (user_id, id, name, name_norm, entity_type)
     SELECT %(user_id)s, gen_random_uuid(), name, name_norm, entity_type FROM input
+    ORDER BY name_norm  -- one lock order for every writer: concurrent adds cannot deadlock here
     ON CONFLICT (user_id, name_norm) DO UPDATE
     SET entity_type = CASE WHEN e.entity_type = 'MISC' THEN EXCLUDED.entity_type ELSE e.entity_type END,
         updated_at = now()

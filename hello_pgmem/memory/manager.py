@@ -46,6 +46,7 @@ from hello_pgmem.models import (
 )
 from hello_pgmem.perceptual.encoders import MediaEncoder, default_encoders
 from hello_pgmem.retrieval_log import log_retrieval
+from hello_pgmem.retry import retry_transient
 from hello_pgmem.settings import Settings
 
 MIN_PREFIX = 8
@@ -268,6 +269,7 @@ class MemoryManager:
 
     # ------------------------------------------------------------------ writing
 
+    @retry_transient
     def add_memory(
         self,
         content: str,
@@ -305,6 +307,7 @@ class MemoryManager:
             return store.add_many([item], prepared=[extraction])[0]
         return store.add(item)
 
+    @retry_transient
     def add_memories(
         self,
         contents: Sequence[str],
@@ -350,6 +353,7 @@ class MemoryManager:
         assert not isinstance(store, WorkingMemory)
         return store.add_many(items)
 
+    @retry_transient
     def update_memory(
         self,
         memory_id: UUID | str,
@@ -370,6 +374,7 @@ class MemoryManager:
             return self.working.update(self._as_uuid(memory_id), content, importance, meta)
         return self._of_type(found).update(self._as_uuid(memory_id), content, importance, meta)
 
+    @retry_transient
     def remove_memory(self, memory_id: UUID | str) -> bool:
         """Delete one memory of this user for good. False if not found."""
         uid = self._as_uuid(memory_id)
@@ -379,6 +384,7 @@ class MemoryManager:
             self.graph.unlink(conn, [uid])
             return conn.execute(DELETE_LONG_TERM, {"user_id": self.user_id, "id": uid}).rowcount == 1
 
+    @retry_transient
     def forget_memories(
         self, strategy: str = "importance_based", threshold: float = 0.1, max_age_days: float = 30
     ) -> int:
@@ -399,6 +405,7 @@ class MemoryManager:
             total += self.store(kind).forget(strategy, threshold, max_age_days)
         return total
 
+    @retry_transient
     def consolidate_memories(
         self,
         from_type: str = "working",
@@ -433,6 +440,7 @@ class MemoryManager:
             )
         return consolidate.between_long_term(self.db, self.user_id, source, target, threshold, now, **hooks)
 
+    @retry_transient
     def clear_all(self) -> int:
         """Delete every memory of this user (all types, all sessions, their graph); others untouched."""
         with self.db.transaction(self.user_id) as conn:
@@ -444,6 +452,7 @@ class MemoryManager:
 
     # ------------------------------------------------------------------ reading
 
+    @retry_transient
     def retrieve_memories(
         self,
         query: str,

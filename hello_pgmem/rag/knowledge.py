@@ -33,6 +33,7 @@ from hello_pgmem.rag.convert import SUPPORTED, convert_file
 from hello_pgmem.rag.expansion import hypothetical_answer, multi_queries
 from hello_pgmem.rag.models import ChunkHit, DocumentInfo, IngestResult, KnowledgeStats
 from hello_pgmem.retrieval_log import log_retrieval
+from hello_pgmem.retry import retry_transient
 from hello_pgmem.text import token_counter
 
 log = logging.getLogger(__name__)
@@ -133,6 +134,7 @@ class KnowledgeBase:
         document = TextDocument(text, document_id, source_path, title, metadata)
         return self.add_texts([document], chunk_size=chunk_size, chunk_overlap=chunk_overlap)[0]
 
+    @retry_transient
     def add_texts(
         self, documents: Sequence[TextDocument], *, chunk_size: int = 800, chunk_overlap: int = 100
     ) -> list[IngestResult]:
@@ -420,6 +422,7 @@ class KnowledgeBase:
             for r in rows
         ]
 
+    @retry_transient
     def remove_document(self, document_id: str) -> bool:
         with self._transaction() as conn:
             return (
@@ -427,6 +430,7 @@ class KnowledgeBase:
                 == 1
             )
 
+    @retry_transient
     def clear(self) -> int:
         """Delete every document (and chunk) of this namespace only; return how many documents."""
         with self._transaction() as conn:

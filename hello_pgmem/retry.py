@@ -1,0 +1,67 @@
+"""Retry of transactions the server aborted to resolve a conflict (deadlock, serialization).
+
+PostgreSQL aborts one transaction of a deadlock (40P01) and, at REPEATABLE READ or above, one
+of two conflicting writers (40001); the other commits and the aborted one is safe to run again,
+since nothing of it was written. ``retry_transient`` re-runs a whole public operation (each of
+its transactions is atomic), with a short jittered back-off, ``PGMEM_RETRIES`` times.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import random
+import time
+from collections.abc import Callable
+from typing import Concatenate, ParamSpec, Protocol, TypeVar
+
+import psycopg
+
+from hello_pgmem.db import Database
+
+log = logging.getLogger(__name__)
+
+RETRYABLE = frozenset({"40001", "40P01"})  # serialization_failure, deadlock_detected
+
+
+class HasDatabase(Protocol):
+    @property
+    def db(self) -> Database: ...
+
+
+T = TypeVar("T")
+P = ParamSpec("P")
+S = TypeVar("S", bound=HasDatabase)
+
+
+def is_retryable(exc: BaseException) -> bool:
+    return isinstance(exc, psycopg.Error) and exc.sqlstate in RETRYABLE
+
+
+def retry_transient(method: Callable[Concatenate[S, P], T]) -> Callable[Concatenate[S, P], T]:
+    """Decorate a method of an object with ``.db``: re-run it when the server aborted it to
+    resolve a conflict; any other error, and the last conflict, propagate unchanged."""
+
+    @functools.wraps(method)
+    def wrapper(self: S, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        attempts = self.db.settings.retries + 1
+        for attempt in range(1, attempts + 1):
+            try:
+                return method(self, *args, **kwargs)
+            except psycopg.Error as exc:
+                if not is_retryable(exc) or attempt == attempts:
+                    raise
+                pause = min(1.0, 0.02 * 2**attempt) * random.uniform(0.5, 1.5)
+                log.info(
+                    "%s: %s (SQLSTATE %s), retry %d of %d in %.0f ms",
+                    method.__qualname__,
+                    type(exc).__name__,
+                    exc.sqlstate,
+                    attempt,
+                    attempts - 1,
+                    pause * 1000,
+                )
+                time.sleep(pause)
+        raise AssertionError("unreachable")
+
+    return wrapper
