@@ -4,6 +4,7 @@ from hello_pgmem.db import Database, ServerInfo
 from hello_pgmem.embedding import Embedder, HashingEmbedder, OpenAIEmbedder, create_embedder
 from hello_pgmem.errors import (
     ConfigurationError,
+    DatabaseTimeoutError,
     DatabaseUnavailableError,
     EmbeddingDimensionError,
     EmbeddingError,
@@ -26,6 +27,7 @@ from hello_pgmem.tools import MemoryTool, RAGTool, Tool, ToolRegistry, tool_acti
 __all__ = [
     "ConfigurationError",
     "Database",
+    "DatabaseTimeoutError",
     "DatabaseUnavailableError",
     "Embedder",
     "EmbeddingDimensionError",

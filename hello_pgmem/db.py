@@ -19,6 +19,7 @@ from psycopg import sql
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from hello_pgmem.errors import (
+    DatabaseTimeoutError,
     DatabaseUnavailableError,
     ExtensionMissingError,
     SchemaNotMigratedError,
@@ -169,6 +170,7 @@ class Database:
             max_size=self.settings.pool_max_size,
             kwargs={"connect_timeout": max(1, int(self.settings.connect_timeout_s))},
             configure=self._configure,
+            check=ConnectionPool.check_connection,  # a connection the server dropped is replaced
             timeout=self.settings.connect_timeout_s,
             open=False,
             name="hello_pgmem",
@@ -243,9 +245,19 @@ class Database:
             raise DatabaseUnavailableError(
                 f"no database connection within {self.settings.connect_timeout_s:g}s: {exc}"
             ) from exc
+        except psycopg.errors.LockNotAvailable as exc:
+            raise DatabaseTimeoutError(
+                f"waited longer than PGMEM_LOCK_TIMEOUT_MS={self.settings.lock_timeout_ms} for a lock; "
+                "nothing was changed"
+            ) from exc
+        except psycopg.errors.QueryCanceled as exc:
+            raise DatabaseTimeoutError(
+                f"a statement ran longer than PGMEM_STATEMENT_TIMEOUT_MS="
+                f"{self.settings.statement_timeout_ms}; nothing was changed"
+            ) from exc
         except psycopg.OperationalError as exc:
             if not is_connection_failure(exc):
-                raise  # e.g. a lock or statement timeout: the server is fine
+                raise
             raise DatabaseUnavailableError(f"database connection failed: {exc}".strip()) from exc
 
     def ensure_embedding_model(self, model: str, dimension: int) -> None:

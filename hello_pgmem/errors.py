@@ -5,6 +5,7 @@ Every error the library raises on purpose derives from :class:`HelloPgmemError`:
     HelloPgmemError
      +-- ConfigurationError          bad or missing settings
      +-- DatabaseUnavailableError    the server cannot be reached
+ +-- DatabaseTimeoutError        a statement or a lock wait ran past its configured limit
      +-- SchemaError                 the database is not ready for us
      |    +-- SchemaNotMigratedError     run "hello-pgmem migrate"
      |    +-- ExtensionMissingError      pgvector (or AGE, when asked for) is absent
@@ -31,6 +32,11 @@ class ConfigurationError(HelloPgmemError):
 
 class DatabaseUnavailableError(HelloPgmemError):
     """The PostgreSQL server cannot be reached or refused the connection."""
+
+
+class DatabaseTimeoutError(HelloPgmemError):
+    """A statement ran past ``PGMEM_STATEMENT_TIMEOUT_MS`` or waited for a lock past
+    ``PGMEM_LOCK_TIMEOUT_MS``; its transaction was rolled back."""
 
 
 class SchemaError(HelloPgmemError):

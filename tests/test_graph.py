@@ -8,7 +8,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from hello_pgmem import Database, GraphError, Settings, ValidationError
+from hello_pgmem import Database, DatabaseTimeoutError, GraphError, Settings, ValidationError
 from hello_pgmem.age import cypher
 from hello_pgmem.embedding import HashingEmbedder
 from hello_pgmem.graph.rebuild import rebuild_graph
@@ -209,7 +209,7 @@ def test_a_failure_while_writing_the_graph_leaves_nothing(
         manager = MemoryManager(user_id="alice", database=db, embedder=embedder)
         before = row_counts(any_database)
         blocker.execute(f"LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE")
-        with pytest.raises(psycopg.errors.LockNotAvailable):
+        with pytest.raises(DatabaseTimeoutError, match="PGMEM_LOCK_TIMEOUT_MS=300"):
             manager.add_memory("张三是一名Python开发者", "semantic", 0.8)
         blocker.rollback()
         assert row_counts(any_database) == before
