@@ -45,20 +45,21 @@ def check_user_id(user_id: object) -> str:
     return user_id
 
 
-def check_content(content: object, max_chars: int = DEFAULT_MAX_CONTENT_CHARS) -> str:
-    """Return ``content`` if it is non-blank text within the size limit."""
+def check_content(content: object, max_chars: int = DEFAULT_MAX_CONTENT_CHARS, field: str = "content") -> str:
+    """Return ``content`` if it is non-blank text within the size limit that PostgreSQL can store
+    (no NUL character, no lone surrogate)."""
     if not isinstance(content, str):
-        raise ValidationError("content", "must be a string")
+        raise ValidationError(field, "must be a string")
     if not content.strip():
-        raise ValidationError("content", "must not be empty or whitespace")
+        raise ValidationError(field, "must not be empty or whitespace")
     if "\x00" in content:
-        raise ValidationError("content", "must not contain NUL characters")
+        raise ValidationError(field, "must not contain NUL characters")
     if len(content) > max_chars:
-        raise ValidationError("content", f"must be at most {max_chars} characters, got {len(content)}")
+        raise ValidationError(field, f"must be at most {max_chars} characters, got {len(content)}")
     try:
         content.encode("utf-8")
     except UnicodeEncodeError as exc:
-        raise ValidationError("content", "must be valid Unicode (no lone surrogates)") from exc
+        raise ValidationError(field, "must be valid Unicode (no lone surrogates)") from exc
     return content
 
 

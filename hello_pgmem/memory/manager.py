@@ -126,9 +126,8 @@ def _is_full_uuid(text: str) -> bool:
 
 
 def _check_name(value: object, field: str = "entity") -> str:
-    if not isinstance(value, str) or not value.strip() or len(value) > 200:
-        raise ValidationError(field, "must be a non-empty entity name of at most 200 characters")
-    return value
+    """An entity name: non-blank text of at most 200 characters PostgreSQL can store."""
+    return check_content(value, 200, field)
 
 
 def _check_type(value: object, field: str = "memory_type") -> MemoryType:

@@ -41,6 +41,8 @@ log = logging.getLogger(__name__)
 MAX_CHUNKS_PER_DOCUMENT = 20_000
 MAX_BATCH_DOCUMENTS = 10_000
 MAX_TEXT_CHARS = 5_000_000
+MAX_TOP_K = 100
+MAX_LISTED = 10_000
 DEFAULT_FUSION = "rrf"
 _MARKUP = [
     (re.compile(r"^#{1,6}\s*", re.M), ""),
@@ -75,11 +77,10 @@ def embedding_text(chunk: Chunk) -> str:
 
 def check_name(value: object, field: str) -> str:
     """A namespace or document id: non-empty text of at most 255 characters, no control characters."""
-    if not isinstance(value, str) or not value.strip() or len(value) > 255:
-        raise ValidationError(field, "must be a non-empty string of at most 255 characters")
-    if any(ord(ch) < 32 for ch in value):
+    name = check_content(value, 255, field)
+    if any(ord(ch) < 32 for ch in name):
         raise ValidationError(field, "must not contain control characters")
-    return value
+    return name
 
 
 def check_namespace(namespace: object) -> str:
@@ -299,8 +300,8 @@ class KnowledgeBase:
         chunk kept. ``min_score`` applies to the cosine similarity (``vector_score``)."""
         check_content(query)
         started = time.perf_counter()
-        if not 1 <= top_k <= 100:
-            raise ValidationError("limit", "must be between 1 and 100")
+        if not 1 <= top_k <= MAX_TOP_K:
+            raise ValidationError("top_k", f"must be between 1 and {MAX_TOP_K}")
         variants: list[tuple[str, str]] = [("original", query)]
         if (enable_mqe or enable_hyde) and self.llm is None:
             log.info("no chat model configured: MQE/HyDE skipped, plain search")
@@ -413,6 +414,8 @@ class KnowledgeBase:
     # ------------------------------------------------------------------ manage
 
     def list_documents(self, limit: int = 100) -> list[DocumentInfo]:
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LISTED:
+            raise ValidationError("limit", f"must be an integer between 1 and {MAX_LISTED}")
         with self._transaction() as conn:
             rows = conn.execute(store.LIST_DOCUMENTS, self._params(limit=limit)).fetchall()
         return [

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 
 from hello_pgmem.db import Database
 from hello_pgmem.embedding import Embedder, create_embedder
+from hello_pgmem.errors import ValidationError
 from hello_pgmem.llm import ChatClient, create_chat_client
-from hello_pgmem.rag.knowledge import KnowledgeBase
+from hello_pgmem.rag.knowledge import MAX_TOP_K, KnowledgeBase
 from hello_pgmem.rag.models import ChunkHit
 from hello_pgmem.settings import Settings
 from hello_pgmem.tools.base import ActionsTool, tool_action
@@ -31,6 +32,13 @@ NO_ANSWER = (
 )
 CLEAR_WARNING = "⚠️ 危险操作：清空知识库将删除所有数据！\n请使用 confirm=true 参数确认执行。"
 REMEMBER_MIN_SCORE = 0.6
+
+
+def _check_limit(limit: int) -> int:
+    """The tool's ``limit`` is the knowledge base's ``top_k``: checked here to name the tool's field."""
+    if not 1 <= limit <= MAX_TOP_K:
+        raise ValidationError("limit", f"must be between 1 and {MAX_TOP_K}")
+    return limit
 
 
 class RAGTool(ActionsTool):
@@ -50,7 +58,11 @@ class RAGTool(ActionsTool):
         memory_tool: MemoryTool | None = None,
         remember_passages: bool = False,
         clock: Callable[[], float] = time.perf_counter,
+        namespaces: Collection[str] | None = None,
     ) -> None:
+        """``namespaces`` limits which namespaces an agent may name (default: any, as the
+        reference); give it when the tool serves one tenant, so ``namespace=`` cannot reach
+        another's documents."""
         super().__init__("rag", "知识库工具 - 添加文档、检索知识并基于知识库回答问题", expandable)
         self.knowledge_base_path = Path(knowledge_base_path)
         self.collection_name = collection_name
@@ -64,14 +76,30 @@ class RAGTool(ActionsTool):
         self.remember_passages = remember_passages
         self.clock = clock
         self._bases: dict[str, KnowledgeBase] = {}
+        self.namespaces = None if namespaces is None else frozenset({rag_namespace, *namespaces})
 
     def knowledge_base(self, namespace: str | None = None) -> KnowledgeBase:
         name = namespace or self.rag_namespace
+        if self.namespaces is not None and name not in self.namespaces:
+            raise ValidationError("namespace", f"must be one of {', '.join(sorted(self.namespaces))}")
         if name not in self._bases:
             if self._embedder is None:
                 self._embedder = create_embedder(self.settings)
             self._bases[name] = KnowledgeBase(self.db, self._embedder, name, llm=self.llm)
         return self._bases[name]
+
+    def _find_file(self, file_path: str) -> Path | None:
+        """The file, in the current directory or the knowledge-base directory; None if neither
+        has it (or the name cannot be a file name: too long, or with a NUL character)."""
+        if not file_path.strip() or "\x00" in file_path:
+            raise ValidationError("file_path", "must be a file name without NUL characters")
+        for candidate in (Path(file_path).expanduser(), self.knowledge_base_path / file_path):
+            try:
+                if candidate.is_file():
+                    return candidate
+            except (OSError, ValueError):  # ENAMETOOLONG and friends: no such file
+                continue
+        return None
 
     def failure(self, action: str, message: str) -> str:
         return f"❌ 执行操作 '{action}' 时发生错误: {message}"
@@ -96,11 +124,9 @@ class RAGTool(ActionsTool):
             chunk_size: 分块大小（token）
             chunk_overlap: 分块重叠（token）
         """
-        path = Path(file_path).expanduser()
-        if not path.exists() and (self.knowledge_base_path / file_path).exists():
-            path = self.knowledge_base_path / file_path
-        if not path.exists():
-            return f"❌ 文件不存在: {file_path}"
+        path = self._find_file(file_path)
+        if path is None:
+            return f"❌ 文件不存在: {file_path[:200]}"
         kb = self.knowledge_base(namespace)
         result = kb.add_document(path, document_id, chunk_size=chunk_size, chunk_overlap=chunk_overlap)
         if result.chunks == 0:
@@ -170,7 +196,7 @@ class RAGTool(ActionsTool):
             return "❌ 搜索查询不能为空"
         hits = self.knowledge_base(namespace).search(
             text,
-            limit,
+            _check_limit(limit),
             min_score=min_score or None,
             document_ids=document_ids,
             enable_mqe=enable_advanced_search,
@@ -218,7 +244,7 @@ class RAGTool(ActionsTool):
         kb = self.knowledge_base(namespace)
         answer = kb.ask(
             text,
-            limit,
+            _check_limit(limit),
             max_chars=max_chars,
             enable_mqe=enable_advanced_search,
             enable_hyde=enable_advanced_search,
