@@ -16,6 +16,7 @@ from typing import Any
 import psycopg
 from pgvector.psycopg import register_vector
 from psycopg import sql
+from psycopg.pq import TransactionStatus
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from hello_pgmem.errors import (
@@ -300,10 +301,13 @@ class Database:
                         yield conn
                         conn.execute("COMMIT")
                 except BaseException:
-                    conn.execute("ROLLBACK")
+                    if not conn.broken:
+                        conn.execute("ROLLBACK")
                     raise
                 finally:
-                    conn.autocommit = False
+                    # A connection the server dropped mid-pipeline is not idle: the pool discards it.
+                    if not conn.broken and conn.info.transaction_status == TransactionStatus.IDLE:
+                        conn.autocommit = False
                 return
             with conn.transaction():
                 conn.execute(_SET_SCOPE, scope)
