@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hello_pgmem.errors import ValidationError
 from hello_pgmem.rag.chunking import chunk_markdown, parse_blocks
 from hello_pgmem.text import count_tokens
 
@@ -100,10 +101,14 @@ def test_a_single_huge_word_is_hard_split() -> None:
     assert all(c.tokens <= 100 for c in chunks)
 
 
-@pytest.mark.parametrize(("size", "overlap"), [(8, 0), (100, 90), (100, -1)])
-def test_bad_sizes(size: int, overlap: int) -> None:
-    with pytest.raises(ValueError):
+@pytest.mark.parametrize(
+    ("size", "overlap", "field"),
+    [(8, 0, "chunk_size"), (0, 0, "chunk_size"), (100, 90, "chunk_overlap"), (100, -1, "chunk_overlap")],
+)
+def test_bad_sizes(size: int, overlap: int, field: str) -> None:
+    with pytest.raises(ValidationError) as caught:
         chunk_markdown("text", size, overlap)
+    assert caught.value.field == field
 
 
 markdown_text = st.lists(
