@@ -20,6 +20,7 @@ from psycopg.pq import TransactionStatus
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from hello_pgmem.errors import (
+    ConfigurationError,
     DatabaseTimeoutError,
     DatabaseUnavailableError,
     ExtensionMissingError,
@@ -49,6 +50,12 @@ _SET_SCOPE = (
     " set_config('pgmem.all_rows', %s, true)"
 )
 _REGISTER_MODEL = "SELECT register_embedding_model(%s, %s)"
+_SEES_ALL_ROWS = """
+SELECT r.rolsuper OR r.rolbypassrls OR EXISTS (
+    SELECT 1 FROM pg_policy p, unnest(p.polroles) AS holder
+    WHERE p.polrelid = 'memories'::regclass AND p.polname = 'all_rows' AND pg_has_role(holder, 'MEMBER'))
+FROM pg_roles r WHERE r.rolname = current_user
+"""
 
 
 @dataclass(frozen=True)
@@ -260,6 +267,16 @@ class Database:
             if not is_connection_failure(exc):
                 raise
             raise DatabaseUnavailableError(f"database connection failed: {exc}".strip()) from exc
+
+    def require_all_rows(self, what: str) -> None:
+        """Raise unless this role can read every user's rows (owner, analytics, superuser)."""
+        with self.connection() as conn:
+            row = conn.execute(_SEES_ALL_ROWS).fetchone()
+        if not (row and row[0]):
+            raise ConfigurationError(
+                f"{what} reads every user's rows, and row-level security shows this role one user at "
+                "a time: run it as the schema owner or a superuser"
+            )
 
     def ensure_embedding_model(self, model: str, dimension: int) -> None:
         """Register an embedding model once per process (creates its HNSW indexes if new)."""

@@ -17,11 +17,21 @@ import pytest
 from psycopg import sql
 from psycopg.conninfo import make_conninfo
 
-from hello_pgmem import Database, HashingEmbedder, KnowledgeBase, Settings, ValidationError, migrations
+from hello_pgmem import (
+    ConfigurationError,
+    Database,
+    HashingEmbedder,
+    KnowledgeBase,
+    Settings,
+    ValidationError,
+    migrations,
+)
 from hello_pgmem.cli import main
 from hello_pgmem.memory import MemoryManager
 from hello_pgmem.ops import grants
+from hello_pgmem.ops.check import check_integrity
 from hello_pgmem.ops.doctor import diagnose
+from hello_pgmem.ops.maintain import maintain
 
 USER_TABLES = ("memories", "working_memories", "entities", "mentions", "relations")
 ALICE_FACTS = ("Alice works at Acme in Berlin", "Alice likes hiking in the Alps")
@@ -223,6 +233,19 @@ def test_analytics_reads_every_user_only_when_it_asks_and_never_writes(
         ):
             with pytest.raises(psycopg.errors.InsufficientPrivilege):
                 conn.execute(statement)
+
+
+def test_cross_user_operations_refuse_a_role_that_sees_one_user(
+    populated: dict[str, MemoryManager], app_db: Database, deployment: Deployment
+) -> None:
+    """Run as the application role, check and maintain would see nothing and report all clear."""
+    with pytest.raises(ConfigurationError, match="run it as the schema owner"):
+        check_integrity(app_db)
+    with pytest.raises(ConfigurationError, match="run it as the schema owner"):
+        maintain(app_db)
+    with Database(deployment.owner) as owner:
+        report = check_integrity(owner)
+    assert report.ok, report.text()
 
 
 def test_doctor_approves_the_app_role(populated: dict[str, MemoryManager], deployment: Deployment) -> None:

@@ -61,4 +61,3 @@ def drop_labels(conn: Connection, graph: str) -> None:
                 text("SELECT ag_catalog.drop_label(CAST(:graph AS name), CAST(:label AS name), false)"),
                 {"graph": graph, "label": label},
             )
-

@@ -127,6 +127,7 @@ def _projection_queries(graph: str) -> dict[str, sql.Composed]:
 
 def check_integrity(db: Database, model: str | None = None) -> IntegrityReport:
     """Every invariant of the store; ``model`` is the embedding model live memories must have."""
+    db.require_all_rows("the integrity check")
     rules: list[tuple[str, str, Any]] = [
         (
             "embeddings",

@@ -34,6 +34,7 @@ def maintain(
 ) -> dict[str, Any]:
     """Expire working memory, evict beyond ``max_memories`` per user, purge memories forgotten for
     more than ``retention_days`` (with their graph), trim the retrieval log, refresh statistics."""
+    db.require_all_rows("maintain")
     now = utcnow()
     report: dict[str, Any] = {"expired_working": 0, "decayed": 0, "purged": 0, "log_rows_purged": 0}
     with db.transaction(all_rows=True) as conn:
