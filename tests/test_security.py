@@ -267,3 +267,6 @@ def test_grant_prints_idempotent_sql(
     assert main(["grant", "--app", app, "--apply"]) == 0, "re-applying changes nothing and fails nowhere"
     assert main(["grant", "--app", "bad name; DROP TABLE x"]) == 1
     assert "app: must be a role name" in capsys.readouterr().err
+    monkeypatch.setenv("DATABASE_URL", deployment.app.database_url)  # not allowed to grant
+    assert main(["grant", "--app", app, "--apply"]) == 1
+    assert "run hello-pgmem grant --apply as a superuser" in capsys.readouterr().err

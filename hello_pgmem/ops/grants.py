@@ -21,7 +21,7 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from hello_pgmem.errors import SchemaNotMigratedError, ValidationError
+from hello_pgmem.errors import ConfigurationError, SchemaNotMigratedError, ValidationError
 from hello_pgmem.settings import IDENTIFIER, Settings
 
 DATA_TABLES = (
@@ -171,7 +171,33 @@ def render(conn: psycopg.Connection[Any], statements: list[Statement]) -> str:
 
 
 def apply(conn: psycopg.Connection[Any], statements: list[Statement]) -> None:
-    """Run the statements in one transaction: all of them, or none."""
-    with conn.transaction():
-        for statement in statements:
-            conn.execute(statement)
+    """Run the statements in one transaction: all of them, or none.
+
+    A GRANT by a role without the right only warns ("no privileges were granted"); such a
+    warning is an error here, so a half-applied setup is never reported as done.
+    """
+    warnings: list[str] = []
+
+    def collect(notice: psycopg.errors.Diagnostic) -> None:
+        if notice.severity_nonlocalized == "WARNING" and "privileges were granted" in (
+            notice.message_primary or ""
+        ):
+            warnings.append(notice.message_primary or "")
+
+    conn.add_notice_handler(collect)
+    try:
+        with conn.transaction():
+            for statement in statements:
+                conn.execute(statement)
+                if warnings:
+                    raise ConfigurationError(f"{warnings[0]}: {_AS_SUPERUSER}")
+    except psycopg.errors.InsufficientPrivilege as exc:
+        raise ConfigurationError(f"{exc.diag.message_primary or exc}: {_AS_SUPERUSER}") from exc
+    finally:
+        conn.remove_notice_handler(collect)
+
+
+_AS_SUPERUSER = (
+    "run hello-pgmem grant --apply as a superuser (or print the statements without --apply and hand "
+    "them to one); nothing was changed"
+)
