@@ -306,6 +306,7 @@ class Database:
         ``rowcount``, are only there once something is fetched, so use it for plain writes.
         """
         scope = (user_id or "", namespace or "", "on" if all_rows else "off")
+        scoped = bool(user_id or namespace or all_rows)  # settings are transaction-local: unset is empty
         with self.connection() as conn:
             if pipeline:
                 # BEGIN, the statements and COMMIT leave in one batch with one sync: psycopg's own
@@ -314,7 +315,8 @@ class Database:
                 try:
                     with conn.pipeline():
                         conn.execute("BEGIN")
-                        conn.execute(_SET_SCOPE, scope)
+                        if scoped:
+                            conn.execute(_SET_SCOPE, scope)
                         yield conn
                         conn.execute("COMMIT")
                 except BaseException:
@@ -327,5 +329,6 @@ class Database:
                         conn.autocommit = False
                 return
             with conn.transaction():
-                conn.execute(_SET_SCOPE, scope)
+                if scoped:
+                    conn.execute(_SET_SCOPE, scope)
                 yield conn

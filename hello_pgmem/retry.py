@@ -44,24 +44,19 @@ def retry_transient(method: Callable[Concatenate[S, P], T]) -> Callable[Concaten
 
     @functools.wraps(method)
     def wrapper(self: S, /, *args: P.args, **kwargs: P.kwargs) -> T:
-        attempts = self.db.settings.retries + 1
-        for attempt in range(1, attempts + 1):
+        retries = self.db.settings.retries
+        for attempt in range(1, retries + 1):
             try:
                 return method(self, *args, **kwargs)
             except psycopg.Error as exc:
-                if not is_retryable(exc) or attempt == attempts:
+                if not is_retryable(exc):
                     raise
                 pause = min(1.0, 0.02 * 2**attempt) * random.uniform(0.5, 1.5)
+                name, state = method.__qualname__, exc.sqlstate
                 log.info(
-                    "%s: %s (SQLSTATE %s), retry %d of %d in %.0f ms",
-                    method.__qualname__,
-                    type(exc).__name__,
-                    exc.sqlstate,
-                    attempt,
-                    attempts - 1,
-                    pause * 1000,
+                    "%s: SQLSTATE %s, retry %d of %d in %.0f ms", name, state, attempt, retries, pause * 1000
                 )
                 time.sleep(pause)
-        raise AssertionError("unreachable")
+        return method(self, *args, **kwargs)  # the last attempt: whatever it raises propagates
 
     return wrapper

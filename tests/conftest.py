@@ -19,7 +19,7 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from hello_pgmem import Database, Settings, migrations
+from hello_pgmem import Database, MemoryConfig, Settings, migrations
 from hello_pgmem.age import cypher
 from hello_pgmem.embedding import HashingEmbedder
 from hello_pgmem.memory import MemoryManager
@@ -192,3 +192,18 @@ def table_digest(db: Database) -> str:
             " FROM working_memories) t"
         ).fetchone()
     return str(rows[0]) if rows else ""
+
+
+ROOMY = MemoryConfig(working_memory_capacity=10_000, working_memory_tokens=10_000_000)
+"""A memory configuration that never evicts working memory, for tests that count every row."""
+
+
+def memory_copies(db: Database, user: str) -> dict[str, int]:
+    """How many rows each of ``user``'s memory ids has across memories and working memory."""
+    with db.transaction(user) as conn:
+        rows = conn.execute(
+            "SELECT id::text, count(*) FROM (SELECT id FROM memories WHERE user_id = %(u)s"
+            " UNION ALL SELECT id FROM working_memories WHERE user_id = %(u)s) x GROUP BY 1",
+            {"u": user},
+        ).fetchall()
+    return {r[0]: int(r[1]) for r in rows}

@@ -9,20 +9,19 @@ from __future__ import annotations
 import multiprocessing
 import random
 import threading
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import psycopg
 import pytest
 
-from hello_pgmem import Database, HashingEmbedder, KnowledgeBase, MemoryConfig, Settings
+from hello_pgmem import Database, HashingEmbedder, KnowledgeBase, Settings
 from hello_pgmem.memory import MemoryManager
 from hello_pgmem.ops.check import check_integrity
+from tests.conftest import ROOMY, memory_copies
 
 USERS = ("ann", "ben", "cat")
 TOPICS = ("Python", "PostgreSQL", "Berlin", "Rust", "hiking", "Acme")
-ROOMY = MemoryConfig(working_memory_capacity=10_000, working_memory_tokens=10_000_000)  # no eviction
 
 
 def workload(url: str, seed: int, user: str, operations: int, db: Database | None = None) -> dict[str, Any]:
@@ -79,30 +78,15 @@ def _in_process(args: tuple[str, int, str, int]) -> dict[str, Any]:
     return workload(*args)
 
 
-@pytest.fixture()
-def shared(clean: Database) -> Iterator[Database]:
-    yield clean
-
-
-def present(db: Database, user: str) -> dict[str, int]:
-    with db.transaction(user) as conn:
-        rows = conn.execute(
-            "SELECT id::text, count(*) FROM (SELECT id FROM memories WHERE user_id = %(u)s"
-            " UNION ALL SELECT id FROM working_memories WHERE user_id = %(u)s) x GROUP BY 1",
-            {"u": user},
-        ).fetchall()
-    return {r[0]: int(r[1]) for r in rows}
-
-
-def test_threads_and_processes_mixed_operations(shared: Database) -> None:
-    url = shared.settings.database_url
+def test_threads_and_processes_mixed_operations(clean: Database) -> None:
+    url = clean.settings.database_url
     spawn = multiprocessing.get_context("spawn")
     jobs = [(url, 100 + i, USERS[i % len(USERS)], 60) for i in range(2)]
     with spawn.Pool(2) as pool:
         from_processes = pool.map_async(_in_process, jobs)
         with ThreadPoolExecutor(max_workers=4) as threads:
             from_threads = list(
-                threads.map(lambda i: workload(url, i, USERS[i % len(USERS)], 60, shared), range(4))
+                threads.map(lambda i: workload(url, i, USERS[i % len(USERS)], 60, clean), range(4))
             )
         results = from_threads + from_processes.get(timeout=600)
     errors = [e for r in results for e in r["errors"]]
@@ -112,23 +96,23 @@ def test_threads_and_processes_mixed_operations(shared: Database) -> None:
         mine = [r for r, owner in zip(results, owners, strict=True) if owner == user]
         added = {i for r in mine for i in r["added"]}
         removed = {i for r in mine for i in r["removed"]}
-        rows = present(shared, user)
+        rows = memory_copies(clean, user)
         assert all(count == 1 for count in rows.values()), "no memory exists twice"
         assert set(rows) == added - removed, "every acknowledged add is there, every removal is not"
     total_moved = sum(r["moved"] for r in results)
-    with shared.transaction(all_rows=True) as conn:
+    with clean.transaction(all_rows=True) as conn:
         arrived = conn.execute(
             "SELECT count(*) FROM memories WHERE metadata->>'consolidated_from' = 'working'"
         ).fetchone()
     assert arrived == (total_moved,), "consolidation reported exactly what it moved"
-    report = check_integrity(shared)
+    report = check_integrity(clean)
     assert report.ok, report.text()
 
 
 @pytest.mark.parametrize("round_", range(3))
-def test_consolidate_and_forget_racing_on_the_same_rows(shared: Database, round_: int) -> None:
+def test_consolidate_and_forget_racing_on_the_same_rows(clean: Database, round_: int) -> None:
     """Working memories at 0.6: one thread moves those ≥ 0.5, another forgets those < 0.7."""
-    manager = MemoryManager(ROOMY, user_id="racer", database=shared, embedder=HashingEmbedder())
+    manager = MemoryManager(ROOMY, user_id="racer", database=clean, embedder=HashingEmbedder())
     ids = {str(manager.add_memory(f"任务 {round_}-{i} 关于 Python", "working", 0.6)) for i in range(40)}
     barrier = threading.Barrier(4)
     outcomes: dict[str, list[int]] = {"moved": [], "forgotten": []}
@@ -146,22 +130,20 @@ def test_consolidate_and_forget_racing_on_the_same_rows(shared: Database, round_
     with ThreadPoolExecutor(max_workers=4) as pool:
         for future in [pool.submit(f) for f in (consolidate, consolidate, forget, forget)]:
             future.result()
-    rows = present(shared, "racer")
+    rows = memory_copies(clean, "racer")
     moved, forgotten = sum(outcomes["moved"]), sum(outcomes["forgotten"])
     assert moved + forgotten == len(ids), outcomes
     assert set(rows) <= ids and len(rows) == moved, "a moved memory exists once, a forgotten one not at all"
     assert all(count == 1 for count in rows.values())
 
 
-def test_a_deadlock_victim_is_retried_and_succeeds(
-    shared: Database, caplog: pytest.LogCaptureFixture
-) -> None:
+def test_a_deadlock_victim_is_retried_and_succeeds(clean: Database, caplog: pytest.LogCaptureFixture) -> None:
     """A real deadlock between an operation and another session: the operation is re-run."""
     from hello_pgmem.retry import retry_transient
 
-    manager = MemoryManager(ROOMY, user_id="dora", database=shared, embedder=HashingEmbedder())
+    manager = MemoryManager(ROOMY, user_id="dora", database=clean, embedder=HashingEmbedder())
     first, second = (manager.add_memory(f"记忆 {i}", "episodic", 0.5) for i in range(2))
-    other = psycopg.connect(shared.settings.database_url, autocommit=False)
+    other = psycopg.connect(clean.settings.database_url, autocommit=False)
     other.execute("SET deadlock_timeout = '10s'")  # so the operation, not this session, is the victim
     locked, attempts = threading.Event(), []
 
@@ -172,7 +154,7 @@ def test_a_deadlock_victim_is_retried_and_succeeds(
         other.commit()
 
     class Operation:
-        db = shared
+        db = clean
 
         @retry_transient
         def touch_both(self) -> None:

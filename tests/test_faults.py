@@ -26,16 +26,14 @@ from hello_pgmem import (
     HashingEmbedder,
     HelloPgmemError,
     KnowledgeBase,
-    MemoryConfig,
     Settings,
     migrations,
 )
 from hello_pgmem.devdb import DevDB, ScratchServer, _port_open
 from hello_pgmem.memory import MemoryManager
 from hello_pgmem.ops.check import check_integrity
-from tests.conftest import Clock
+from tests.conftest import ROOMY, Clock, memory_copies
 
-ROOMY = MemoryConfig(working_memory_capacity=10_000, working_memory_tokens=10_000_000)
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -59,16 +57,6 @@ def migrated_database(server: ScratchServer, **settings: object) -> Settings:
     result = Settings(database_url=make_conninfo(server.url, dbname=name), **settings)
     migrations.upgrade(result)
     return result
-
-
-def present_ids(db: Database, user: str) -> set[str]:
-    with db.transaction(user) as conn:
-        rows = conn.execute(
-            "SELECT id::text FROM memories WHERE user_id = %(u)s"
-            " UNION ALL SELECT id::text FROM working_memories WHERE user_id = %(u)s",
-            {"u": user},
-        ).fetchall()
-    return {r[0] for r in rows}
 
 
 @pytest.mark.parametrize("mode", ["fast", "immediate"])
@@ -114,7 +102,7 @@ def test_a_server_restart_under_load(scratch: ScratchServer, mode: str) -> None:
         assert {name for name, _ in failures} == {"DatabaseUnavailableError"}, failures
         assert max(seconds for _, seconds in failures) < 2.5, sorted(round(s, 2) for _, s in failures)
         assert len(acked) >= resumed_at + 20, "the pool recovered by itself"
-        present = present_ids(db, "eve")
+        present = set(memory_copies(db, "eve"))
         expected = {i for i, kind in acked.items() if mode == "fast" or kind != "working"}
         assert expected <= present, "every acknowledged write is there"
         assert len(present - set(acked)) <= len(writers), "at most the in-flight add of each writer"

@@ -19,9 +19,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hello_pgmem import Database, HashingEmbedder, MemoryConfig, MemoryTool, RAGTool
+from hello_pgmem import Database, HashingEmbedder, MemoryTool, RAGTool
 from hello_pgmem.tools.base import parameters_of
-from tests.conftest import wipe
+from tests.conftest import ROOMY, wipe
 
 EXAMPLES = int(os.environ.get("PGMEM_FUZZ_EXAMPLES", "150"))
 FUZZ = settings(
@@ -94,8 +94,7 @@ def tenants(database: Database) -> Iterator[dict[str, Any]]:
     """Alice's tools (the fuzzed ones) and Bob's data, with ids Alice might try to reach."""
     wipe(database)
     embedder = HashingEmbedder()
-    roomy = MemoryConfig(working_memory_capacity=10_000, working_memory_tokens=10_000_000)
-    bob = MemoryTool(user_id="bob", database=database, embedder=embedder, memory_config=roomy)
+    bob = MemoryTool(user_id="bob", database=database, embedder=embedder, memory_config=ROOMY)
     for kind in ("working", "episodic", "semantic"):
         bob.run({"action": "add", "content": f"{SECRET} 张三在Acme负责Python {kind}", "memory_type": kind})
     bob_rag = RAGTool(rag_namespace="victim_ns", database=database, embedder=embedder, llm=None)
@@ -103,7 +102,7 @@ def tenants(database: Database) -> Iterator[dict[str, Any]]:
     with database.connection() as conn:
         bob_ids = [str(r[0]) for r in conn.execute("SELECT id FROM memories WHERE user_id = 'bob'")]
         bob_ids += [str(r[0]) for r in conn.execute("SELECT id FROM working_memories WHERE user_id = 'bob'")]
-    alice = MemoryTool(user_id="alice", database=database, embedder=embedder, memory_config=roomy)
+    alice = MemoryTool(user_id="alice", database=database, embedder=embedder, memory_config=ROOMY)
     alice.run({"action": "add", "content": "张三在Berlin用Python工作", "memory_type": "semantic"})
     alice_rag = RAGTool(
         rag_namespace="fuzz_ns", database=database, embedder=embedder, llm=None, namespaces={"fuzz_ns"}

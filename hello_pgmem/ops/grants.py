@@ -24,7 +24,7 @@ from psycopg import sql
 from hello_pgmem.errors import ConfigurationError, SchemaNotMigratedError, ValidationError
 from hello_pgmem.settings import IDENTIFIER, Settings
 
-DATA_TABLES = (
+RLS_TABLES = (  # the tables with row-level security (revision 0008)
     "memories",
     "working_memories",
     "entities",
@@ -33,10 +33,9 @@ DATA_TABLES = (
     "documents",
     "chunks",
     "retrieval_log",
-    "embedding_cache",
 )
+DATA_TABLES = (*RLS_TABLES, "embedding_cache")  # the cache holds no text and no user id: no policy
 READ_ONLY_TABLES = ("embedding_models", "alembic_version")
-RLS_TABLES = DATA_TABLES[:-1]  # the embedding cache holds no text and no user id
 AGE_CATALOG = ("ag_graph", "ag_label")
 
 Statement = sql.SQL | sql.Composed
@@ -153,7 +152,8 @@ def role_statements(
             ),
         ]
         for table in RLS_TABLES:
-            holders = [str(r) for r in conn.execute(_POLICY_ROLES, (schema, table)).fetchone()[0]]  # type: ignore[index]
+            row = conn.execute(_POLICY_ROLES, (schema, table)).fetchone()
+            holders = [str(r) for r in row[0]] if row else []
             if analytics in holders:
                 continue
             statements.append(

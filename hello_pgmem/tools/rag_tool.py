@@ -19,7 +19,7 @@ from hello_pgmem.embedding import Embedder, create_embedder
 from hello_pgmem.errors import ValidationError
 from hello_pgmem.llm import ChatClient, create_chat_client
 from hello_pgmem.rag.knowledge import MAX_TOP_K, KnowledgeBase
-from hello_pgmem.rag.models import ChunkHit
+from hello_pgmem.rag.models import ChunkHit, IngestResult
 from hello_pgmem.settings import Settings
 from hello_pgmem.tools.base import ActionsTool, tool_action
 from hello_pgmem.tools.memory_tool import MemoryTool
@@ -32,6 +32,15 @@ NO_ANSWER = (
 )
 CLEAR_WARNING = "⚠️ 危险操作：清空知识库将删除所有数据！\n请使用 confirm=true 参数确认执行。"
 REMEMBER_MIN_SCORE = 0.6
+
+
+def _ingested(kind: str, name: str, result: IngestResult, namespace: str) -> str:
+    """The report of an ingested document or text (kind 文档 or 文本), as the reference words it."""
+    head = f"✅ {kind}已添加到知识库" if result.status != "unchanged" else f"✅ {kind}未变化，已跳过"
+    return (
+        f"{head}: {name}\n📊 分块数量: {result.chunks}\n⏱️ 处理时间: {result.elapsed_ms}ms\n"
+        f"📝 命名空间: {namespace}"
+    )
 
 
 def _check_limit(limit: int) -> int:
@@ -131,11 +140,7 @@ class RAGTool(ActionsTool):
         result = kb.add_document(path, document_id, chunk_size=chunk_size, chunk_overlap=chunk_overlap)
         if result.chunks == 0:
             return f"⚠️ 未能从文件解析内容: {path.name}"
-        head = "✅ 文档已添加到知识库" if result.status != "unchanged" else "✅ 文档未变化，已跳过"
-        return (
-            f"{head}: {path.name}\n📊 分块数量: {result.chunks}\n⏱️ 处理时间: {result.elapsed_ms}ms\n"
-            f"📝 命名空间: {kb.namespace}"
-        )
+        return _ingested("文档", path.name, result, kb.namespace)
 
     @tool_action("add_text", "把一段文本加入知识库")
     def add_text(
@@ -161,11 +166,7 @@ class RAGTool(ActionsTool):
         result = kb.add_text(text, document_id, chunk_size=chunk_size, chunk_overlap=chunk_overlap)
         if result.chunks == 0:
             return "⚠️ 未能从文本生成有效分块"
-        head = "✅ 文本已添加到知识库" if result.status != "unchanged" else "✅ 文本未变化，已跳过"
-        return (
-            f"{head}: {result.document_id}\n📊 分块数量: {result.chunks}\n⏱️ 处理时间: {result.elapsed_ms}ms\n"
-            f"📝 命名空间: {kb.namespace}"
-        )
+        return _ingested("文本", result.document_id, result, kb.namespace)
 
     @tool_action("search", "在知识库中检索相关片段")
     def search(
