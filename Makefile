@@ -23,7 +23,7 @@ test: install  ## the test suite, against the real database (brought up by the t
 	$(BIN)/pytest
 
 lint: install  ## ruff and mypy (strict)
-	$(BIN)/ruff check hello_pgmem tests alembic
+	$(BIN)/ruff check hello_pgmem tests bench
 	$(BIN)/mypy
 
 bench: install  ## the benchmark suite (long; see bench/README.md)

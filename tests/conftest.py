@@ -133,10 +133,15 @@ def any_database(
 
 
 class Clock:
-    """An injectable clock the tests move by hand."""
+    """An injectable clock the tests move by hand.
+
+    It starts at the real time (to the second), so that what the library writes with it agrees
+    with the server's ``now()`` that views and maintenance read: a fixed date would make tests
+    depend on the day they run.
+    """
 
     def __init__(self, start: datetime | None = None) -> None:
-        self.now = start or datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
+        self.now = start or datetime.now(UTC).replace(microsecond=0)
 
     def __call__(self) -> datetime:
         return self.now

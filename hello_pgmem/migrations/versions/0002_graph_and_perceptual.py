@@ -15,6 +15,7 @@ none of them itself).
 from __future__ import annotations
 
 from alembic import context, op
+
 from hello_pgmem.graph.labels import create_labels, drop_labels
 from hello_pgmem.migrations import prepare_sql_session, run_sql_script
 from hello_pgmem.resources import read_sql

@@ -12,9 +12,9 @@ extensions, which other applications may share.
 
 from __future__ import annotations
 
+from alembic import context, op
 from sqlalchemy import text
 
-from alembic import context, op
 from hello_pgmem.extensions import ensure_age, ensure_vector
 from hello_pgmem.migrations import prepare_sql_session, run_sql_script
 from hello_pgmem.resources import read_sql

@@ -13,6 +13,7 @@ large graph run it in a quiet window.
 from __future__ import annotations
 
 from alembic import op
+
 from hello_pgmem.migrations import prepare_sql_session, run_sql_script
 from hello_pgmem.resources import read_sql
 

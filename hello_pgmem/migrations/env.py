@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from alembic import context
 from sqlalchemy import create_engine, pool, text
 
-from alembic import context
 from hello_pgmem.migrations import sqlalchemy_url
 from hello_pgmem.schema import metadata
 from hello_pgmem.settings import Settings

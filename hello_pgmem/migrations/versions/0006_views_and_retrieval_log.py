@@ -10,6 +10,7 @@ What it does to a database: creates views, one function and an empty table; inst
 from __future__ import annotations
 
 from alembic import op
+
 from hello_pgmem.migrations import prepare_sql_session, run_sql_script
 from hello_pgmem.resources import read_sql
 

@@ -93,9 +93,8 @@ def prepare_sql_session(conn: Connection) -> None:
     (``SET search_path FROM CURRENT``). pgvector is loaded so that its hnsw.* settings exist
     before a function sets them (PostgreSQL refuses unknown settings to non-superusers).
     """
-    from sqlalchemy import text
-
     from alembic import context
+    from sqlalchemy import text
 
     settings: Settings = context.config.attributes["settings"]
     quote = conn.dialect.identifier_preparer.quote_identifier

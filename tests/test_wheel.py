@@ -1,0 +1,84 @@
+"""The package as a user installs it: sdist and wheel built, the wheel installed into a fresh
+virtual environment outside the checkout, and the command line used from another directory."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import venv
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+
+pytestmark = pytest.mark.slow
+
+
+def run(*cmd: str | Path, cwd: Path, env: dict[str, str] | None = None) -> str:
+    done = subprocess.run(
+        [str(c) for c in cmd], cwd=cwd, env=env, text=True, capture_output=True, check=False, timeout=900
+    )
+    assert done.returncode == 0, f"{' '.join(map(str, cmd))} failed:\n{done.stdout}\n{done.stderr}"
+    return done.stdout
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel, built from the sdist (so the sdist is proved complete too)."""
+    out = tmp_path_factory.mktemp("dist")
+    run(sys.executable, "-m", "build", "--sdist", "--wheel", "--outdir", out, REPO, cwd=out)
+    wheels = list(out.glob("hello_pgmem-*.whl"))
+    assert len(wheels) == 1 and list(out.glob("hello_pgmem-*.tar.gz"))
+    return wheels[0]
+
+
+def test_the_wheel_holds_every_subpackage_and_resource(built: Path) -> None:
+    names = set(zipfile.ZipFile(built).namelist())
+    source = {
+        str(p.relative_to(REPO))
+        for p in (REPO / "hello_pgmem").rglob("*")
+        if p.is_file() and p.suffix in (".py", ".sql", ".mako", ".typed") and "__pycache__" not in p.parts
+    }
+    assert source, "no source files found"
+    assert source <= names, f"missing from the wheel: {sorted(source - names)}"
+
+
+def test_installed_wheel_migrates_adds_and_searches(
+    built: Path, tmp_path: Path, new_database: Callable[[], str]
+) -> None:
+    env_dir = tmp_path / "venv"
+    venv.EnvBuilder(with_pip=True).create(env_dir)
+    bin_dir = env_dir / "bin"
+    run(bin_dir / "pip", "install", "--quiet", built, cwd=tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = {
+        "PATH": f"{bin_dir}:{os.environ['PATH']}",
+        "HOME": os.environ.get("HOME", str(tmp_path)),
+        "DATABASE_URL": new_database(),
+        "EMBED_MODEL_TYPE": "hashing",
+        "PGMEM_USER": "wheel_user",
+    }
+    cli = bin_dir / "hello-pgmem"
+    assert "Usage: hello-pgmem" in run(cli, "--help", cwd=elsewhere, env=env)
+    assert "(head)" in run(cli, "migrate", cwd=elsewhere, env=env)
+    info = json.loads(run(cli, "--json", "info", cwd=elsewhere, env=env))
+    assert info["revision"] == info["head"]
+    added = json.loads(
+        run(cli, "--json", "add", "the wheel stores memories", "--type", "episodic", cwd=elsewhere, env=env)
+    )
+    found = json.loads(run(cli, "--json", "search", "wheel memories", cwd=elsewhere, env=env))
+    assert [item["id"] for item in found] == [added["id"]]
+    imported = run(
+        bin_dir / "python",
+        "-c",
+        "import hello_pgmem, sys; print(hello_pgmem.__file__)",
+        cwd=elsewhere,
+        env=env,
+    )
+    assert str(env_dir) in imported and str(REPO) not in imported
