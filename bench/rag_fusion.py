@@ -14,7 +14,7 @@ from pathlib import Path
 import psycopg
 from psycopg import sql
 
-from hello_pgmem import Database, HashingEmbedder, KnowledgeBase, Settings, devdb, migrations
+from hello_pgmem import Database, HashingEmbedder, KnowledgeBase, Settings, dev, migrations
 
 HERE = Path(__file__).resolve().parent
 
@@ -25,7 +25,7 @@ def reciprocal_rank(ranked: list[str], wanted: str) -> float:
 
 def main() -> None:
     data = json.loads((HERE / "data" / "rag_labelled.json").read_text())
-    server = psycopg.conninfo.make_conninfo(devdb.up(), dbname="postgres")
+    server = psycopg.conninfo.make_conninfo(dev.up(), dbname="postgres")
     name = f"pgmem_bench_{uuid.uuid4().hex[:8]}"
     with psycopg.connect(server, autocommit=True) as conn:
         conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))

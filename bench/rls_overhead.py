@@ -25,7 +25,7 @@ from psycopg import sql
 from psycopg.conninfo import make_conninfo
 
 from hello_pgmem import Database, HashingEmbedder, Settings, migrations
-from hello_pgmem.devdb import DevDB, chroot_up
+from hello_pgmem.dev.chroot import DevDB, chroot_up
 from hello_pgmem.memory import MemoryManager
 from hello_pgmem.ops import grants
 

@@ -30,7 +30,8 @@ from psycopg import sql
 from psycopg.conninfo import make_conninfo
 
 from hello_pgmem import Database, HashingEmbedder, HelloPgmemError, MemoryConfig, Settings, migrations
-from hello_pgmem.devdb import DevDB, ScratchServer, _port_open, chroot_up
+from hello_pgmem.dev.chroot import DevDB, chroot_up, port_open
+from hello_pgmem.dev.scratch import ScratchServer
 from hello_pgmem.memory import MemoryManager
 from hello_pgmem.ops.check import check_integrity
 
@@ -126,7 +127,7 @@ def main() -> None:
     args = parser.parse_args()
     devdb = DevDB.from_env()
     chroot_up(devdb)
-    port = next(p for p in range(devdb.port + 1, devdb.port + 50) if not _port_open(p))
+    port = next(p for p in range(devdb.port + 1, devdb.port + 50) if not port_open(p))
     server = ScratchServer(devdb, "soak", port)
     server.create()
     server.start()

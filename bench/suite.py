@@ -36,7 +36,7 @@ from hello_pgmem import (
     MemoryManager,
     Settings,
     TextDocument,
-    devdb,
+    dev,
     migrations,
 )
 from hello_pgmem.graph.extraction import RuleExtractor
@@ -53,7 +53,7 @@ MODEL_DIM = 384
 
 @contextmanager
 def fresh_database() -> Iterator[Settings]:
-    server = psycopg.conninfo.make_conninfo(devdb.up(), dbname="postgres")
+    server = psycopg.conninfo.make_conninfo(dev.up(), dbname="postgres")
     name = f"pgmem_bench_{uuid.uuid4().hex[:8]}"
     with psycopg.connect(server, autocommit=True) as conn:
         conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
@@ -527,7 +527,7 @@ def measure_rag(settings: Settings, documents: int) -> dict[str, Any]:
 
 
 def machine() -> dict[str, Any]:
-    with psycopg.connect(devdb.up()) as conn:
+    with psycopg.connect(dev.up()) as conn:
         server = conn.execute("SHOW server_version").fetchone()[0]
         vector = conn.execute(
             "SELECT default_version FROM pg_available_extensions WHERE name = 'vector'"

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 from hello_pgmem.errors import ConfigurationError, LLMError
 from hello_pgmem.llm import ChatClient, Message
 from hello_pgmem.loop.system import AgentMemorySystem
 from hello_pgmem.settings import Settings
-from hello_pgmem.tools.base import ToolRegistry
 
 log = logging.getLogger(__name__)
 
@@ -27,6 +27,22 @@ DEFAULT_SYSTEM_PROMPT = (
     "把它记下来（action=add，memory_type=semantic）；当需要回忆用户的信息时，先用 memory 工具搜索"
     "（action=search）；需要文档知识时使用 rag 工具。回答简洁，使用用户的语言。"
 )
+
+
+class Toolbox(Protocol):
+    """What an agent needs of its tools (``hello_pgmem.tools.ToolRegistry`` is one)."""
+
+    def to_openai_tools(self) -> list[dict[str, Any]]: ...
+
+    def execute_tool(self, name: str, arguments: Mapping[str, Any] | None = None) -> str: ...
+
+
+class _NoTools:
+    def to_openai_tools(self) -> list[dict[str, Any]]:
+        return []
+
+    def execute_tool(self, name: str, arguments: Mapping[str, Any] | None = None) -> str:
+        return f"❌ 未找到工具: {name}"
 
 
 class HelloAgentsLLM(ChatClient):
@@ -64,7 +80,7 @@ class SimpleAgent:
         name: str,
         llm: ChatClient,
         system_prompt: str | None = None,
-        tool_registry: ToolRegistry | None = None,
+        tool_registry: Toolbox | None = None,
         *,
         max_steps: int = 6,
         history_turns: int = 10,
@@ -74,7 +90,7 @@ class SimpleAgent:
         self.name = name
         self.llm = llm
         self.system_prompt = system_prompt or DEFAULT_SYSTEM_PROMPT
-        self.tool_registry = tool_registry or ToolRegistry()
+        self.tool_registry: Toolbox = tool_registry or _NoTools()
         self.max_steps = max_steps
         self.history_turns = history_turns
         self.memory_system = memory_system

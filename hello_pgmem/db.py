@@ -30,6 +30,9 @@ from hello_pgmem.settings import Settings
 
 log = logging.getLogger(__name__)
 
+Conn = psycopg.Connection[Any]
+"""A connection of the pool, inside one of :meth:`Database.transaction`'s transactions."""
+
 _PROBE = """
 SELECT current_setting('server_version'),
        (SELECT extversion FROM pg_extension WHERE extname = 'vector'),
@@ -133,6 +136,14 @@ class Database:
         self._info: ServerInfo | None = None
         self._age_warned = False
         self._models: set[str] = set()
+
+    @classmethod
+    def shared(cls, database: Database | None, settings: Settings | None = None) -> tuple[Database, bool]:
+        """``database`` when given (the caller closes it), else a new one from ``settings`` or
+        the environment; and whether the caller now owns (and must close) it."""
+        if database is not None:
+            return database, False
+        return cls(settings), True
 
     # ------------------------------------------------------------------ lifecycle
 

@@ -5,11 +5,11 @@ Every error the library raises on purpose derives from :class:`HelloPgmemError`:
     HelloPgmemError
      +-- ConfigurationError          bad or missing settings
      +-- DatabaseUnavailableError    the server cannot be reached
- +-- DatabaseTimeoutError        a statement or a lock wait ran past its configured limit
+     +-- DatabaseTimeoutError        a statement or a lock wait ran past its configured limit
      +-- SchemaError                 the database is not ready for us
      |    +-- SchemaNotMigratedError     run "hello-pgmem migrate"
      |    +-- ExtensionMissingError      pgvector (or AGE, when asked for) is absent
-     +-- ValidationError             input breaks a rule; names the field and the rule
+     +-- InvalidInputError           input breaks a rule; names the field and the rule
      +-- NotFoundError               no such memory, document or entity for this user
      +-- GraphError                  the Cypher interface failed or is unavailable
      +-- EmbeddingError              the embedding backend failed
@@ -17,6 +17,8 @@ Every error the library raises on purpose derives from :class:`HelloPgmemError`:
      +-- LLMError                    the chat model failed or answered badly
 
 ``ValueError`` and ``TypeError`` are left for arguments that misuse the API itself.
+``ValidationError`` is the old name of :class:`InvalidInputError`, kept as an alias; the new name
+does not shadow pydantic's ``ValidationError`` in code that imports both.
 """
 
 from __future__ import annotations
@@ -55,13 +57,16 @@ class ExtensionMissingError(SchemaError):
         self.statement = statement
 
 
-class ValidationError(HelloPgmemError):
+class InvalidInputError(HelloPgmemError):
     """Input breaks a rule. ``field`` names the input, ``rule`` says what it must be."""
 
     def __init__(self, field: str, rule: str) -> None:
         super().__init__(f"{field}: {rule}")
         self.field = field
         self.rule = rule
+
+
+ValidationError = InvalidInputError
 
 
 class NotFoundError(HelloPgmemError):

@@ -24,7 +24,7 @@ _AVAILABLE = text("SELECT default_version FROM pg_available_extensions WHERE nam
 _WHERE = text("SELECT current_database(), current_user")
 
 
-def _version_tuple(version: str) -> tuple[int, ...]:
+def version_tuple(version: str) -> tuple[int, ...]:
     parts = []
     for piece in version.split("."):
         digits = "".join(ch for ch in piece if ch.isdigit())
@@ -66,7 +66,7 @@ def ensure_vector(conn: Connection) -> str:
                 statement,
             )
         version = conn.execute(_INSTALLED, {"name": "vector"}).scalar_one()
-    if _version_tuple(version) < MIN_VECTOR:
+    if version_tuple(version) < MIN_VECTOR:
         statement = "ALTER EXTENSION vector UPDATE;"
         raise ExtensionMissingError(
             f"pgvector {version} is too old, 0.8.0 or newer is needed for iterative index scans: "
@@ -97,6 +97,6 @@ def ensure_age(conn: Connection, mode: Literal["auto", "on", "off"]) -> str | No
         else:
             log.warning("Apache AGE is not installed: everything works except the Cypher interface")
             return None
-    if _version_tuple(version) < AGE_MIN:
+    if version_tuple(version) < AGE_MIN:
         raise ExtensionMissingError(f"Apache AGE {version} is too old, 1.5.0 or newer is needed")
     return str(version)

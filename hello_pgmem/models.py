@@ -19,11 +19,13 @@ from pydantic import (
 )
 from pydantic import ValidationError as PydanticValidationError
 
-from hello_pgmem.errors import ValidationError
+from hello_pgmem.errors import InvalidInputError
 
 MemoryType = Literal["working", "episodic", "semantic", "perceptual"]
 MEMORY_TYPES: tuple[MemoryType, ...] = ("working", "episodic", "semantic", "perceptual")
 LONG_TERM_TYPES: tuple[MemoryType, ...] = ("episodic", "semantic", "perceptual")
+ForgetStrategy = Literal["importance_based", "time_based", "capacity_based"]
+FORGET_STRATEGIES: tuple[ForgetStrategy, ...] = ("importance_based", "time_based", "capacity_based")
 Modality = Literal["text", "image", "audio", "video"]
 MODALITIES: tuple[Modality, ...] = ("text", "image", "audio", "video")
 DEFAULT_MAX_CONTENT_CHARS = 20_000
@@ -35,13 +37,13 @@ def utcnow() -> datetime:
 
 
 def check_user_id(user_id: object) -> str:
-    """Return ``user_id`` if it is a usable owner key, else raise ValidationError."""
+    """Return ``user_id`` if it is a usable owner key, else raise InvalidInputError."""
     if not isinstance(user_id, str) or not user_id.strip():
-        raise ValidationError("user_id", "must be a non-empty string")
+        raise InvalidInputError("user_id", "must be a non-empty string")
     if len(user_id) > MAX_USER_ID_CHARS:
-        raise ValidationError("user_id", f"must be at most {MAX_USER_ID_CHARS} characters")
+        raise InvalidInputError("user_id", f"must be at most {MAX_USER_ID_CHARS} characters")
     if any(ord(ch) < 32 for ch in user_id) or "\x00" in user_id:
-        raise ValidationError("user_id", "must not contain control characters")
+        raise InvalidInputError("user_id", "must not contain control characters")
     return user_id
 
 
@@ -49,28 +51,114 @@ def check_content(content: object, max_chars: int = DEFAULT_MAX_CONTENT_CHARS, f
     """Return ``content`` if it is non-blank text within the size limit that PostgreSQL can store
     (no NUL character, no lone surrogate)."""
     if not isinstance(content, str):
-        raise ValidationError(field, "must be a string")
+        raise InvalidInputError(field, "must be a string")
     if not content.strip():
-        raise ValidationError(field, "must not be empty or whitespace")
+        raise InvalidInputError(field, "must not be empty or whitespace")
     if "\x00" in content:
-        raise ValidationError(field, "must not contain NUL characters")
+        raise InvalidInputError(field, "must not contain NUL characters")
     if len(content) > max_chars:
-        raise ValidationError(field, f"must be at most {max_chars} characters, got {len(content)}")
+        raise InvalidInputError(field, f"must be at most {max_chars} characters, got {len(content)}")
     try:
         content.encode("utf-8")
     except UnicodeEncodeError as exc:
-        raise ValidationError(field, "must be valid Unicode (no lone surrogates)") from exc
+        raise InvalidInputError(field, "must be valid Unicode (no lone surrogates)") from exc
     return content
 
 
 def check_importance(importance: object, field: str = "importance") -> float:
     """Return ``importance`` as a float in [0, 1]; NaN, infinities and booleans are refused."""
     if isinstance(importance, bool) or not isinstance(importance, int | float):
-        raise ValidationError(field, "must be a number between 0 and 1")
+        raise InvalidInputError(field, "must be a number between 0 and 1")
     value = float(importance)
     if math.isnan(value) or not 0.0 <= value <= 1.0:
-        raise ValidationError(field, f"must be a number between 0 and 1, got {importance!r}")
+        raise InvalidInputError(field, f"must be a number between 0 and 1, got {importance!r}")
     return value
+
+
+def check_memory_type(value: object, field: str = "memory_type") -> MemoryType:
+    """Return ``value`` if it names a memory type."""
+    if value not in MEMORY_TYPES:
+        raise InvalidInputError(field, f"must be one of {', '.join(MEMORY_TYPES)}, got {value!r}")
+    return value
+
+
+def check_batch(
+    memory_type: object,
+    contents: object,
+    importance: object,
+    metadata: object,
+    maximum: int,
+) -> tuple[MemoryType, list[tuple[str, float | None, dict[str, Any]]]]:
+    """The type and (content, importance or None, metadata) of each memory of a batch add."""
+    kind = check_memory_type(memory_type)
+    if kind == "working":
+        raise InvalidInputError(
+            "memory_type", "the batch API takes long-term types; add working memory one by one"
+        )
+    if (
+        isinstance(contents, str)
+        or not isinstance(contents, list | tuple)
+        or not 1 <= len(contents) <= maximum
+    ):
+        raise InvalidInputError("contents", f"must hold between 1 and {maximum} memories")
+    metas = [{} for _ in contents] if metadata is None else [check_metadata(m) for m in metadata]  # type: ignore[attr-defined]
+    if len(metas) != len(contents):
+        raise InvalidInputError("metadata", "must have one entry per content")
+    if importance is None or isinstance(importance, int | float):
+        values = [None if importance is None else check_importance(importance)] * len(contents)
+    else:
+        values = [check_importance(v) for v in importance]  # type: ignore[attr-defined]
+    if len(values) != len(contents):
+        raise InvalidInputError("importance", "must be one number, or one per content")
+    return kind, list(zip(contents, values, metas, strict=True))
+
+
+def check_update(
+    content: object, importance: object, metadata: object, max_chars: int
+) -> tuple[str | None, float | None, dict[str, Any] | None]:
+    """The checked changes of an update; at least one must be given."""
+    if content is None and importance is None and metadata is None:
+        raise InvalidInputError("content", "give content, importance or metadata to update")
+    return (
+        None if content is None else check_content(content, max_chars),
+        None if importance is None else check_importance(importance),
+        None if metadata is None else check_metadata(metadata),
+    )
+
+
+def check_limit(limit: object, maximum: int, field: str = "limit") -> int:
+    """Return ``limit`` if it is an integer (not a boolean) between 1 and ``maximum``."""
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= maximum:
+        raise InvalidInputError(field, f"must be an integer between 1 and {maximum}")
+    return limit
+
+
+def check_strategy(strategy: object) -> ForgetStrategy:
+    if strategy not in FORGET_STRATEGIES:
+        raise InvalidInputError(
+            "strategy", f"must be one of {', '.join(FORGET_STRATEGIES)}, got {strategy!r}"
+        )
+    return strategy
+
+
+def check_days(days: object, field: str = "max_age_days") -> float:
+    """Return ``days`` if it is a number of days between 0 and 36500."""
+    if isinstance(days, bool) or not isinstance(days, int | float) or not 0 <= days <= 36500:
+        raise InvalidInputError(field, "must be a number between 0 and 36500")
+    return float(days)
+
+
+def check_entity_name(value: object, field: str = "entity") -> str:
+    """An entity name: non-blank text of at most 200 characters PostgreSQL can store."""
+    return check_content(value, 200, field)
+
+
+def check_name(value: object, field: str) -> str:
+    """A namespace or document id: non-empty text of at most 255 characters, no control characters."""
+    name = check_content(value, 255, field)
+    if any(ord(ch) < 32 for ch in name):
+        raise InvalidInputError(field, "must not contain control characters")
+    return name
 
 
 def check_metadata(metadata: object) -> dict[str, Any]:
@@ -78,14 +166,14 @@ def check_metadata(metadata: object) -> dict[str, Any]:
     if metadata is None:
         return {}
     if not isinstance(metadata, dict):
-        raise ValidationError("metadata", "must be a JSON object (a dict)")
+        raise InvalidInputError("metadata", "must be a JSON object (a dict)")
     try:
         text = json.dumps(metadata, ensure_ascii=False, allow_nan=False)
         text.encode("utf-8")
     except (TypeError, ValueError) as exc:
-        raise ValidationError("metadata", f"must be JSON-serialisable without NaN: {exc}") from exc
+        raise InvalidInputError("metadata", f"must be JSON-serialisable without NaN: {exc}") from exc
     if "\\u0000" in text:
-        raise ValidationError("metadata", "must not contain NUL characters")
+        raise InvalidInputError("metadata", "must not contain NUL characters")
     result: dict[str, Any] = json.loads(text)
     return result
 
@@ -121,7 +209,7 @@ class MemoryItem(BaseModel):
 
     @classmethod
     def build(cls, max_content_chars: int = DEFAULT_MAX_CONTENT_CHARS, **fields: Any) -> MemoryItem:
-        """Validate ``fields``; errors become our ValidationError naming the field and rule."""
+        """Validate ``fields``; errors become our InvalidInputError naming the field and rule."""
         try:
             return cls.model_validate(fields, context={"max_content_chars": max_content_chars})
         except PydanticValidationError as exc:
@@ -140,16 +228,16 @@ T = TypeVar("T")
 def _as_pydantic(check: Callable[[], T]) -> T:
     try:
         return check()
-    except ValidationError as exc:
+    except InvalidInputError as exc:
         raise ValueError(exc.rule) from exc
 
 
-def validation_error(exc: PydanticValidationError) -> ValidationError:
-    """The first problem of a pydantic error as our ValidationError."""
+def validation_error(exc: PydanticValidationError) -> InvalidInputError:
+    """The first problem of a pydantic error as our InvalidInputError."""
     first = exc.errors()[0]
     field = ".".join(str(part) for part in first["loc"]) or "input"
     message = str(first["msg"]).removeprefix("Value error, ")
-    return ValidationError(field, message)
+    return InvalidInputError(field, message)
 
 
 class MemoryConfig(BaseModel):

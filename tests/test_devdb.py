@@ -9,7 +9,8 @@ from pathlib import Path
 
 import psycopg
 
-from hello_pgmem import devdb
+from hello_pgmem import dev
+from hello_pgmem.dev import chroot
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -30,7 +31,7 @@ def test_up_is_idempotent_and_prints_the_url() -> None:
     first = run("up")
     second = run("up")
     assert first.returncode == second.returncode == 0, first.stderr + second.stderr
-    assert first.stdout == second.stdout == devdb.DevDB.from_env().url + "\n"
+    assert first.stdout == second.stdout == dev.DevDB.from_env().url + "\n"
     with psycopg.connect(first.stdout.strip()) as conn:
         row = conn.execute("SELECT current_setting('server_version_num')::int / 10000").fetchone()
         assert row == (17,)
@@ -41,7 +42,7 @@ def test_up_is_idempotent_and_prints_the_url() -> None:
 def test_status_and_url() -> None:
     status = run("status")
     assert status.returncode == 0 and status.stdout.startswith("up: PostgreSQL 17")
-    assert run("url").stdout.strip() == devdb.DevDB.from_env().url
+    assert run("url").stdout.strip() == dev.DevDB.from_env().url
 
 
 def test_database_url_is_only_checked() -> None:
@@ -56,6 +57,6 @@ def test_unknown_command() -> None:
 
 
 def test_server_config_does_not_preload_age() -> None:
-    config = devdb.server_config(devdb.DevDB.from_env())
+    config = chroot.server_config(dev.DevDB.from_env())
     assert "shared_preload_libraries" not in config
     assert "listen_addresses = '127.0.0.1'" in config

@@ -16,7 +16,7 @@ from hello_pgmem import (
     Settings,
     migrations,
 )
-from hello_pgmem.extensions import _version_tuple
+from hello_pgmem.extensions import version_tuple
 
 
 @pytest.fixture()
@@ -71,6 +71,6 @@ def test_unmigrated_schema_is_reported_with_the_fix(new_database: Callable[[], s
 
 
 def test_version_parsing() -> None:
-    assert _version_tuple("0.8.0") == (0, 8, 0)
-    assert _version_tuple("0.7.4") < (0, 8, 0)
-    assert _version_tuple("1.5.0-rc0") == (1, 5, 0)
+    assert version_tuple("0.8.0") == (0, 8, 0)
+    assert version_tuple("0.7.4") < (0, 8, 0)
+    assert version_tuple("1.5.0-rc0") == (1, 5, 0)

@@ -1,5 +1,5 @@
 """Faults: a server restarted or crashed under load, a client killed mid-batch, timeouts, and a
-pg_dump / pg_restore round trip. They run on a scratch cluster of their own (devdb.ScratchServer),
+pg_dump / pg_restore round trip. They run on a scratch cluster of their own (hello_pgmem.dev.scratch),
 so stopping it disturbs no other test; the integrity checker runs after every scenario.
 """
 
@@ -29,7 +29,8 @@ from hello_pgmem import (
     Settings,
     migrations,
 )
-from hello_pgmem.devdb import DevDB, ScratchServer, _port_open
+from hello_pgmem.dev.chroot import DevDB, port_open
+from hello_pgmem.dev.scratch import ScratchServer
 from hello_pgmem.memory import MemoryManager
 from hello_pgmem.ops.check import check_integrity
 from tests.conftest import ROOMY, Clock, memory_copies
@@ -42,7 +43,7 @@ def scratch(server_url: str) -> Iterator[ScratchServer]:
     if os.environ.get("DATABASE_URL"):
         pytest.skip("the fault tests stop servers: they need the development root, not DATABASE_URL")
     devdb = DevDB.from_env()
-    port = next(p for p in range(devdb.port + 1, devdb.port + 50) if not _port_open(p))
+    port = next(p for p in range(devdb.port + 1, devdb.port + 50) if not port_open(p))
     server = ScratchServer(devdb, "faults", port)
     server.create()
     server.start()

@@ -8,7 +8,7 @@ import pytest
 
 from hello_pgmem import Database, HashingEmbedder, KnowledgeBase, ValidationError
 from hello_pgmem.memory import MemoryManager
-from hello_pgmem.rag import knowledge
+from hello_pgmem.rag import ingest
 from hello_pgmem.rag.knowledge import MAX_BATCH_DOCUMENTS, MAX_TEXT_CHARS, TextDocument
 from tests.conftest import row_counts
 
@@ -51,6 +51,6 @@ def test_rag_limits(clean: Database, monkeypatch: pytest.MonkeyPatch) -> None:
     documents = [TextDocument(text=f"t{i}") for i in range(MAX_BATCH_DOCUMENTS + 1)]
     refused(clean, lambda: kb.add_texts(documents), "documents", f"between 1 and {MAX_BATCH_DOCUMENTS}")
     refused(clean, lambda: kb.search("first", top_k=101), "top_k", "between 1 and 100")
-    monkeypatch.setattr(knowledge, "MAX_CHUNKS_PER_DOCUMENT", 3)  # a smaller ceiling, the same check
+    monkeypatch.setattr(ingest, "MAX_CHUNKS_PER_DOCUMENT", 3)  # a smaller ceiling, the same check
     many = "\n\n".join(f"## Part {i}\n\n" + "内容 " * 300 for i in range(6))
     refused(clean, lambda: kb.add_text(many, "many", chunk_size=100, chunk_overlap=0), "text", "more than 3")

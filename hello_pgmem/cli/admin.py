@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from hello_pgmem import devdb, migrations
+from hello_pgmem import migrations
 from hello_pgmem.cli.app import State, cli, database, emit, load_settings
 from hello_pgmem.db import Database, ServerInfo, connect, probe
 from hello_pgmem.demo import full_demo
@@ -58,21 +58,27 @@ def db() -> None:
 @click.pass_obj
 def db_up(state: State) -> None:
     """Start the development database (or check DATABASE_URL) and print its URL."""
-    url = devdb.up()
+    from hello_pgmem import dev
+
+    url = dev.up()
     emit(state, {"url": url}, url)
 
 
 @db.command("down")
 def db_down() -> None:
     """Stop the development database started by "db up"."""
-    devdb.down()
+    from hello_pgmem import dev
+
+    dev.down()
 
 
 @db.command("status")
 @click.pass_obj
 def db_status(state: State) -> None:
     """Say whether the database answers; exit code 1 when it does not."""
-    ok, text = devdb.status()
+    from hello_pgmem import dev
+
+    ok, text = dev.status()
     emit(state, {"up": ok, "detail": text}, text)
     if not ok:
         sys.exit(1)
@@ -82,7 +88,9 @@ def db_status(state: State) -> None:
 @click.pass_obj
 def db_url(state: State) -> None:
     """Print the database URL in use."""
-    url = os.environ.get("DATABASE_URL") or devdb.DevDB.from_env().url
+    from hello_pgmem import dev
+
+    url = dev.database_url()
     emit(state, {"url": url}, url)
 
 
@@ -121,7 +129,9 @@ def info(state: State) -> None:
 def demo(state: State) -> None:
     """Bring the database up, migrate it, and run the reference scenarios (offline unless an
     LLM is configured)."""
-    settings = load_settings() if os.environ.get("DATABASE_URL") else load_settings(database_url=devdb.up())
+    from hello_pgmem import dev
+
+    settings = load_settings() if os.environ.get("DATABASE_URL") else load_settings(database_url=dev.up())
     migrations.upgrade(settings)
     found = server_info(settings)
     with Database(settings) as db:

@@ -9,7 +9,7 @@ import click
 
 from hello_pgmem.cli.app import State, cli, database, emit
 from hello_pgmem.models import MEMORY_TYPES
-from hello_pgmem.tools.memory_tool import MemoryTool
+from hello_pgmem.tools.memory_tool import MemoryTool, memory_line
 
 TYPES = click.Choice(MEMORY_TYPES)
 
@@ -63,7 +63,7 @@ def search(
         found = tool.memory_manager.retrieve_memories(
             query, memory_types=list(memory_types) or None, limit=limit, min_importance=min_importance
         )
-    lines = [f"{i}. ({item.score or 0:.3f}) {MemoryTool._line(item, 80)}" for i, item in enumerate(found, 1)]
+    lines = [f"{i}. ({item.score or 0:.3f}) {memory_line(item, 80)}" for i, item in enumerate(found, 1)]
     emit(state, found, "\n".join(lines) or f"no memory matches {query!r}")
 
 

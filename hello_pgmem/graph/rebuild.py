@@ -3,27 +3,14 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
 
-from hello_pgmem.db import Database
+from hello_pgmem.db import Conn, Database
 from hello_pgmem.errors import GraphError
 from hello_pgmem.graph.projection import AgeProjection
+from hello_pgmem.graph.store import GraphStore
+from hello_pgmem.memory import queries as q
 
 log = logging.getLogger(__name__)
-
-USERS = """
-SELECT DISTINCT user_id FROM memories
-WHERE memory_type = 'semantic' AND (%(user_id)s::text IS NULL OR user_id = %(user_id)s)
-"""
-ENTITIES = "SELECT id::text, name, entity_type FROM entities WHERE user_id = %(user_id)s ORDER BY id"
-MEMORIES = (
-    "SELECT id::text FROM memories WHERE user_id = %(user_id)s AND memory_type = 'semantic' ORDER BY id"
-)
-MENTIONS = "SELECT memory_id::text, entity_id::text FROM mentions WHERE user_id = %(user_id)s"
-RELATIONS = """
-SELECT memory_id::text, source_id::text, relation_type, target_id::text FROM relations
-WHERE user_id = %(user_id)s
-"""
 
 BATCH = 1000
 
@@ -37,7 +24,7 @@ def rebuild_graph(db: Database, user_id: str | None = None) -> dict[str, int]:
     with db.transaction(user_id) as conn:
         if user_id is None:
             projection.clear_all(conn)
-        users = [row[0] for row in conn.execute(USERS, {"user_id": user_id}).fetchall()]
+        users = [row[0] for row in conn.execute(q.SEMANTIC_USERS, {"user_id": user_id}).fetchall()]
         if user_id is not None:
             projection.clear_user(conn, user_id)
         for user in users:
@@ -46,19 +33,16 @@ def rebuild_graph(db: Database, user_id: str | None = None) -> dict[str, int]:
     return counts
 
 
-def _rebuild_user(conn: Any, projection: AgeProjection, user_id: str, counts: dict[str, int]) -> None:
-    params = {"user_id": user_id}
-    entities = [{"id": i, "name": n, "type": t} for i, n, t in conn.execute(ENTITIES, params).fetchall()]
-    memory_ids = [row[0] for row in conn.execute(MEMORIES, params).fetchall()]
+def _rebuild_user(conn: Conn, projection: AgeProjection, user_id: str, counts: dict[str, int]) -> None:
+    entity_rows, mention_rows, relation_rows = GraphStore(user_id, projection).projection_rows(conn)
+    entities = [{"id": i, "name": n, "type": t} for i, n, t in entity_rows]
+    memory_ids = [row[0] for row in conn.execute(q.SEMANTIC_IDS, {"user_id": user_id}).fetchall()]
     for start in range(0, max(len(entities), len(memory_ids)), BATCH):
         projection.create_vertices(
             conn, user_id, entities[start : start + BATCH], memory_ids[start : start + BATCH]
         )
-    mentions = [{"memory_id": m, "entity_id": e} for m, e in conn.execute(MENTIONS, params).fetchall()]
-    relations = [
-        {"memory_id": m, "source": s, "type": t, "target": o}
-        for m, s, t, o in conn.execute(RELATIONS, params).fetchall()
-    ]
+    mentions = [{"memory_id": m, "entity_id": e} for m, e in mention_rows]
+    relations = [{"memory_id": m, "source": s, "type": t, "target": o} for m, s, t, o in relation_rows]
     for start in range(0, max(len(mentions), len(relations)), BATCH):
         projection.create_edges(
             conn, user_id, mentions[start : start + BATCH], relations[start : start + BATCH]

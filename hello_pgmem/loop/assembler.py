@@ -19,11 +19,6 @@ from hello_pgmem.graph.normalize import name_candidates
 from hello_pgmem.memory.manager import MemoryManager
 from hello_pgmem.text import token_counter
 
-SEEDS = """
-SELECT name FROM entities WHERE user_id = %(user_id)s AND name_norm = ANY(%(names)s)
-ORDER BY length(name_norm) DESC LIMIT 5
-"""
-
 MEMORY_HEADER = "## 相关记忆"
 RELATION_HEADER = "## 相关关系"
 
@@ -49,13 +44,8 @@ class MemoryAssembler:
             for item in manager.retrieve_memories(message, memory_types=types, limit=self.limit):
                 if (item.score or 0) >= self.min_score:
                     found.append(ContextLine(MEMORY_HEADER, f"- {item.content}", float(item.score or 0)))
-        with manager.db.transaction(manager.user_id) as conn:
-            seeds = [
-                r[0]
-                for r in conn.execute(
-                    SEEDS, {"user_id": manager.user_id, "names": name_candidates(message)}
-                ).fetchall()
-            ]
+        with manager.transaction() as conn:
+            seeds = manager.graph.known_entities(conn, name_candidates(message))
         relations: dict[str, float] = {}
         for seed in seeds:
             for relation in manager.graph_neighbourhood(seed, depth=1).relations:

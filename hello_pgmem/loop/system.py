@@ -14,14 +14,16 @@ from hello_pgmem.embedding import Embedder, create_embedder
 from hello_pgmem.errors import LLMError
 from hello_pgmem.llm import ChatClient
 from hello_pgmem.loop.assembler import MemoryAssembler
-from hello_pgmem.loop.extractor import MemoryExtractor
+from hello_pgmem.loop.extractor import ExtractedMemory, MemoryExtractor
 from hello_pgmem.loop.writer import Decision, LoopConfig, MemoryWriter
+from hello_pgmem.memory.decay import MemoryDecay
 from hello_pgmem.memory.manager import MemoryManager
+from hello_pgmem.retry import retry_transient
 from hello_pgmem.settings import Settings
 
-log = logging.getLogger(__name__)
+__all__ = ["AgentMemorySystem", "MemoryDecay", "TurnResult"]
 
-APPLY_DECAY = "SELECT apply_decay(%(user_id)s, %(max_memories)s, %(now)s)"
+log = logging.getLogger(__name__)
 
 
 class TurnResult(BaseModel):
@@ -34,25 +36,6 @@ class TurnResult(BaseModel):
 
     def __str__(self) -> str:
         return self.context
-
-
-class MemoryDecay:
-    """Evict a user's least worth keeping memories beyond a maximum (one SQL statement)."""
-
-    def __init__(self, db: Database, clock: Callable[[], datetime] | None = None) -> None:
-        self.db = db
-        self.clock = clock
-
-    def apply_decay(self, user_id: str, max_memories: int) -> int:
-        """Forget the lowest ``retention_score`` memories beyond ``max_memories``; how many."""
-        params = {
-            "user_id": user_id,
-            "max_memories": max_memories,
-            "now": self.clock() if self.clock else datetime.now().astimezone(),
-        }
-        with self.db.transaction(user_id) as conn:
-            row = conn.execute(APPLY_DECAY, params).fetchone()
-        return int(row[0]) if row else 0
 
 
 class AgentMemorySystem:
@@ -69,7 +52,7 @@ class AgentMemorySystem:
         clock: Callable[[], datetime] | None = None,
     ) -> None:
         self.settings = settings or (database.settings if database else Settings())
-        self.db = database or Database(self.settings)
+        self.db, self._owns_db = Database.shared(database, self.settings)
         self.extractor = MemoryExtractor(llm)
         self.config = config or LoopConfig()
         self.clock = clock
@@ -91,6 +74,16 @@ class AgentMemorySystem:
             )
         return self._managers[user_id]
 
+    @retry_transient
+    def _store(self, manager: MemoryManager, extracted: list[ExtractedMemory]) -> tuple[list[Decision], int]:
+        """A turn's memories and the decay after them, in one transaction."""
+        writer = MemoryWriter(manager, self.config)
+        return writer.write_turn(extracted, self.config.max_memories)
+
+    def close(self) -> None:
+        if self._owns_db:
+            self.db.close()
+
     def build_context(self, message: str, user_id: str, max_tokens: int = 1500) -> str:
         assembler = MemoryAssembler(
             self.manager(user_id), self.config.context_min_score, self.config.context_limit
@@ -105,17 +98,12 @@ class AgentMemorySystem:
         A failed or malformed extraction stores nothing; the context is still returned.
         """
         manager = self.manager(user_id)
-        decisions: list[Decision] = []
         error = None
         try:
             extracted = self.extractor.extract(user_msg, assistant_msg)
         except LLMError as exc:
             log.warning("memory extraction failed, nothing stored for this turn: %s", exc)
             extracted, error = [], str(exc)
-        writer = MemoryWriter(manager, self.config)
-        decisions = [writer.write(memory) for memory in extracted]
-        evicted = 0
-        if self.config.max_memories is not None:
-            evicted = MemoryDecay(self.db, self.clock).apply_decay(user_id, self.config.max_memories)
+        decisions, evicted = self._store(manager, extracted)
         context = self.build_context(f"{user_msg}\n{assistant_msg}", user_id, max_tokens)
         return TurnResult(context=context, decisions=decisions, evicted=evicted, error=error)

@@ -12,44 +12,34 @@ For each new memory, in this order:
    memory of the same type that mentions one of the new memory's entities: updated the same way.
 4. Otherwise the memory is added.
 
-An update keeps the previous content, importance and time in ``metadata["history"]``. The
-thresholds fit the hashing embedder (a punctuation change scores about 0.96, "喜欢" -> "很喜欢"
-about 0.76, two different facts about one person about 0.4-0.6); set them for another model with
-:class:`LoopConfig`.
+An update keeps the previous content, importance and time in ``metadata["history"]``. A turn's
+memories, and the decay after them, are written in one transaction: a turn is stored whole or
+not at all, and its later memories see its earlier ones. The thresholds fit the hashing embedder
+(a punctuation change scores about 0.96, "喜欢" -> "很喜欢" about 0.76, two different facts about
+one person about 0.4-0.6); set them for another model with :class:`LoopConfig`.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from typing import Literal
+from collections.abc import Sequence
+from typing import Any, Literal
 from uuid import UUID
 
+import numpy as np
 from pydantic import BaseModel, Field
 
+from hello_pgmem.db import Conn
 from hello_pgmem.graph.normalize import normalize_name
 from hello_pgmem.loop.extractor import ExtractedMemory
+from hello_pgmem.memory import ids
+from hello_pgmem.memory import queries as q
+from hello_pgmem.memory.decay import apply_decay
+from hello_pgmem.memory.longterm import LongTermMemory
 from hello_pgmem.memory.manager import MemoryManager
 
-CONFLICTS = """
-SELECT DISTINCT r.memory_id
-FROM relations r
-JOIN entities s ON s.user_id = r.user_id AND s.id = r.source_id
-JOIN entities t ON t.user_id = r.user_id AND t.id = r.target_id
-JOIN memories m ON m.user_id = r.user_id AND m.id = r.memory_id AND m.forgotten_at IS NULL
-WHERE r.user_id = %(user_id)s AND (s.name_norm, r.relation_type) IN (
-    SELECT * FROM unnest(%(sources)s::text[], %(types)s::text[]))
-  AND NOT (s.name_norm, r.relation_type, t.name_norm) IN (
-    SELECT * FROM unnest(%(sources)s::text[], %(types)s::text[], %(targets)s::text[]))
-"""
-
-NEAREST = """
-SELECT c.id, c.vector_score, m.content, m.memory_type
-FROM memory_candidates(%(user_id)s, %(model)s, %(query)s, 5, %(types)s) AS c
-JOIN memories m ON m.user_id = %(user_id)s AND m.id = c.id
-ORDER BY c.vector_score DESC
-"""
-
+NEIGHBOURS = 5
 _PUNCTUATION = re.compile(r"[\W_]+", re.UNICODE)
 
 
@@ -91,80 +81,117 @@ class MemoryWriter:
         self.manager = manager
         self.config = config or LoopConfig()
 
-    def write(self, memory: ExtractedMemory) -> Decision:
+    def write_turn(
+        self, memories: Sequence[ExtractedMemory], max_memories: int | None = None
+    ) -> tuple[list[Decision], int]:
+        """Store a turn's memories, then forget beyond ``max_memories``, in one transaction.
+
+        Returns the decision for each memory and how many memories decay forgot.
+        """
         manager = self.manager
-        kind = memory.memory_type
-        nearest = self._nearest(memory.content)
+        vectors = (
+            list(manager.parts.registered_embedder.encode([m.content for m in memories])) if memories else []
+        )
+        with manager.transaction() as conn:
+            decisions = [
+                self._write(conn, memory, vector) for memory, vector in zip(memories, vectors, strict=True)
+            ]
+            evicted = 0
+            if max_memories is not None:
+                evicted = apply_decay(conn, manager.user_id, max_memories, manager.clock())
+        return decisions, evicted
+
+    def write(self, memory: ExtractedMemory) -> Decision:
+        """Store one extracted memory (one transaction)."""
+        return self.write_turn([memory])[0][0]
+
+    def _write(self, conn: Conn, memory: ExtractedMemory, vector: np.ndarray) -> Decision:
+        manager = self.manager
+        params = {
+            "user_id": manager.user_id,
+            "model": manager.embedder.model_name,
+            "query": vector,
+            "pool": NEIGHBOURS,
+            "types": ["episodic", "semantic"],
+        }
+        nearest = [(r[0], float(r[1]), r[2], r[3]) for r in conn.execute(q.NEAREST, params).fetchall()]
         for memory_id, similarity, content, _ in nearest:
             if same_text(content, memory.content) or similarity >= self.config.duplicate_threshold:
-                manager.refresh_memory(memory_id, memory.importance)
+                refresh = {
+                    "user_id": manager.user_id,
+                    "id": memory_id,
+                    "now": manager.clock(),
+                    "importance": memory.importance,
+                }
+                conn.execute(q.REFRESH, refresh)
+                reason = "same text" if same_text(content, memory.content) else "near duplicate"
                 return Decision(
                     action="duplicate",
                     memory_id=memory_id,
                     content=content,
-                    reason="same text" if same_text(content, memory.content) else "near duplicate",
+                    reason=reason,
                     similarity=similarity,
                 )
-        conflict = self._conflict(memory)
+        relations = (
+            [(r.source, r.type, r.target) for r in memory.relations]
+            if memory.memory_type == "semantic"
+            else []
+        )
+        conflict = manager.graph.conflicting_memory(conn, relations)
         if conflict is not None:
-            return self._revise(conflict, memory, "contradicts", None)
+            return self._revise(conn, conflict, memory, vector, "contradicts", None)
         names = [normalize_name(e.name) for e in memory.entities]
         for memory_id, similarity, content, memory_type in nearest:
             shares_entity = any(name and name in normalize_name(content) for name in names)
-            if memory_type == kind and similarity >= self.config.refine_threshold and shares_entity:
-                return self._revise(memory_id, memory, "refines", similarity)
-        memory_id = manager.add_memory(
-            memory.content,
-            kind,
-            memory.importance,
-            {"kind": memory.kind, "source": "conversation"},
-            extraction=memory.extraction() if kind == "semantic" else None,
+            if (
+                memory_type == memory.memory_type
+                and similarity >= self.config.refine_threshold
+                and shares_entity
+            ):
+                return self._revise(conn, memory_id, memory, vector, "refines", similarity)
+        store = manager.store(memory.memory_type)
+        assert isinstance(store, LongTermMemory)
+        meta = {"kind": memory.kind, "source": "conversation"}
+        item = manager.parts.new_item(
+            memory.content, memory.memory_type, memory.importance, meta, manager.clock()
         )
-        return Decision(action="added", memory_id=memory_id, content=memory.content, reason=memory.kind)
+        store.insert(conn, store.rows([item], [vector]), [self._prepared(memory, memory.memory_type)])
+        return Decision(action="added", memory_id=item.id, content=memory.content, reason=memory.kind)
 
     def _revise(
-        self, memory_id: UUID, memory: ExtractedMemory, reason: str, similarity: float | None
+        self,
+        conn: Conn,
+        memory_id: UUID,
+        memory: ExtractedMemory,
+        vector: np.ndarray,
+        reason: str,
+        similarity: float | None,
     ) -> Decision:
-        old = self.manager.get_memory(memory_id)
-        self.manager.revise_memory(
-            memory_id,
-            memory.content,
-            max(memory.importance, old.importance if old else 0),
-            reason,
-            self.config.history_limit,
-        )
+        """Replace a memory's content, keeping the previous version in ``metadata["history"]``."""
+        manager = self.manager
+        old = ids.get(conn, manager.working, memory_id)
+        assert old is not None and old.memory_type != "working"
+        entry = {
+            "content": old.content,
+            "importance": old.importance,
+            "until": manager.clock().isoformat(),
+            "reason": reason,
+        }
+        history = [*old.metadata.get("history", []), entry][-self.config.history_limit :]
+        store = manager.parts.long_term(old.memory_type)
+        importance = max(memory.importance, old.importance)
+        prepared = self._prepared(memory, old.memory_type)
+        store.update_in(conn, memory_id, memory.content, importance, {"history": history}, vector, prepared)
         return Decision(
             action="updated",
             memory_id=memory_id,
             content=memory.content,
             reason=reason,
             similarity=similarity,
-            previous=old.content if old else None,
+            previous=old.content,
         )
 
-    def _nearest(self, content: str) -> list[tuple[UUID, float, str, str]]:
-        manager = self.manager
-        embedder = manager.embedder
-        manager.db.ensure_embedding_model(embedder.model_name, embedder.dimension)
-        params = {
-            "user_id": manager.user_id,
-            "model": embedder.model_name,
-            "query": embedder.encode_one(content),
-            "types": ["episodic", "semantic"],
-        }
-        with manager.db.transaction(manager.user_id) as conn:
-            rows = conn.execute(NEAREST, params).fetchall()
-        return [(r[0], float(r[1]), r[2], r[3]) for r in rows]
-
-    def _conflict(self, memory: ExtractedMemory) -> UUID | None:
-        if memory.memory_type != "semantic" or not memory.relations:
-            return None
-        params = {
-            "user_id": self.manager.user_id,
-            "sources": [normalize_name(r.source) for r in memory.relations],
-            "types": [r.type for r in memory.relations],
-            "targets": [normalize_name(r.target) for r in memory.relations],
-        }
-        with self.manager.db.transaction(self.manager.user_id) as conn:
-            row = conn.execute(CONFLICTS, params).fetchone()
-        return None if row is None else row[0]
+    @staticmethod
+    def _prepared(memory: ExtractedMemory, memory_type: str) -> Any:
+        """What a memory of ``memory_type`` writes besides its row: the turn's own extraction."""
+        return memory.extraction() if memory_type == "semantic" else None

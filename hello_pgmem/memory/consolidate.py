@@ -2,160 +2,102 @@
 
 A moved memory keeps its id and timestamp, its importance is multiplied by 1.1 (capped at 1.0),
 and its metadata records where it came from. The rows to move are read first (their contents are
-embedded, and extracted into the graph when the target is semantic), then moved in one
-transaction that only takes rows whose content is still what was read: a row changed meanwhile
-stays for the next run. Whatever the target needs besides the row (its graph) is written by
-``after_move`` in the same transaction.
+embedded, and prepared by the target type, e.g. extracted into the graph when it is semantic),
+then moved in one transaction that only takes rows whose content is still what was read: a row
+changed meanwhile stays for the next run. What the target writes besides the row (its graph)
+is written in the same transaction.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 from uuid import UUID
 
 from psycopg.types.json import Jsonb
 
-from hello_pgmem.db import Database
-from hello_pgmem.embedding import Embedder
-from hello_pgmem.models import MemoryType
+from hello_pgmem.errors import InvalidInputError
+from hello_pgmem.memory import queries as q
+from hello_pgmem.memory.longterm import LongTermMemory
+from hello_pgmem.memory.working import WorkingMemory
+from hello_pgmem.models import MemoryType, check_memory_type
 
-AfterMove = Callable[[Any, Sequence[UUID], Sequence[str]], None]
+ORDER = {"working": 0, "episodic": 1, "perceptual": 1, "semantic": 2}
 
-WORKING_CANDIDATES = """
-SELECT id, content FROM working_memories
-WHERE user_id = %(user_id)s AND session_id IS NOT DISTINCT FROM %(session_id)s
-  AND expires_at > %(now)s AND importance >= %(threshold)s
-ORDER BY created_at, id
-"""
 
-FROM_WORKING = """
-WITH moved AS (
-    DELETE FROM working_memories w
-    USING unnest(%(ids)s::uuid[], %(contents)s::text[], %(embeddings)s::vector[])
-          AS src(id, content, embedding)
-    WHERE w.user_id = %(user_id)s AND w.id = src.id AND w.content = src.content
-      AND w.importance >= %(threshold)s AND w.expires_at > %(now)s
-    RETURNING w.id, w.content, w.importance, w.session_id, w.metadata, w.created_at, src.embedding
-)
-INSERT INTO memories (user_id, id, memory_type, content, importance, session_id, metadata,
-                      created_at, embedding, embedding_model)
-SELECT %(user_id)s, id, %(to_type)s, content, least(1.0, importance * 1.1), session_id,
-       metadata || %(provenance)s::jsonb, created_at, embedding, %(model)s
-FROM moved
-RETURNING id, content
-"""
-
-LONG_TERM_CANDIDATES = """
-SELECT id, content FROM memories
-WHERE user_id = %(user_id)s AND memory_type = %(from_type)s AND forgotten_at IS NULL
-  AND importance >= %(threshold)s
-ORDER BY created_at, id
-"""
-
-BETWEEN_LONG_TERM = """
-UPDATE memories m
-SET memory_type = %(to_type)s,
-    importance = least(1.0, m.importance * 1.1),
-    metadata = m.metadata || %(provenance)s::jsonb,
-    updated_at = now()
-FROM unnest(%(ids)s::uuid[], %(contents)s::text[]) AS src(id, content)
-WHERE m.user_id = %(user_id)s AND m.id = src.id AND m.content = src.content
-  AND m.memory_type = %(from_type)s AND m.forgotten_at IS NULL AND m.importance >= %(threshold)s
-RETURNING m.id, m.content
-"""
+def check_direction(from_type: object, to_type: object) -> tuple[MemoryType, MemoryType]:
+    """The (source, target) types of a consolidation, if memories may move that way."""
+    source = check_memory_type(from_type, "from_type")
+    target = check_memory_type(to_type, "to_type")
+    if target == "working" or ORDER[target] <= ORDER[source] or "perceptual" in (source, target):
+        raise InvalidInputError(
+            "to_type",
+            f"cannot consolidate {source} into {target}: use working → episodic, "
+            "working → semantic or episodic → semantic",
+        )
+    return source, target
 
 
 def _provenance(from_type: MemoryType, now: datetime) -> Jsonb:
     return Jsonb({"consolidated_from": from_type, "consolidated_at": now.isoformat()})
 
 
-def _finish(conn: Any, rows: Sequence[Any], after_move: AfterMove | None) -> int:
-    if after_move is not None and rows:
-        after_move(conn, [row[0] for row in rows], [row[1] for row in rows])
-    return len(rows)
+def _finish(conn: Any, target: LongTermMemory, moved: list[Any], prepared: dict[UUID, Any]) -> int:
+    """Let the target write what belongs to the moved rows; return how many moved."""
+    if moved:
+        ids = [row[0] for row in moved]
+        target.write_extras(conn, ids, [prepared[memory_id] for memory_id in ids], new=True)
+    return len(moved)
 
 
-def from_working(
-    db: Database,
-    embedder: Embedder,
-    user_id: str,
-    session_id: str | None,
-    to_type: MemoryType,
-    threshold: float,
-    now: datetime,
-    prepare: Callable[[Sequence[str]], Any] | None = None,
-    after_move: Callable[[Any, Sequence[UUID], Sequence[str], Any], None] | None = None,
-) -> int:
-    """Move the working memories at or above ``threshold`` into long-term ``to_type``."""
-    params: dict[str, Any] = {
-        "user_id": user_id,
-        "session_id": session_id,
-        "now": now,
-        "threshold": threshold,
-    }
-    with db.transaction(user_id) as conn:
-        candidates = conn.execute(WORKING_CANDIDATES, params).fetchall()
+def from_working(working: WorkingMemory, target: LongTermMemory, threshold: float, now: datetime) -> int:
+    """Move the session's working memories at or above ``threshold`` into ``target``'s type."""
+    candidates = working.consolidation_candidates(threshold)
     if not candidates:
         return 0
-    contents = [row[1] for row in candidates]
-    vectors = embedder.encode(contents)
-    prepared = prepare(contents) if prepare else None
-    db.ensure_embedding_model(embedder.model_name, embedder.dimension)
-    params.update(
-        ids=[row[0] for row in candidates],
-        contents=contents,
-        embeddings=list(vectors),
-        to_type=to_type,
-        model=embedder.model_name,
-        provenance=_provenance("working", now),
+    contents = [content for _, content in candidates]
+    vectors = dict(
+        zip((memory_id for memory_id, _ in candidates), target.embedder.encode(contents), strict=True)
     )
-    with db.transaction(user_id) as conn:
-        rows = conn.execute(FROM_WORKING, params).fetchall()
-        return _finish(conn, rows, _bind(after_move, prepared, candidates))
+    prepared = dict(zip(vectors, target.prepare(contents), strict=True))
+    with working.db.transaction(working.user_id) as conn:
+        taken = working.take(conn, candidates, threshold)
+        if not taken:
+            return 0
+        params = {
+            "user_id": working.user_id,
+            "to_type": target.memory_type,
+            "model": target.embedder.model_name,
+            "provenance": _provenance("working", now),
+            "ids": [row[0] for row in taken],
+            "contents": [row[1] for row in taken],
+            "importances": [row[2] for row in taken],
+            "sessions": [row[3] for row in taken],
+            "metadatas": [Jsonb(row[4]) for row in taken],
+            "created": [row[5] for row in taken],
+            "embeddings": [vectors[row[0]] for row in taken],
+        }
+        moved = conn.execute(q.MOVE_FROM_WORKING, params).fetchall()
+        return _finish(conn, target, moved, prepared)
 
 
-def between_long_term(
-    db: Database,
-    user_id: str,
-    from_type: MemoryType,
-    to_type: MemoryType,
-    threshold: float,
-    now: datetime,
-    prepare: Callable[[Sequence[str]], Any] | None = None,
-    after_move: Callable[[Any, Sequence[UUID], Sequence[str], Any], None] | None = None,
-) -> int:
+def between_long_term(source: LongTermMemory, target: LongTermMemory, threshold: float, now: datetime) -> int:
     """Change the type of the long-term memories at or above ``threshold``; same id and vector."""
     params: dict[str, Any] = {
-        "user_id": user_id,
-        "from_type": from_type,
-        "to_type": to_type,
+        "user_id": source.user_id,
+        "from_type": source.memory_type,
+        "to_type": target.memory_type,
         "threshold": threshold,
-        "provenance": _provenance(from_type, now),
+        "provenance": _provenance(source.memory_type, now),
     }
-    with db.transaction(user_id) as conn:
-        candidates = conn.execute(LONG_TERM_CANDIDATES, params).fetchall()
+    with source.db.transaction(source.user_id) as conn:
+        candidates = conn.execute(q.LONG_TERM_CANDIDATES, params).fetchall()
     if not candidates:
         return 0
-    prepared = prepare([row[1] for row in candidates]) if prepare else None
+    prepared = dict(
+        zip((row[0] for row in candidates), target.prepare([row[1] for row in candidates]), strict=True)
+    )
     params.update(ids=[row[0] for row in candidates], contents=[row[1] for row in candidates])
-    with db.transaction(user_id) as conn:
-        rows = conn.execute(BETWEEN_LONG_TERM, params).fetchall()
-        return _finish(conn, rows, _bind(after_move, prepared, candidates))
-
-
-def _bind(
-    after_move: Callable[[Any, Sequence[UUID], Sequence[str], Any], None] | None,
-    prepared: Any,
-    candidates: Sequence[Any],
-) -> AfterMove | None:
-    """``after_move`` with each moved row's prepared value (rows may be fewer than candidates)."""
-    if after_move is None or prepared is None:
-        return None
-    by_id = {row[0]: value for row, value in zip(candidates, prepared, strict=True)}
-
-    def call(conn: Any, ids: Sequence[UUID], contents: Sequence[str]) -> None:
-        after_move(conn, ids, contents, [by_id[memory_id] for memory_id in ids])
-
-    return call
+    with source.db.transaction(source.user_id) as conn:
+        moved = conn.execute(q.BETWEEN_LONG_TERM, params).fetchall()
+        return _finish(conn, target, moved, prepared)

@@ -10,32 +10,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from hello_pgmem.memory.longterm import COLUMNS, LongTermMemory, row_to_item
+import numpy as np
+
+from hello_pgmem.memory import queries as q
+from hello_pgmem.memory.longterm import LongTermMemory, row_to_item
 from hello_pgmem.models import MemoryItem, MemoryType, SessionInfo
-
-SEARCH = """
-SELECT id, memory_type, content, importance, session_id, NULL::text AS modality, metadata,
-       created_at, vector_score, recency_score, importance_weight, score
-FROM search_episodic(%(user_id)s, %(model)s, %(query)s, %(limit)s, %(session_id)s, %(since)s,
-                     %(until)s, %(min_importance)s, %(now)s)
-"""
-
-SESSION_EPISODES = f"""
-SELECT {COLUMNS} FROM memories
-WHERE user_id = %(user_id)s AND memory_type = 'episodic' AND session_id = %(session_id)s
-  AND forgotten_at IS NULL
-ORDER BY created_at, id
-LIMIT %(limit)s
-"""
-
-SESSIONS = """
-SELECT session_id, count(*), min(created_at), max(created_at) FROM memories
-WHERE user_id = %(user_id)s AND memory_type = 'episodic' AND session_id IS NOT NULL
-  AND forgotten_at IS NULL
-GROUP BY session_id
-ORDER BY max(created_at) DESC
-LIMIT %(limit)s
-"""
 
 
 class EpisodicMemory(LongTermMemory):
@@ -48,42 +27,37 @@ class EpisodicMemory(LongTermMemory):
         query: str,
         limit: int = 5,
         *,
+        vector: np.ndarray | None = None,
         session_id: str | None = None,
         since: datetime | None = None,
         until: datetime | None = None,
         min_importance: float | None = None,
     ) -> list[MemoryItem]:
         """Ranked episodes; each carries relevance_score, vector_score and recency_score."""
-        found = self._ranked(
-            SEARCH,
+        found = self.ranked(
+            q.SEARCH_EPISODIC,
             query,
             ("vector_score", "recency_score"),
+            vector,
             limit=limit,
             session_id=session_id,
             since=since,
             until=until,
             min_importance=min_importance,
         )
-        if found:
-            return found
-        return self.keyword_search(
-            query,
-            limit,
-            session_id=session_id,
-            since=since,
-            until=until,
-            min_importance=min_importance,
+        return found or self.keyword_search(
+            query, limit, session_id=session_id, since=since, until=until, min_importance=min_importance
         )
 
     def session_episodes(self, session_id: str, limit: int = 1000) -> list[MemoryItem]:
         """A session's episodes in time order (what resuming a conversation needs)."""
         params = {"user_id": self.user_id, "session_id": session_id, "limit": limit}
         with self.db.transaction(self.user_id) as conn:
-            rows = conn.execute(SESSION_EPISODES, params).fetchall()
+            rows = conn.execute(q.SESSION_EPISODES, params).fetchall()
         return [row_to_item(self.user_id, row) for row in rows]
 
     def sessions(self, limit: int = 100) -> list[SessionInfo]:
         """The user's sessions, most recent first."""
         with self.db.transaction(self.user_id) as conn:
-            rows = conn.execute(SESSIONS, {"user_id": self.user_id, "limit": limit}).fetchall()
+            rows = conn.execute(q.SESSIONS, {"user_id": self.user_id, "limit": limit}).fetchall()
         return [SessionInfo(session_id=r[0], episodes=r[1], first_at=r[2], last_at=r[3]) for r in rows]

@@ -1,118 +1,31 @@
 """Long-term memories (episodic, semantic, perceptual): the ``memories`` table, one user at a time.
 
-Every statement names the user in its ``WHERE`` clause; a row, its vector and its metadata are
-written in one statement of one transaction, so there is never half a memory. Forgetting is a
-soft delete (``forgotten_at``): forgotten memories never come back from a search, and the
-maintenance job purges them after a retention period.
+A row, its vector and its metadata are written in one statement of one transaction, so there is
+never half a memory; what else belongs to a memory (its knowledge graph) is written by
+:meth:`LongTermMemory.write_extras` in the same transaction. Forgetting is a soft delete
+(``forgotten_at``): forgotten memories never come back from a search, and the maintenance job
+purges them after a retention period. The SQL is in :mod:`hello_pgmem.memory.queries`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import Any
 from uuid import UUID
 
 import numpy as np
 from psycopg.types.json import Jsonb
 
-from hello_pgmem.db import Database
+from hello_pgmem.db import Conn, Database
 from hello_pgmem.embedding import Embedder
-from hello_pgmem.errors import ValidationError
-from hello_pgmem.models import MemoryItem, MemoryType, TypeStats, utcnow
-
-ForgetStrategy = Literal["importance_based", "time_based", "capacity_based"]
-FORGET_STRATEGIES: tuple[ForgetStrategy, ...] = ("importance_based", "time_based", "capacity_based")
-
-COLUMNS = "id, memory_type, content, importance, session_id, modality, metadata, created_at"
-
-INSERT = """
-INSERT INTO memories (user_id, id, memory_type, content, importance, session_id, modality,
-                      metadata, created_at, embedding, embedding_model)
-VALUES (%(user_id)s, %(id)s, %(memory_type)s, %(content)s, %(importance)s, %(session_id)s,
-        %(modality)s, %(metadata)s, %(created_at)s, %(embedding)s, %(model)s)
-"""
-
-SELECT_ONE = f"""
-SELECT {COLUMNS} FROM memories
-WHERE user_id = %(user_id)s AND id = %(id)s AND forgotten_at IS NULL
-"""
-
-UPDATE = """
-UPDATE memories
-SET content = coalesce(%(content)s::text, content),
-    importance = coalesce(%(importance)s::double precision, importance),
-    metadata = metadata || %(metadata)s::jsonb,
-    embedding = coalesce(%(embedding)s::vector, embedding),
-    embedding_model = coalesce(%(model)s::text, embedding_model),
-    updated_at = now()
-WHERE user_id = %(user_id)s AND id = %(id)s AND forgotten_at IS NULL
-RETURNING memory_type
-"""
-
-DELETE = "DELETE FROM memories WHERE user_id = %(user_id)s AND id = %(id)s RETURNING memory_type"
-
-FORGET_IMPORTANCE = """
-UPDATE memories SET forgotten_at = %(now)s
-WHERE user_id = %(user_id)s AND memory_type = %(memory_type)s AND forgotten_at IS NULL
-  AND importance < %(threshold)s
-"""
-
-FORGET_TIME = """
-UPDATE memories SET forgotten_at = %(now)s
-WHERE user_id = %(user_id)s AND memory_type = %(memory_type)s AND forgotten_at IS NULL
-  AND created_at < %(cutoff)s
-"""
-
-FORGET_CAPACITY = """
-UPDATE memories m SET forgotten_at = %(now)s
-FROM (SELECT id, row_number() OVER (ORDER BY importance DESC, created_at DESC, id) AS rank
-      FROM memories
-      WHERE user_id = %(user_id)s AND memory_type = %(memory_type)s AND forgotten_at IS NULL) r
-WHERE m.user_id = %(user_id)s AND m.id = r.id AND r.rank > %(capacity)s
-"""
-
-STATS = """
-SELECT count(*) FILTER (WHERE forgotten_at IS NULL),
-       count(*) FILTER (WHERE forgotten_at IS NOT NULL),
-       coalesce(avg(importance) FILTER (WHERE forgotten_at IS NULL), 0),
-       count(DISTINCT session_id) FILTER (WHERE forgotten_at IS NULL),
-       min(created_at) FILTER (WHERE forgotten_at IS NULL),
-       max(created_at) FILTER (WHERE forgotten_at IS NULL)
-FROM memories WHERE user_id = %(user_id)s AND memory_type = %(memory_type)s
-"""
-
-LIST = f"""
-SELECT {COLUMNS} FROM memories
-WHERE user_id = %(user_id)s AND memory_type = %(memory_type)s AND forgotten_at IS NULL
-  AND importance >= %(min_importance)s
-ORDER BY importance DESC, created_at DESC, id
-LIMIT %(limit)s
-"""
-
-CLEAR = "DELETE FROM memories WHERE user_id = %(user_id)s AND memory_type = %(memory_type)s"
-
-KEYWORD = f"""
-SELECT {COLUMNS}, 0.5::double precision AS vector_score, r.recency,
-       importance_weight(importance),
-       CASE WHEN memory_type = 'semantic' THEN semantic_score(0.5, 0, importance)
-            ELSE episodic_score(0.5, r.recency, importance) END AS score
-FROM memories
-CROSS JOIN LATERAL (SELECT episodic_recency(
-    greatest(0, extract(epoch FROM %(now)s::timestamptz - created_at)::float8 / 86400)) AS recency) r
-WHERE user_id = %(user_id)s AND memory_type = %(memory_type)s AND forgotten_at IS NULL
-  AND (search_text @@ fts_query(%(query)s) OR strpos(lower(content), lower(%(query)s)) > 0)
-  AND (%(session_id)s::text IS NULL OR session_id = %(session_id)s)
-  AND (%(since)s::timestamptz IS NULL OR created_at >= %(since)s)
-  AND (%(until)s::timestamptz IS NULL OR created_at <= %(until)s)
-  AND (%(min_importance)s::double precision IS NULL OR importance >= %(min_importance)s)
-ORDER BY score DESC, id
-LIMIT %(limit)s
-"""
+from hello_pgmem.errors import InvalidInputError
+from hello_pgmem.memory import queries as q
+from hello_pgmem.models import FORGET_STRATEGIES, ForgetStrategy, MemoryItem, MemoryType, TypeStats, utcnow
 
 
 def row_to_item(user_id: str, row: Sequence[Any], scores: dict[str, Any] | None = None) -> MemoryItem:
-    """A ``COLUMNS`` row as a MemoryItem; session, modality and scores go to metadata."""
+    """A ``queries.COLUMNS`` row as a MemoryItem; session, modality and scores go to metadata."""
     memory_id, memory_type, content, importance, session_id, modality, metadata, created_at = row[:8]
     meta = dict(metadata or {})
     if session_id is not None:
@@ -130,6 +43,14 @@ def row_to_item(user_id: str, row: Sequence[Any], scores: dict[str, Any] | None 
         importance=float(importance),
         metadata=meta,
     )
+
+
+def scored_item(user_id: str, row: Sequence[Any], names: Sequence[str]) -> MemoryItem:
+    """A search row: ``COLUMNS``, the named score components, the importance weight, the score."""
+    components = dict(zip(names, (float(v) for v in row[8 : 8 + len(names)]), strict=True))
+    components["importance_weight"] = float(row[8 + len(names)])
+    components["relevance_score"] = float(row[9 + len(names)])
+    return row_to_item(user_id, row, components)
 
 
 class LongTermMemory:
@@ -156,7 +77,8 @@ class LongTermMemory:
 
     # ------------------------------------------------------------------ writing
 
-    def _row(self, item: MemoryItem, vector: np.ndarray) -> dict[str, Any]:
+    def row(self, item: MemoryItem, vector: np.ndarray) -> dict[str, Any]:
+        """The ``queries.INSERT`` parameters of one memory with its text vector."""
         metadata = dict(item.metadata)
         session_id = metadata.pop("session_id", None)
         modality = metadata.pop("modality", None)
@@ -172,6 +94,8 @@ class LongTermMemory:
             "created_at": item.timestamp,
             "embedding": vector,
             "model": self.embedder.model_name,
+            "text_embedding": None,
+            "text_model": None,
         }
 
     def add(self, item: MemoryItem) -> UUID:
@@ -181,29 +105,41 @@ class LongTermMemory:
     def add_many(self, items: Sequence[MemoryItem], prepared: Sequence[Any] | None = None) -> list[UUID]:
         """Store memories and their embeddings in one transaction (embedded in one batch).
 
-        ``prepared`` replaces :meth:`_prepare` (e.g. an extraction the caller already has).
+        ``prepared`` replaces :meth:`prepare` (e.g. an extraction the caller already has).
         """
         if not items:
             return []
         for item in items:
             if item.user_id != self.user_id:
-                raise ValidationError("user_id", f"must be {self.user_id!r}, the owner of this memory")
-        vectors = self.embedder.encode([item.content for item in items])
-        self.db.ensure_embedding_model(self.embedder.model_name, self.embedder.dimension)
-        rows = [self._row(item, vector) for item, vector in zip(items, vectors, strict=True)]
+                raise InvalidInputError("user_id", f"must be {self.user_id!r}, the owner of this memory")
+        rows = self.rows(items)
         if prepared is None:
-            prepared = self._prepare([item.content for item in items])
+            prepared = self.prepare([item.content for item in items])
         with self.db.transaction(self.user_id, pipeline=True) as conn:
-            with conn.cursor() as cur:
-                cur.executemany(INSERT, rows)
-            self._after_write(conn, [item.id for item in items], prepared, new=True)
+            self.insert(conn, rows, prepared)
         return [item.id for item in items]
 
-    def _prepare(self, contents: Sequence[str]) -> list[Any]:
+    def rows(
+        self, items: Sequence[MemoryItem], vectors: Sequence[np.ndarray] | None = None
+    ) -> list[dict[str, Any]]:
+        """The rows of new memories, embedded in one batch unless ``vectors`` are given."""
+        if vectors is None:
+            vectors = list(self.embedder.encode([item.content for item in items]))
+        return [self.row(item, vector) for item, vector in zip(items, vectors, strict=True)]
+
+    def insert(self, conn: Conn, rows: Sequence[dict[str, Any]], prepared: Sequence[Any]) -> None:
+        """Write new memories' rows and what belongs to them, in the caller's transaction."""
+        with conn.cursor() as cur:
+            cur.executemany(q.INSERT, rows)
+        self.write_extras(conn, [row["id"] for row in rows], prepared, new=True)
+
+    def prepare(self, contents: Sequence[str]) -> list[Any]:
         """Work done before the transaction for each new or changed content (e.g. extraction)."""
         return [None] * len(contents)
 
-    def _after_write(self, conn: Any, memory_ids: Sequence[UUID], prepared: Sequence[Any], new: bool) -> None:
+    def write_extras(
+        self, conn: Conn, memory_ids: Sequence[UUID], prepared: Sequence[Any], new: bool
+    ) -> None:
         """Writes that belong in the same transaction as the memory rows (e.g. the graph)."""
 
     def update(
@@ -215,52 +151,65 @@ class LongTermMemory:
     ) -> bool:
         """Change content (re-embedded), importance, or merge metadata. False if not found."""
         vector = None if content is None else self.embedder.encode_one(content)
-        if vector is not None:
-            self.db.ensure_embedding_model(self.embedder.model_name, self.embedder.dimension)
+        prepared = None if content is None else self.prepare([content])[0]
+        with self.db.transaction(self.user_id) as conn:
+            return self.update_in(conn, memory_id, content, importance, metadata, vector, prepared)
+
+    def update_in(
+        self,
+        conn: Conn,
+        memory_id: UUID,
+        content: str | None,
+        importance: float | None,
+        metadata: dict[str, Any] | None,
+        vector: np.ndarray | None,
+        prepared: Any = None,
+    ) -> bool:
+        """:meth:`update` in the caller's transaction, with the new content's vector given."""
         params = {
             "user_id": self.user_id,
             "id": memory_id,
             "content": content,
             "importance": importance,
             "metadata": Jsonb(metadata or {}),
-            "embedding": vector,
-            "model": None if vector is None else self.embedder.model_name,
+            **self.vectors_for_update(vector),
         }
-        prepared = None if content is None else self._prepare([content])
-        with self.db.transaction(self.user_id) as conn:
-            row = conn.execute(UPDATE, params).fetchone()
-            if row is not None and prepared is not None and row[0] == self.memory_type:
-                self._after_write(conn, [memory_id], prepared, new=False)
-            return row is not None
+        row = conn.execute(q.UPDATE, params).fetchone()
+        if row is not None and content is not None and row[0] == self.memory_type:
+            self.write_extras(conn, [memory_id], [prepared], new=False)
+        return row is not None
+
+    def vectors_for_update(self, vector: np.ndarray | None) -> dict[str, Any]:
+        """Which vector column a new content's vector replaces (``embedding`` here)."""
+        model = None if vector is None else self.embedder.model_name
+        return {"embedding": vector, "model": model, "text_embedding": None, "text_model": None}
 
     def forget(self, strategy: ForgetStrategy, threshold: float = 0.1, max_age_days: float = 30) -> int:
         """Forget (soft-delete) by importance, age or capacity; return how many."""
         now = self.clock()
-        params: dict[str, Any] = {
-            "user_id": self.user_id,
-            "memory_type": self.memory_type,
-            "now": now,
-        }
+        params: dict[str, Any] = {"user_id": self.user_id, "memory_type": self.memory_type, "now": now}
         if strategy == "importance_based":
-            query, params["threshold"] = FORGET_IMPORTANCE, threshold
+            query, params["threshold"] = q.FORGET_IMPORTANCE, threshold
         elif strategy == "time_based":
-            query, params["cutoff"] = FORGET_TIME, now - timedelta(days=max_age_days)
+            query, params["cutoff"] = q.FORGET_TIME, now - timedelta(days=max_age_days)
         elif strategy == "capacity_based":
-            query, params["capacity"] = FORGET_CAPACITY, self.max_capacity
+            query, params["capacity"] = q.FORGET_CAPACITY, self.max_capacity
         else:
-            raise ValidationError("strategy", f"must be one of {', '.join(FORGET_STRATEGIES)}")
+            raise InvalidInputError("strategy", f"must be one of {', '.join(FORGET_STRATEGIES)}")
         with self.db.transaction(self.user_id) as conn:
             return conn.execute(query, params).rowcount
 
     def clear(self) -> int:
         with self.db.transaction(self.user_id) as conn:
-            return conn.execute(CLEAR, {"user_id": self.user_id, "memory_type": self.memory_type}).rowcount
+            return conn.execute(
+                q.CLEAR_TYPE, {"user_id": self.user_id, "memory_type": self.memory_type}
+            ).rowcount
 
     # ------------------------------------------------------------------ reading
 
     def stats(self) -> TypeStats:
         with self.db.transaction(self.user_id) as conn:
-            row = conn.execute(STATS, {"user_id": self.user_id, "memory_type": self.memory_type}).fetchone()
+            row = conn.execute(q.STATS, {"user_id": self.user_id, "memory_type": self.memory_type}).fetchone()
         assert row is not None
         count, forgotten, avg, sessions, oldest, newest = row
         return TypeStats(
@@ -282,7 +231,7 @@ class LongTermMemory:
             "limit": limit,
         }
         with self.db.transaction(self.user_id) as conn:
-            rows = conn.execute(LIST, params).fetchall()
+            rows = conn.execute(q.LIST, params).fetchall()
         return [row_to_item(self.user_id, row) for row in rows]
 
     def keyword_search(
@@ -308,26 +257,25 @@ class LongTermMemory:
             "limit": limit,
         }
         with self.db.transaction(self.user_id) as conn:
-            rows = conn.execute(KEYWORD, params).fetchall()
-        return [self._scored(row, ("vector_score", "recency_score")) for row in rows]
+            rows = conn.execute(q.KEYWORD, params).fetchall()
+        return [scored_item(self.user_id, row, ("vector_score", "recency_score")) for row in rows]
 
-    def _ranked(self, search_sql: str, query: str, names: Sequence[str], **params: Any) -> list[MemoryItem]:
+    def ranked(
+        self,
+        statement: str,
+        query: str,
+        names: Sequence[str],
+        vector: np.ndarray | None = None,
+        **params: Any,
+    ) -> list[MemoryItem]:
         """Run a ranked search statement with the query's vector; rows become scored items."""
-        self.db.ensure_embedding_model(self.embedder.model_name, self.embedder.dimension)
         params.update(
             user_id=self.user_id,
             model=self.embedder.model_name,
-            query=self.embedder.encode_one(query),
+            query=self.embedder.encode_one(query) if vector is None else vector,
             pool=params["limit"] * self.candidate_multiplier,
             now=self.clock(),
         )
         with self.db.transaction(self.user_id) as conn:
-            rows = conn.execute(search_sql, params).fetchall()
-        return [self._scored(row, names) for row in rows]
-
-    def _scored(self, row: Sequence[Any], names: Sequence[str]) -> MemoryItem:
-        """A row of ``COLUMNS`` + named components + importance weight + score."""
-        components = dict(zip(names, (float(v) for v in row[8 : 8 + len(names)]), strict=True))
-        components["importance_weight"] = float(row[8 + len(names)])
-        components["relevance_score"] = float(row[9 + len(names)])
-        return row_to_item(self.user_id, row, components)
+            rows = conn.execute(statement, params).fetchall()
+        return [scored_item(self.user_id, row, names) for row in rows]

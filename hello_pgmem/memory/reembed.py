@@ -13,38 +13,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
+from psycopg import sql
+
 from hello_pgmem.db import Database
 from hello_pgmem.embedding import Embedder
+from hello_pgmem.memory import queries as q
 
 log = logging.getLogger(__name__)
-
-# vector column -> the rows that hold a text vector in it
-SPACES = {
-    "embedding": "(memory_type <> 'perceptual' OR modality IS NULL OR modality = 'text')",
-    "text_embedding": "memory_type = 'perceptual'",
-}
-
-PENDING = """
-SELECT user_id, id, content FROM memories
-WHERE {rows} AND {column}_model IS DISTINCT FROM %(model)s
-  AND (%(user_id)s::text IS NULL OR user_id = %(user_id)s)
-ORDER BY user_id, id
-LIMIT %(batch)s
-"""
-
-WRITE = """
-UPDATE memories m
-SET {column} = src.embedding, {column}_model = %(model)s, updated_at = now()
-FROM unnest(%(users)s::text[], %(ids)s::uuid[], %(contents)s::text[], %(embeddings)s::vector[])
-     AS src(user_id, id, content, embedding)
-WHERE m.user_id = src.user_id AND m.id = src.id AND m.content = src.content
-"""
-
-REMAINING = """
-SELECT count(*) FROM memories
-WHERE {rows} AND {column}_model IS DISTINCT FROM %(model)s
-  AND (%(user_id)s::text IS NULL OR user_id = %(user_id)s)
-"""
 
 
 def reembed(
@@ -66,10 +41,10 @@ def reembed(
     db.ensure_embedding_model(embedder.model_name, embedder.dimension)
     params: dict[str, object] = {"model": embedder.model_name, "user_id": user_id, "batch": batch_size}
     done = batches = 0
-    for column, rows in SPACES.items():
-        queries = [sql.format(column=column, rows=rows) for sql in (PENDING, WRITE, REMAINING)]
+    for column in q.VECTOR_COLUMNS:
+        statements = q.reembed_statements(column)
         while max_batches is None or batches < max_batches:
-            moved = _batch(db, embedder, user_id, params, *queries)
+            moved = _batch(db, embedder, user_id, params, *statements)
             if moved is None:
                 break
             done += moved[0]
@@ -85,9 +60,9 @@ def _batch(
     embedder: Embedder,
     user_id: str | None,
     params: dict[str, object],
-    pending: str,
-    write: str,
-    remaining: str,
+    pending: sql.Composed,
+    write: sql.Composed,
+    remaining: sql.Composed,
 ) -> tuple[int, int] | None:
     """One batch: (rows written, rows still pending), or None when nothing is pending."""
     with db.transaction(user_id) as conn:

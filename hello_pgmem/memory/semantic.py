@@ -14,18 +14,15 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from hello_pgmem.graph.extraction import Extraction, Extractor
+import numpy as np
+
+from hello_pgmem.db import Conn
+from hello_pgmem.graph.extracted import Extraction, Extractor
 from hello_pgmem.graph.normalize import name_candidates
 from hello_pgmem.graph.store import GraphStore
+from hello_pgmem.memory import queries as q
 from hello_pgmem.memory.longterm import LongTermMemory
 from hello_pgmem.models import MemoryItem, MemoryType
-
-SEARCH = """
-SELECT id, memory_type, content, importance, session_id, NULL::text AS modality, metadata,
-       created_at, vector_score, graph_score, importance_weight, score
-FROM search_semantic(%(user_id)s, %(model)s, %(query)s, %(seeds)s, %(limit)s, %(max_hops)s,
-                     %(since)s, %(until)s, %(min_importance)s)
-"""
 
 
 class SemanticMemory(LongTermMemory):
@@ -41,10 +38,12 @@ class SemanticMemory(LongTermMemory):
         self.graph = graph
         self.max_hops = max_hops
 
-    def _prepare(self, contents: Sequence[str]) -> list[Extraction]:
+    def prepare(self, contents: Sequence[str]) -> list[Extraction]:
         return [self.extractor.extract(content) for content in contents]
 
-    def _after_write(self, conn: Any, memory_ids: Sequence[UUID], prepared: Sequence[Any], new: bool) -> None:
+    def write_extras(
+        self, conn: Conn, memory_ids: Sequence[UUID], prepared: Sequence[Any], new: bool
+    ) -> None:
         for memory_id, extraction in zip(memory_ids, prepared, strict=True):
             if not new:
                 self.graph.unlink(conn, [memory_id], keep_vertex=True)
@@ -55,16 +54,18 @@ class SemanticMemory(LongTermMemory):
         query: str,
         limit: int = 5,
         *,
+        vector: np.ndarray | None = None,
         since: datetime | None = None,
         until: datetime | None = None,
         min_importance: float | None = None,
         max_hops: int | None = None,
     ) -> list[MemoryItem]:
         """Ranked knowledge; each carries relevance_score, vector_score and graph_score."""
-        found = self._ranked(
-            SEARCH,
+        found = self.ranked(
+            q.SEARCH_SEMANTIC,
             query,
             ("vector_score", "graph_score"),
+            vector,
             limit=limit,
             seeds=name_candidates(query),
             max_hops=self.max_hops if max_hops is None else max_hops,
@@ -72,6 +73,6 @@ class SemanticMemory(LongTermMemory):
             until=until,
             min_importance=min_importance,
         )
-        if found:
-            return found
-        return self.keyword_search(query, limit, since=since, until=until, min_importance=min_importance)
+        return found or self.keyword_search(
+            query, limit, since=since, until=until, min_importance=min_importance
+        )

@@ -9,7 +9,8 @@
 - forget: importance_based, time_based or capacity_based, after the TTL sweep.
 
 Tokens are counted with :func:`hello_pgmem.text.count_tokens`, which counts Chinese characters
-(a whitespace split would count a Chinese sentence as one token).
+(a whitespace split would count a Chinese sentence as one token). This module owns every
+statement on ``working_memories``.
 """
 
 from __future__ import annotations
@@ -20,23 +21,16 @@ from typing import Any
 from uuid import UUID
 
 from psycopg.types.json import Jsonb
-from sklearn.feature_extraction.text import TfidfVectorizer
-from sklearn.metrics.pairwise import cosine_similarity
 
-from hello_pgmem.db import Database
-from hello_pgmem.errors import ValidationError
-from hello_pgmem.memory.longterm import FORGET_STRATEGIES, ForgetStrategy
-from hello_pgmem.models import MemoryConfig, MemoryItem, TypeStats, utcnow
+from hello_pgmem.db import Conn, Database
+from hello_pgmem.errors import InvalidInputError
+from hello_pgmem.models import FORGET_STRATEGIES, ForgetStrategy, MemoryConfig, MemoryItem, TypeStats, utcnow
 from hello_pgmem.text import count_tokens, keyword_score, tokenize
 
-SCOPE = "user_id = %(user_id)s AND session_id IS NOT DISTINCT FROM %(session_id)s"
-DECAY = (
-    "working_time_decay(greatest(0, extract(epoch FROM %(now)s::timestamptz - created_at)::float8"
-    " / 3600), %(decay)s)"
-)
 COLUMNS = "id, content, importance, session_id, metadata, created_at"
 
 EXPIRE = "DELETE FROM working_memories WHERE user_id = %(user_id)s AND expires_at <= %(now)s"
+EXPIRE_ALL = "DELETE FROM working_memories WHERE expires_at <= %(now)s"
 
 INSERT = """
 INSERT INTO working_memories (user_id, id, session_id, content, importance, metadata,
@@ -47,15 +41,19 @@ VALUES (%(user_id)s, %(id)s, %(session_id)s, %(content)s, %(importance)s, %(meta
 
 # Greedy eviction of the lowest priority until both limits hold leaves the longest prefix of
 # the rows ordered by priority that fits both limits: delete everything after it.
-EVICT = f"""
+EVICT = """
 WITH ranked AS (
-    SELECT id,
-           row_number() OVER w AS n,
-           sum(token_count) OVER w AS tokens
-    FROM working_memories
-    WHERE {SCOPE} AND expires_at > %(now)s
-    WINDOW w AS (ORDER BY working_priority(importance, {DECAY}) DESC, created_at DESC, id
-                 ROWS UNBOUNDED PRECEDING)
+    SELECT w.id,
+           row_number() OVER win AS n,
+           sum(w.token_count) OVER win AS tokens
+    FROM working_memories w
+    CROSS JOIN LATERAL (SELECT working_time_decay(
+        greatest(0, extract(epoch FROM %(now)s::timestamptz - w.created_at)::float8 / 3600),
+        %(decay)s) AS time_decay) d
+    WHERE w.user_id = %(user_id)s AND w.session_id IS NOT DISTINCT FROM %(session_id)s
+      AND w.expires_at > %(now)s
+    WINDOW win AS (ORDER BY working_priority(w.importance, d.time_decay) DESC, w.created_at DESC, w.id
+                   ROWS UNBOUNDED PRECEDING)
 )
 DELETE FROM working_memories w USING ranked r
 WHERE w.user_id = %(user_id)s AND w.id = r.id
@@ -64,27 +62,43 @@ WHERE w.user_id = %(user_id)s AND w.id = r.id
 
 LIVE = f"""
 SELECT {COLUMNS} FROM working_memories
-WHERE {SCOPE} AND expires_at > %(now)s
+WHERE user_id = %(user_id)s AND session_id IS NOT DISTINCT FROM %(session_id)s
+  AND expires_at > %(now)s
   AND (%(min_importance)s::double precision IS NULL OR importance >= %(min_importance)s)
   AND (%(since)s::timestamptz IS NULL OR created_at >= %(since)s)
   AND (%(until)s::timestamptz IS NULL OR created_at <= %(until)s)
 ORDER BY created_at, id
 """
 
-SCORE = f"""
+SCORE = """
 SELECT w.id, w.content, w.importance, w.session_id, w.metadata, w.created_at,
-       s.tfidf, s.keyword, {DECAY.replace("created_at", "w.created_at")} AS time_decay,
-       importance_weight(w.importance),
-       working_score(s.tfidf, s.keyword, {DECAY.replace("created_at", "w.created_at")},
-                     w.importance) AS score
+       s.tfidf, s.keyword, d.time_decay, importance_weight(w.importance),
+       working_score(s.tfidf, s.keyword, d.time_decay, w.importance) AS score
 FROM unnest(%(ids)s::uuid[], %(tfidf)s::float8[], %(keyword)s::float8[]) AS s(id, tfidf, keyword)
 JOIN working_memories w ON w.user_id = %(user_id)s AND w.id = s.id
+CROSS JOIN LATERAL (SELECT working_time_decay(
+    greatest(0, extract(epoch FROM %(now)s::timestamptz - w.created_at)::float8 / 3600),
+    %(decay)s) AS time_decay) d
 ORDER BY score DESC, w.created_at DESC, w.id
 """
 
 SELECT_ONE = f"""
 SELECT {COLUMNS} FROM working_memories
 WHERE user_id = %(user_id)s AND id = %(id)s AND expires_at > %(now)s
+"""
+
+IDS_WITH_PREFIX = """
+SELECT id FROM working_memories
+WHERE user_id = %(user_id)s AND expires_at > %(now)s AND starts_with(id::text, %(prefix)s)
+LIMIT 2
+"""
+
+MOST_IMPORTANT = f"""
+SELECT {COLUMNS} FROM working_memories
+WHERE user_id = %(user_id)s AND session_id IS NOT DISTINCT FROM %(session_id)s
+  AND expires_at > %(now)s AND importance >= %(min_importance)s
+ORDER BY importance DESC, created_at DESC, id
+LIMIT %(limit)s
 """
 
 UPDATE = """
@@ -98,19 +112,53 @@ WHERE user_id = %(user_id)s AND id = %(id)s AND expires_at > %(now)s
 
 DELETE = "DELETE FROM working_memories WHERE user_id = %(user_id)s AND id = %(id)s"
 
-FORGET_IMPORTANCE = f"DELETE FROM working_memories WHERE {SCOPE} AND importance < %(threshold)s"
-FORGET_TIME = f"DELETE FROM working_memories WHERE {SCOPE} AND created_at < %(cutoff)s"
-
-STATS = f"""
-SELECT count(*), coalesce(avg(importance), 0), coalesce(sum(token_count), 0),
-       min(created_at), max(created_at)
-FROM working_memories WHERE {SCOPE} AND expires_at > %(now)s
+FORGET_IMPORTANCE = """
+DELETE FROM working_memories
+WHERE user_id = %(user_id)s AND session_id IS NOT DISTINCT FROM %(session_id)s
+  AND importance < %(threshold)s
 """
 
-CLEAR = f"DELETE FROM working_memories WHERE {SCOPE}"
+FORGET_TIME = """
+DELETE FROM working_memories
+WHERE user_id = %(user_id)s AND session_id IS NOT DISTINCT FROM %(session_id)s
+  AND created_at < %(cutoff)s
+"""
+
+STATS = """
+SELECT count(*), coalesce(avg(importance), 0), coalesce(sum(token_count), 0),
+       min(created_at), max(created_at)
+FROM working_memories
+WHERE user_id = %(user_id)s AND session_id IS NOT DISTINCT FROM %(session_id)s
+  AND expires_at > %(now)s
+"""
+
+CLEAR = """
+DELETE FROM working_memories
+WHERE user_id = %(user_id)s AND session_id IS NOT DISTINCT FROM %(session_id)s
+"""
+
+CLEAR_USER = "DELETE FROM working_memories WHERE user_id = %(user_id)s"
+
+# Consolidation takes the rows it moves out in one statement, re-checked under the row locks:
+# a row whose content changed since it was read stays for the next run.
+TAKE_FOR_CONSOLIDATION = """
+DELETE FROM working_memories w
+USING unnest(%(ids)s::uuid[], %(contents)s::text[]) AS src(id, content)
+WHERE w.user_id = %(user_id)s AND w.id = src.id AND w.content = src.content
+  AND w.importance >= %(threshold)s AND w.expires_at > %(now)s
+RETURNING w.id, w.content, w.importance, w.session_id, w.metadata, w.created_at
+"""
+
+CONSOLIDATION_CANDIDATES = """
+SELECT id, content FROM working_memories
+WHERE user_id = %(user_id)s AND session_id IS NOT DISTINCT FROM %(session_id)s
+  AND expires_at > %(now)s AND importance >= %(threshold)s
+ORDER BY created_at, id
+"""
 
 
-def _item(user_id: str, row: Sequence[Any], scores: dict[str, float] | None = None) -> MemoryItem:
+def row_to_item(user_id: str, row: Sequence[Any], scores: dict[str, float] | None = None) -> MemoryItem:
+    """A ``COLUMNS`` row as a MemoryItem of type working."""
     memory_id, content, importance, session_id, metadata, created_at = row[:6]
     meta = dict(metadata or {})
     if session_id is not None:
@@ -132,6 +180,9 @@ def tfidf_scores(query: str, contents: Sequence[str]) -> list[float]:
     """Cosine similarity of TF-IDF vectors (CJK-aware tokens) between ``query`` and each text."""
     if not contents:
         return []
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.metrics.pairwise import cosine_similarity
+
     vectorizer = TfidfVectorizer(analyzer=tokenize)
     try:
         matrix = vectorizer.fit_transform([query, *contents])
@@ -169,13 +220,7 @@ class WorkingMemory:
 
     def add(self, item: MemoryItem) -> UUID:
         """Store ``item``; evict the lowest-priority items beyond the capacity or token budget."""
-        tokens = count_tokens(item.content)
-        if tokens > self.config.working_memory_tokens:
-            raise ValidationError(
-                "content",
-                f"has {tokens} tokens, more than the working-memory budget of "
-                f"{self.config.working_memory_tokens}",
-            )
+        tokens = self._tokens(item.content)
         params = self._params(
             id=item.id,
             content=item.content,
@@ -194,6 +239,16 @@ class WorkingMemory:
             conn.execute(INSERT, params)
             conn.execute(EVICT, params)
         return item.id
+
+    def _tokens(self, content: str) -> int:
+        tokens = count_tokens(content)
+        if tokens > self.config.working_memory_tokens:
+            raise InvalidInputError(
+                "content",
+                f"has {tokens} tokens, more than the working-memory budget of "
+                f"{self.config.working_memory_tokens}",
+            )
+        return tokens
 
     def retrieve(
         self,
@@ -218,29 +273,30 @@ class WorkingMemory:
                 keyword=[keyword_score(query, content) for content in contents],
             )
             rows = conn.execute(SCORE, params).fetchall()
-        results = []
-        for row in rows:
-            tfidf, keyword, decay, weight, score = (float(v) for v in row[6:11])
-            if score > 0:
-                results.append(
-                    _item(
-                        self.user_id,
-                        row,
-                        {
-                            "relevance_score": score,
-                            "tfidf_score": tfidf,
-                            "keyword_score": keyword,
-                            "time_decay": decay,
-                            "importance_weight": weight,
-                        },
-                    )
-                )
-        return results[:limit]
+        names = ("tfidf_score", "keyword_score", "time_decay", "importance_weight", "relevance_score")
+        scored = [
+            row_to_item(self.user_id, row, dict(zip(names, map(float, row[6:11]), strict=True)))
+            for row in rows
+        ]
+        return [item for item in scored if (item.score or 0) > 0][:limit]
 
     def get(self, memory_id: UUID) -> MemoryItem | None:
         with self.db.transaction(self.user_id) as conn:
-            row = conn.execute(SELECT_ONE, self._params(id=memory_id)).fetchone()
-        return None if row is None else _item(self.user_id, row)
+            return self.get_in(conn, memory_id)
+
+    def get_in(self, conn: Conn, memory_id: UUID) -> MemoryItem | None:
+        """The live item ``memory_id`` of any session, read in the caller's transaction."""
+        row = conn.execute(SELECT_ONE, self._params(id=memory_id)).fetchone()
+        return None if row is None else row_to_item(self.user_id, row)
+
+    def most_important(self, conn: Conn, limit: int, min_importance: float) -> list[MemoryItem]:
+        """The session's live items, most important first (for summaries)."""
+        params = self._params(limit=limit, min_importance=min_importance)
+        return [row_to_item(self.user_id, row) for row in conn.execute(MOST_IMPORTANT, params).fetchall()]
+
+    def ids_with_prefix(self, conn: Conn, prefix: str) -> list[UUID]:
+        """Ids of live items (any session) that start with ``prefix``; at most two."""
+        return [row[0] for row in conn.execute(IDS_WITH_PREFIX, self._params(prefix=prefix)).fetchall()]
 
     def update(
         self,
@@ -249,13 +305,10 @@ class WorkingMemory:
         importance: float | None = None,
         metadata: dict[str, Any] | None = None,
     ) -> bool:
-        tokens = None if content is None else count_tokens(content)
-        if tokens is not None and tokens > self.config.working_memory_tokens:
-            raise ValidationError("content", f"has {tokens} tokens, more than the working-memory budget")
         params = self._params(
             id=memory_id,
             content=content,
-            token_count=tokens,
+            token_count=None if content is None else self._tokens(content),
             importance=importance,
             metadata=Jsonb(metadata or {}),
         )
@@ -269,22 +322,16 @@ class WorkingMemory:
     def forget(self, strategy: ForgetStrategy, threshold: float = 0.1, max_age_days: float = 1) -> int:
         """Delete by importance, age or capacity, after expiring rows past their TTL."""
         if strategy not in FORGET_STRATEGIES:
-            raise ValidationError("strategy", f"must be one of {', '.join(FORGET_STRATEGIES)}")
+            raise InvalidInputError("strategy", f"must be one of {', '.join(FORGET_STRATEGIES)}")
         params = self._params(
             threshold=threshold,
             cutoff=self.clock() - timedelta(days=max_age_days),
             capacity=self.config.working_memory_capacity,
             max_tokens=self.config.working_memory_tokens,
         )
+        query = {"importance_based": FORGET_IMPORTANCE, "time_based": FORGET_TIME, "capacity_based": EVICT}
         with self.db.transaction(self.user_id) as conn:
-            count = conn.execute(EXPIRE, params).rowcount
-            query = {
-                "importance_based": FORGET_IMPORTANCE,
-                "time_based": FORGET_TIME,
-                "capacity_based": EVICT,
-            }[strategy]
-            count += conn.execute(query, params).rowcount
-        return count
+            return conn.execute(EXPIRE, params).rowcount + conn.execute(query[strategy], params).rowcount
 
     def stats(self) -> TypeStats:
         with self.db.transaction(self.user_id) as conn:
@@ -304,8 +351,30 @@ class WorkingMemory:
         params = self._params(min_importance=None, since=None, until=None)
         with self.db.transaction(self.user_id) as conn:
             rows = conn.execute(LIVE, params).fetchall()
-        return [_item(self.user_id, row) for row in rows]
+        return [row_to_item(self.user_id, row) for row in rows]
 
     def clear(self) -> int:
         with self.db.transaction(self.user_id) as conn:
             return conn.execute(CLEAR, self._params()).rowcount
+
+    def clear_user(self, conn: Conn) -> int:
+        """Delete the user's working memory of every session (in the caller's transaction)."""
+        return conn.execute(CLEAR_USER, {"user_id": self.user_id}).rowcount
+
+    def consolidation_candidates(self, threshold: float) -> list[tuple[UUID, str]]:
+        """(id, content) of the session's live items at or above ``threshold``, oldest first."""
+        with self.db.transaction(self.user_id) as conn:
+            rows = conn.execute(CONSOLIDATION_CANDIDATES, self._params(threshold=threshold)).fetchall()
+        return [(row[0], row[1]) for row in rows]
+
+    def take(self, conn: Conn, candidates: Sequence[tuple[UUID, str]], threshold: float) -> list[Any]:
+        """Delete the candidates still unchanged and above ``threshold``; return their rows."""
+        params = self._params(
+            ids=[c[0] for c in candidates], contents=[c[1] for c in candidates], threshold=threshold
+        )
+        return list(conn.execute(TAKE_FOR_CONSOLIDATION, params).fetchall())
+
+
+def expire_all(conn: Conn, now: datetime) -> int:
+    """Delete every user's working memory past its TTL (maintenance; needs all rows)."""
+    return conn.execute(EXPIRE_ALL, {"now": now}).rowcount

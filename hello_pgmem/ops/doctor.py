@@ -8,7 +8,7 @@ from typing import Any, Literal
 from psycopg import sql
 
 from hello_pgmem.db import connect, probe
-from hello_pgmem.extensions import MIN_VECTOR, _version_tuple
+from hello_pgmem.extensions import MIN_VECTOR, version_tuple
 from hello_pgmem.migrations import head_revision
 from hello_pgmem.ops.grants import DATA_TABLES, READ_ONLY_TABLES, RLS_TABLES
 from hello_pgmem.settings import Settings
@@ -77,7 +77,7 @@ def diagnose(settings: Settings, role: str | None = None) -> list[Finding]:
                     "have a superuser run: CREATE EXTENSION vector;",
                 )
             )
-        elif _version_tuple(info.vector_version) < MIN_VECTOR:
+        elif version_tuple(info.vector_version) < MIN_VECTOR:
             add(
                 Finding(
                     "error",

@@ -21,7 +21,7 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from hello_pgmem.errors import ConfigurationError, SchemaNotMigratedError, ValidationError
+from hello_pgmem.errors import ConfigurationError, InvalidInputError, SchemaNotMigratedError
 from hello_pgmem.settings import IDENTIFIER, Settings
 
 RLS_TABLES = (  # the tables with row-level security (revision 0008)
@@ -56,7 +56,7 @@ WHERE p.polrelid = format('%%I.%%I', %s::text, %s::text)::regclass AND p.polname
 
 def check_role_name(field: str, name: str) -> str:
     if not IDENTIFIER.match(name) or len(name) > 63:
-        raise ValidationError(
+        raise InvalidInputError(
             field, "must be a role name matching ^[A-Za-z_][A-Za-z0-9_]*$, at most 63 characters"
         )
     return name

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic import ValidationError as PydanticValidationError
 
 from hello_pgmem.db import Database
-from hello_pgmem.errors import ValidationError
+from hello_pgmem.errors import InvalidInputError
 from hello_pgmem.models import check_user_id, utcnow
 
 FORMAT = "hello-pgmem-export"
@@ -208,7 +208,7 @@ def export_user(db: Database, user_id: str) -> Iterator[str]:
 
 
 def parse(lines: Iterable[str]) -> tuple[Header, list[BaseModel]]:
-    """Validate every line; a ValidationError names the first bad line and field."""
+    """Validate every line; a InvalidInputError names the first bad line and field."""
     header: Header | None = None
     records: list[BaseModel] = []
     for number, line in enumerate(lines, 1):
@@ -221,16 +221,16 @@ def parse(lines: Iterable[str]) -> tuple[Header, list[BaseModel]]:
                 continue
             kind = data.get("kind") if isinstance(data, dict) else None
             if kind not in RECORDS:
-                raise ValidationError(f"line {number}", f"kind must be one of {', '.join(RECORDS)}")
+                raise InvalidInputError(f"line {number}", f"kind must be one of {', '.join(RECORDS)}")
             records.append(RECORDS[kind].model_validate(data))
         except json.JSONDecodeError as exc:
-            raise ValidationError(f"line {number}", f"is not JSON: {exc.msg}") from exc
+            raise InvalidInputError(f"line {number}", f"is not JSON: {exc.msg}") from exc
         except PydanticValidationError as exc:
             first = exc.errors()[0]
             field = ".".join(str(p) for p in first["loc"])
-            raise ValidationError(f"line {number}.{field}", str(first["msg"])) from exc
+            raise InvalidInputError(f"line {number}.{field}", str(first["msg"])) from exc
     if header is None:
-        raise ValidationError("line 1", "must be the hello-pgmem-export header")
+        raise InvalidInputError("line 1", "must be the hello-pgmem-export header")
     return header, records
 
 
@@ -246,7 +246,7 @@ def import_user(db: Database, lines: Iterable[str], as_user: str | None = None) 
                 (record.text_embedding, record.text_embedding_model),
             ):
                 if (vector is None) != (model is None):
-                    raise ValidationError(
+                    raise InvalidInputError(
                         "embedding", f"memory {record.id}: a vector needs its model and back"
                     )
                 if (
@@ -254,7 +254,7 @@ def import_user(db: Database, lines: Iterable[str], as_user: str | None = None) 
                     and model is not None
                     and models.setdefault(model, len(vector)) != len(vector)
                 ):
-                    raise ValidationError("embedding", f"model {model!r} has vectors of two dimensions")
+                    raise InvalidInputError("embedding", f"model {model!r} has vectors of two dimensions")
     counts = dict.fromkeys(RECORDS, 0)
     for model, dimension in models.items():
         db.ensure_embedding_model(model, dimension)

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from hello_pgmem.errors import ConfigurationError, ValidationError
+from hello_pgmem.errors import ConfigurationError, InvalidInputError
 
 log = logging.getLogger(__name__)
 
@@ -50,17 +50,17 @@ def infer_modality(file_path: str) -> str:
 
 
 def read_media(file_path: str) -> tuple[Path, bytes]:
-    """The file's path and bytes, or a ValidationError naming the file."""
+    """The file's path and bytes, or a InvalidInputError naming the file."""
     path = Path(file_path).expanduser()
     if not path.is_file():
-        raise ValidationError("file_path", f"no such file: {file_path!r}")
+        raise InvalidInputError("file_path", f"no such file: {file_path!r}")
     try:
         size = path.stat().st_size
         if size > MAX_FILE_BYTES:
-            raise ValidationError("file_path", f"{file_path!r} is larger than {MAX_FILE_BYTES} bytes")
+            raise InvalidInputError("file_path", f"{file_path!r} is larger than {MAX_FILE_BYTES} bytes")
         return path, path.read_bytes()
     except OSError as exc:
-        raise ValidationError("file_path", f"cannot read {file_path!r}: {exc.strerror}") from exc
+        raise InvalidInputError("file_path", f"cannot read {file_path!r}: {exc.strerror}") from exc
 
 
 def file_hash(data: bytes) -> str:
@@ -82,7 +82,7 @@ class MediaEncoder(ABC):
         vector = np.asarray(self._encode(path, data), dtype=np.float32)
         norm = float(np.linalg.norm(vector))
         if vector.shape != (self.dimension,) or not np.isfinite(norm) or norm == 0:
-            raise ValidationError("file_path", f"{file_path!r} gave no usable {self.modality} features")
+            raise InvalidInputError("file_path", f"{file_path!r} gave no usable {self.modality} features")
         result: np.ndarray = vector / norm
         return result
 
@@ -104,7 +104,7 @@ class ImageFeatureEncoder(MediaEncoder):
                 image.load()
                 rgb = image.convert("RGB")
         except (UnidentifiedImageError, OSError, ValueError) as exc:
-            raise ValidationError("file_path", f"{str(path)!r} is not a readable image: {exc}") from exc
+            raise InvalidInputError("file_path", f"{str(path)!r} is not a readable image: {exc}") from exc
         hsv = np.asarray(rgb.resize((64, 64)).convert("HSV"), dtype=np.int32)
         bins = (hsv[..., 0] * 8 // 256) * 16 + (hsv[..., 1] * 4 // 256) * 4 + (hsv[..., 2] * 4 // 256)
         histogram = np.bincount(bins.ravel(), minlength=128).astype(np.float64)
@@ -130,10 +130,10 @@ class WavSpectrumEncoder(MediaEncoder):
                 rate, width, channels = wav.getframerate(), wav.getsampwidth(), wav.getnchannels()
                 frames = wav.readframes(wav.getnframes())
         except (wave.Error, EOFError) as exc:
-            raise ValidationError("file_path", f"{str(path)!r} is not a readable WAV file: {exc}") from exc
+            raise InvalidInputError("file_path", f"{str(path)!r} is not a readable WAV file: {exc}") from exc
         dtype = {1: np.uint8, 2: np.int16, 4: np.int32}.get(width)
         if dtype is None or not frames:
-            raise ValidationError("file_path", f"{str(path)!r}: unsupported or empty WAV data")
+            raise InvalidInputError("file_path", f"{str(path)!r}: unsupported or empty WAV data")
         samples = np.frombuffer(frames, dtype=dtype).astype(np.float64)
         if width == 1:
             samples -= 128

@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from hello_pgmem.errors import ValidationError
+from hello_pgmem.errors import InvalidInputError
 from hello_pgmem.text import count_tokens
 
 HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$")
@@ -228,11 +228,11 @@ def chunk_markdown(
 ) -> list[Chunk]:
     """Heading-aware chunks of ``markdown`` (see the module docstring)."""
     if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 16:
-        raise ValidationError("chunk_size", "must be an integer of at least 16 tokens")
+        raise InvalidInputError("chunk_size", "must be an integer of at least 16 tokens")
     if isinstance(chunk_overlap, bool) or not isinstance(chunk_overlap, int):
-        raise ValidationError("chunk_overlap", "must be an integer")
+        raise InvalidInputError("chunk_overlap", "must be an integer")
     if not 0 <= chunk_overlap < chunk_size // 2 + 1:
-        raise ValidationError("chunk_overlap", "must be between 0 and half of chunk_size")
+        raise InvalidInputError("chunk_overlap", "must be between 0 and half of chunk_size")
     blocks: list[Block] = []
     piece = chunk_size - chunk_overlap  # pieces of a split block leave room for the overlap
     for block in parse_blocks(markdown):

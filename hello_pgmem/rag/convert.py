@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hello_pgmem.errors import ConfigurationError, ValidationError
+from hello_pgmem.errors import ConfigurationError, InvalidInputError
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +68,7 @@ def decode_text(data: bytes, name: str) -> str:
             return data.decode(encoding)
         except UnicodeDecodeError:
             continue
-    raise ValidationError("file_path", f"{name!r} is not UTF-8 or GB18030 text")
+    raise InvalidInputError("file_path", f"{name!r} is not UTF-8 or GB18030 text")
 
 
 def _markitdown(llm: Any | None = None, model: str | None = None) -> Any:
@@ -84,20 +84,22 @@ def _markitdown(llm: Any | None = None, model: str | None = None) -> Any:
 def convert_file(
     file_path: str | Path, *, llm_client: Any | None = None, llm_model: str | None = None
 ) -> Converted:
-    """Markdown for ``file_path``; a ValidationError naming the file if it cannot be read."""
+    """Markdown for ``file_path``; a InvalidInputError naming the file if it cannot be read."""
     path = Path(file_path).expanduser()
     name = path.name
     if not path.is_file():
-        raise ValidationError("file_path", f"no such file: {str(file_path)!r}")
+        raise InvalidInputError("file_path", f"no such file: {str(file_path)!r}")
     extension = path.suffix.lower()
     if extension not in SUPPORTED:
-        raise ValidationError("file_path", f"{name!r}: unsupported format {extension or '(no extension)'!r}")
+        raise InvalidInputError(
+            "file_path", f"{name!r}: unsupported format {extension or '(no extension)'!r}"
+        )
     try:
         if path.stat().st_size > MAX_FILE_BYTES:
-            raise ValidationError("file_path", f"{name!r} is larger than {MAX_FILE_BYTES} bytes")
+            raise InvalidInputError("file_path", f"{name!r} is larger than {MAX_FILE_BYTES} bytes")
         data = path.read_bytes()
     except OSError as exc:
-        raise ValidationError("file_path", f"cannot read {name!r}: {exc.strerror}") from exc
+        raise InvalidInputError("file_path", f"cannot read {name!r}: {exc.strerror}") from exc
     if extension in TEXT_EXTENSIONS:
         markdown = decode_text(data, name)
     elif extension in CODE_EXTENSIONS:
@@ -105,7 +107,7 @@ def convert_file(
     else:
         markdown = _convert_binary(path, data, extension, llm_client, llm_model)
     if not markdown.strip():
-        raise ValidationError("file_path", f"{name!r}: no text could be extracted")
+        raise InvalidInputError("file_path", f"{name!r}: no text could be extracted")
     return Converted(
         markdown=markdown.replace("\r\n", "\n"),
         source_path=str(path),
@@ -126,7 +128,7 @@ def _convert_binary(path: Path, data: bytes, extension: str, llm: Any | None, mo
         else:
             result = engine.convert_stream(io.BytesIO(data), stream_info=info)
     except Exception as exc:  # every converter raises its own library's errors
-        raise ValidationError(
+        raise InvalidInputError(
             "file_path",
             f"{path.name!r} is corrupt or cannot be converted: {type(exc).__name__}: {str(exc)[:200]}",
         ) from exc

@@ -1,14 +1,15 @@
-"""SQL for documents, chunks and the embedding cache."""
+"""Every statement on documents, chunks and the embedding cache: the RAG family's owner."""
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 import numpy as np
 
-from hello_pgmem.db import Database
+from hello_pgmem.db import Conn, Database
 from hello_pgmem.embedding import Embedder
 
 CACHE_LOOKUP = """
@@ -61,6 +62,21 @@ SELECT (SELECT count(*) FROM documents WHERE namespace = %(namespace)s),
        (SELECT coalesce(sum(token_count), 0) FROM chunks WHERE namespace = %(namespace)s),
        (SELECT max(updated_at) FROM documents WHERE namespace = %(namespace)s)
 """
+
+
+class Namespaced:
+    """What works on one namespace: its database and name, and transactions scoped to it."""
+
+    db: Database
+    namespace: str
+
+    def transaction(self, pipeline: bool = False) -> AbstractContextManager[Conn]:
+        """A transaction scoped to this namespace (row-level security)."""
+        return self.db.transaction(pipeline=pipeline, namespace=self.namespace)
+
+    def params(self, **extra: Any) -> dict[str, Any]:
+        """Statement parameters with this namespace."""
+        return {"namespace": self.namespace, **extra}
 
 
 def sha256(text: str) -> bytes:

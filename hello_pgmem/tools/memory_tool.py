@@ -38,6 +38,12 @@ def _preview(text: str, size: int) -> str:
     return text[:size] + "..." if len(text) > size else text
 
 
+def memory_line(item: MemoryItem, size: int) -> str:
+    """One memory as the tool lists it: type label, preview, importance and full id."""
+    label = LABELS.get(item.memory_type, item.memory_type)
+    return f"[{label}] {_preview(item.content, size)} (重要性: {item.importance:.2f}) [ID: {item.id}]"
+
+
 class MemoryTool(ActionsTool):
     """记忆工具 - 可以存储和检索对话历史、知识和经验"""
 
@@ -58,13 +64,10 @@ class MemoryTool(ActionsTool):
         types = set(memory_types or DEFAULT_TYPES)
         self.current_session_id = session_id or f"session_{(clock or utcnow)().strftime('%Y%m%d_%H%M%S')}"
         self.conversation_count = 0
-        self.memory_manager = MemoryManager(
-            memory_config,
+        self.memory_manager = MemoryManager.of_types(
             user_id,
-            enable_working="working" in types,
-            enable_episodic="episodic" in types,
-            enable_semantic="semantic" in types,
-            enable_perceptual="perceptual" in types,
+            types,
+            config=memory_config,
             database=database,
             embedder=embedder,
             settings=settings,
@@ -153,7 +156,7 @@ class MemoryTool(ActionsTool):
         if not results:
             return f"🔍 未找到与 '{query}' 相关的记忆"
         lines = [f"🔍 找到 {len(results)} 条相关记忆:"]
-        lines += [f"{i}. {self._line(item, 80)}" for i, item in enumerate(results, 1)]
+        lines += [f"{i}. {memory_line(item, 80)}" for i, item in enumerate(results, 1)]
         return "\n".join(lines)
 
     @tool_action("summary", "记忆系统摘要")
@@ -296,7 +299,7 @@ class MemoryTool(ActionsTool):
         memories = manager.entity_memories(entity, limit=5)
         if memories:
             lines.append("相关记忆:")
-            lines += [f"  {i}. {self._line(item, 60)}" for i, item in enumerate(memories, 1)]
+            lines += [f"  {i}. {memory_line(item, 60)}" for i, item in enumerate(memories, 1)]
         return "\n".join(lines)
 
     @tool_action("clear_all", "清空当前用户的所有记忆")
@@ -306,11 +309,6 @@ class MemoryTool(ActionsTool):
         return "🧽 已清空所有记忆"
 
     # ------------------------------------------------------------------ helpers
-
-    @staticmethod
-    def _line(item: MemoryItem, size: int) -> str:
-        label = LABELS.get(item.memory_type, item.memory_type)
-        return f"[{label}] {_preview(item.content, size)} (重要性: {item.importance:.2f}) [ID: {item.id}]"
 
     def close(self) -> None:
         self.memory_manager.close()

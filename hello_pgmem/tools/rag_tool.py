@@ -16,7 +16,7 @@ from pathlib import Path
 
 from hello_pgmem.db import Database
 from hello_pgmem.embedding import Embedder, create_embedder
-from hello_pgmem.errors import ValidationError
+from hello_pgmem.errors import InvalidInputError
 from hello_pgmem.llm import ChatClient, create_chat_client
 from hello_pgmem.rag.knowledge import MAX_TOP_K, KnowledgeBase
 from hello_pgmem.rag.models import ChunkHit, IngestResult
@@ -46,7 +46,7 @@ def _ingested(kind: str, name: str, result: IngestResult, namespace: str) -> str
 def _check_limit(limit: int) -> int:
     """The tool's ``limit`` is the knowledge base's ``top_k``: checked here to name the tool's field."""
     if not 1 <= limit <= MAX_TOP_K:
-        raise ValidationError("limit", f"must be between 1 and {MAX_TOP_K}")
+        raise InvalidInputError("limit", f"must be between 1 and {MAX_TOP_K}")
     return limit
 
 
@@ -77,8 +77,7 @@ class RAGTool(ActionsTool):
         self.collection_name = collection_name
         self.rag_namespace = rag_namespace
         self.settings = settings or (database.settings if database else Settings())
-        self._owns_db = database is None
-        self.db = database or Database(self.settings)
+        self.db, self._owns_db = Database.shared(database, self.settings)
         self._embedder = embedder
         self.llm = llm if llm is not None else create_chat_client(self.settings)
         self.memory_tool = memory_tool
@@ -90,7 +89,7 @@ class RAGTool(ActionsTool):
     def knowledge_base(self, namespace: str | None = None) -> KnowledgeBase:
         name = namespace or self.rag_namespace
         if self.namespaces is not None and name not in self.namespaces:
-            raise ValidationError("namespace", f"must be one of {', '.join(sorted(self.namespaces))}")
+            raise InvalidInputError("namespace", f"must be one of {', '.join(sorted(self.namespaces))}")
         if name not in self._bases:
             if self._embedder is None:
                 self._embedder = create_embedder(self.settings)
@@ -101,7 +100,7 @@ class RAGTool(ActionsTool):
         """The file, in the current directory or the knowledge-base directory; None if neither
         has it (or the name cannot be a file name: too long, or with a NUL character)."""
         if not file_path.strip() or "\x00" in file_path:
-            raise ValidationError("file_path", "must be a file name without NUL characters")
+            raise InvalidInputError("file_path", "must be a file name without NUL characters")
         for candidate in (Path(file_path).expanduser(), self.knowledge_base_path / file_path):
             try:
                 if candidate.is_file():

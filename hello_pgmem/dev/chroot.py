@@ -1,17 +1,6 @@
-"""The local development database: PostgreSQL 17 with pgvector and Apache AGE.
-
-``up`` picks the first way that works, in this order:
-
-1. ``DATABASE_URL`` is set: use that server and only check that it answers;
-2. a Docker engine answers: ``docker compose up -d --wait`` with the repository's compose file;
-3. root on Debian or Ubuntu: build once a Debian 13 root with debootstrap under
-   ``$PGMEM_HOME`` (default ``~/.local/share/hello-pgmem``), ``initdb`` inside it and start
-   the server with ``pg_ctl`` in a chroot, listening on 127.0.0.1;
-4. otherwise stop with a message that names the three options.
-
-Every command is idempotent: ``up`` on a running server returns at once.
-Run it as ``scripts/devdb up|down|status|url|psql`` or ``hello-pgmem db up|down|status``.
-"""
+"""The development server without Docker: a Debian 13 root built once with debootstrap under
+``$PGMEM_HOME`` (default ``~/.local/share/hello-pgmem``), ``initdb`` inside it, and the server
+started with ``pg_ctl`` in a chroot, listening on 127.0.0.1 (recipe in DEVELOPERS.md)."""
 
 from __future__ import annotations
 
@@ -22,7 +11,6 @@ import os
 import shutil
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -47,7 +35,6 @@ PG_BIN = f"/usr/lib/postgresql/{PG_MAJOR}/bin"
 DATA_DIR = f"/var/lib/pgmem/{PG_MAJOR}/data"  # inside the root
 LOG_FILE = f"/var/lib/pgmem/{PG_MAJOR}/server.log"  # inside the root
 SOCKET_DIR = "/var/run/postgresql"  # inside the root
-REPO_ROOT = Path(__file__).resolve().parent.parent
 
 # AGE is not preloaded: AGE 1.5 in shared_preload_libraries breaks DROP TABLE in every database
 # that lacks the extension (apache/age#2180, fixed in 1.8 by #2438). Instead age.so is linked
@@ -64,12 +51,6 @@ SERVER_SETTINGS = {
     "dynamic_shared_memory_type": "mmap",
     "log_min_messages": "warning",
 }
-
-NO_WAY_MESSAGE = """no PostgreSQL 17 with pgvector and Apache AGE could be provided. Choose one:
-  1. point DATABASE_URL at a server that has pgvector 0.8+ (and optionally AGE 1.5+);
-  2. start a Docker engine and run: docker compose up -d --wait;
-  3. run this command as root on Debian or Ubuntu, so it can build a Debian 13 root with
-     debootstrap (see DEVELOPERS.md)"""
 
 
 @dataclass(frozen=True)
@@ -102,15 +83,12 @@ class DevDB:
         return self.root / path.lstrip("/")
 
 
-# --------------------------------------------------------------------------- helpers
-
-
-def _run(cmd: Sequence[str], *, check: bool = True, capture: bool = True) -> subprocess.CompletedProcess[str]:
+def run(cmd: Sequence[str], *, check: bool = True, capture: bool = True) -> subprocess.CompletedProcess[str]:
     log.debug("running %s", " ".join(cmd))
     return subprocess.run(list(cmd), check=check, text=True, capture_output=capture)
 
 
-def _chroot(
+def run_in_root(
     db: DevDB, *cmd: str, as_postgres: bool = True, check: bool = True
 ) -> subprocess.CompletedProcess[str]:
     env = {
@@ -120,17 +98,17 @@ def _chroot(
     }
     user = ["--userspec=postgres:postgres"] if as_postgres else []
     full = ["env", "-i", *(f"{k}={v}" for k, v in env.items()), "chroot", *user, str(db.root), *cmd]
-    return _run(full, check=check)
+    return run(full, check=check)
 
 
-def _port_open(port: int, host: str = "127.0.0.1") -> bool:
+def port_open(port: int, host: str = "127.0.0.1") -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.settimeout(0.5)
         return sock.connect_ex((host, port)) == 0
 
 
 @contextlib.contextmanager
-def _locked(db: DevDB) -> Iterator[None]:
+def locked(db: DevDB) -> Iterator[None]:
     db.home.mkdir(parents=True, exist_ok=True)
     with open(db.home / "devdb.lock", "w") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
@@ -157,21 +135,8 @@ def debian_mirror() -> str:
     return candidates[0] if candidates else DEFAULT_MIRROR
 
 
-def _docker_answers() -> bool:
-    if shutil.which("docker") is None:
-        return False
-    try:
-        done = subprocess.run(["docker", "info"], capture_output=True, timeout=10, check=False)
-    except subprocess.TimeoutExpired:
-        return False
-    return done.returncode == 0
-
-
-def _can_chroot() -> bool:
+def can_chroot() -> bool:
     return os.geteuid() == 0 and Path("/etc/debian_version").exists()
-
-
-# --------------------------------------------------------------------------- the chroot server
 
 
 def build_root(db: DevDB) -> None:
@@ -180,8 +145,8 @@ def build_root(db: DevDB) -> None:
         return
     if shutil.which("debootstrap") is None:
         log.warning("installing debootstrap with apt-get")
-        _run(["apt-get", "update", "-qq"])
-        _run(["apt-get", "install", "-y", "-qq", "debootstrap"])
+        run(["apt-get", "update", "-qq"])
+        run(["apt-get", "install", "-y", "-qq", "debootstrap"])
     partial = db.root.with_name(db.root.name + ".partial")
     if partial.exists():
         shutil.rmtree(partial)
@@ -202,7 +167,7 @@ def build_root(db: DevDB) -> None:
         str(partial),
         mirror,
     ]
-    done = _run(cmd, check=False)
+    done = run(cmd, check=False)
     if done.returncode != 0:
         tail = "\n".join((done.stdout + done.stderr).splitlines()[-15:])
         raise DatabaseUnavailableError(f"debootstrap failed (exit {done.returncode}):\n{tail}")
@@ -254,7 +219,7 @@ def init_cluster(db: DevDB) -> None:
     partial = db.inside(DATA_DIR + ".partial")
     if partial.exists():
         shutil.rmtree(partial)
-    _chroot(
+    run_in_root(
         db,
         f"{PG_BIN}/initdb",
         "-D",
@@ -270,16 +235,18 @@ def init_cluster(db: DevDB) -> None:
     partial.rename(db.inside(DATA_DIR))
 
 
-def _running(db: DevDB) -> bool:
+def running(db: DevDB) -> bool:
     if not (db.inside(DATA_DIR) / "PG_VERSION").exists():
         return False
-    return _chroot(db, f"{PG_BIN}/pg_ctl", "status", "-D", DATA_DIR, check=False).returncode == 0
+    return run_in_root(db, f"{PG_BIN}/pg_ctl", "status", "-D", DATA_DIR, check=False).returncode == 0
 
 
-def _wait_ready(db: DevDB, timeout_s: float = 60.0) -> None:
+def wait_ready(db: DevDB, timeout_s: float = 60.0) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        done = _chroot(db, f"{PG_BIN}/pg_isready", "-q", "-h", "127.0.0.1", "-p", str(db.port), check=False)
+        done = run_in_root(
+            db, f"{PG_BIN}/pg_isready", "-q", "-h", "127.0.0.1", "-p", str(db.port), check=False
+        )
         if done.returncode == 0:
             return
         time.sleep(0.2)
@@ -287,7 +254,7 @@ def _wait_ready(db: DevDB, timeout_s: float = 60.0) -> None:
 
 
 def _psql(db: DevDB, sql: str, dbname: str = "postgres") -> str:
-    done = _chroot(
+    done = run_in_root(
         db,
         "psql",
         "-X",
@@ -311,13 +278,13 @@ def _psql(db: DevDB, sql: str, dbname: str = "postgres") -> str:
 
 def start_server(db: DevDB) -> None:
     changed = write_config(db)
-    if _running(db) and _port_open(db.port):
+    if running(db) and port_open(db.port):
         if changed:
             log.warning("settings changed: restarting the development server")
-            _chroot(db, f"{PG_BIN}/pg_ctl", "-D", DATA_DIR, "-m", "fast", "-w", "stop")
+            run_in_root(db, f"{PG_BIN}/pg_ctl", "-D", DATA_DIR, "-m", "fast", "-w", "stop")
         else:
             return
-    if _port_open(db.port):
+    if port_open(db.port):
         raise DatabaseUnavailableError(
             f"port {db.port} is taken by another program: set PGMEM_PORT to a free port"
         )
@@ -325,7 +292,7 @@ def start_server(db: DevDB) -> None:
     socket_dir = db.inside(SOCKET_DIR)
     socket_dir.mkdir(parents=True, exist_ok=True)
     os.chown(socket_dir, uid, gid)
-    done = _chroot(
+    done = run_in_root(
         db,
         f"{PG_BIN}/pg_ctl",
         "-D",
@@ -344,7 +311,7 @@ def start_server(db: DevDB) -> None:
         server_log = db.inside(LOG_FILE)
         tail = server_log.read_text(errors="replace").splitlines()[-20:] if server_log.exists() else []
         raise DatabaseUnavailableError("pg_ctl start failed:\n" + "\n".join([done.stderr.strip(), *tail]))
-    _wait_ready(db)
+    wait_ready(db)
 
 
 def ensure_database(db: DevDB) -> None:
@@ -354,158 +321,10 @@ def ensure_database(db: DevDB) -> None:
 
 
 def chroot_up(db: DevDB) -> str:
-    with _locked(db):
+    with locked(db):
         build_root(db)
         link_age_plugin(db)
         init_cluster(db)
         start_server(db)
         ensure_database(db)
     return db.url
-
-
-class ScratchServer:
-    """A second, throw-away cluster in the development root, for tests that stop or crash a server.
-
-    It shares the root's binaries with the development server but has its own data directory and
-    port, so stopping it disturbs nobody else.
-    """
-
-    def __init__(self, db: DevDB, name: str, port: int) -> None:
-        if not IDENTIFIER.match(name):
-            raise ConfigurationError(f"scratch server name must match ^[A-Za-z_][A-Za-z0-9_]*$, got {name!r}")
-        self.db, self.port = db, port
-        self.data_dir = f"/var/lib/pgmem/{PG_MAJOR}/scratch-{name}"
-
-    @property
-    def url(self) -> str:
-        return f"postgresql://postgres@127.0.0.1:{self.port}/postgres"
-
-    def create(self) -> None:
-        """initdb (replacing an old directory of the same name) with the development settings."""
-        self.destroy()
-        _chroot(
-            self.db,
-            f"{PG_BIN}/initdb",
-            "-D",
-            self.data_dir,
-            "--username=postgres",
-            "--auth-local=trust",
-            "--auth-host=trust",
-            "--encoding=UTF8",
-            "--no-locale",
-        )
-        settings = {**SERVER_SETTINGS, "shared_buffers": "'128MB'", "port": str(self.port)}
-        with open(self.db.inside(self.data_dir) / "postgresql.conf", "a") as handle:
-            handle.write("".join(f"\n{key} = {value}" for key, value in settings.items()) + "\n")
-
-    def start(self) -> None:
-        log_file = f"{self.data_dir}/server.log"
-        _chroot(self.db, f"{PG_BIN}/pg_ctl", "-D", self.data_dir, "-l", log_file, "-w", "-t", "60", "start")
-        _wait_ready(DevDB(self.db.home, self.port, self.db.dbname))
-
-    def stop(self, mode: str = "fast") -> None:
-        """Stop the server: ``fast`` (clean shutdown) or ``immediate`` (a crash: recovery on start)."""
-        _chroot(self.db, f"{PG_BIN}/pg_ctl", "-D", self.data_dir, "-m", mode, "-w", "stop", check=False)
-
-    def tool(self, *args: str) -> subprocess.CompletedProcess[str]:
-        """Run a client program of the root (pg_dump, pg_restore, psql) against this server."""
-        return _chroot(
-            self.db, *args[:1], "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", *args[1:]
-        )
-
-    def destroy(self) -> None:
-        self.stop("immediate")
-        host = self.db.inside(self.data_dir)
-        if host.exists():
-            shutil.rmtree(host)
-
-
-# --------------------------------------------------------------------------- commands
-
-
-def check_url(url: str, name: str = "DATABASE_URL") -> str:
-    """Connect to ``url`` and return the server version, or raise DatabaseUnavailableError."""
-    import psycopg
-
-    try:
-        with psycopg.connect(url, connect_timeout=5) as conn:
-            row = conn.execute("SHOW server_version").fetchone()
-    except psycopg.OperationalError as exc:
-        raise DatabaseUnavailableError(f"cannot connect to {name}: {exc}".strip()) from exc
-    return str(row[0]) if row else "unknown"
-
-
-def up() -> str:
-    """Bring a server up (or check the configured one) and return its URL."""
-    if url := os.environ.get("DATABASE_URL"):
-        check_url(url)
-        return url
-    compose = REPO_ROOT / "docker-compose.yml"
-    if compose.exists() and _docker_answers():
-        _run(["docker", "compose", "-f", str(compose), "up", "-d", "--wait"], capture=False)
-        return DevDB.from_env().url
-    if _can_chroot():
-        return chroot_up(DevDB.from_env())
-    raise ConfigurationError(NO_WAY_MESSAGE)
-
-
-def down() -> None:
-    db = DevDB.from_env()
-    if os.environ.get("DATABASE_URL"):
-        log.warning("DATABASE_URL is set: not stopping a server this command did not start")
-        return
-    if _running(db):
-        _chroot(db, f"{PG_BIN}/pg_ctl", "-D", DATA_DIR, "-m", "fast", "-w", "stop")
-
-
-def status() -> tuple[bool, str]:
-    """Whether the server answers, and a one-line description."""
-    url = os.environ.get("DATABASE_URL")
-    name = "DATABASE_URL" if url else "the development database"
-    url = url or DevDB.from_env().url
-    try:
-        version = check_url(url, name)
-    except DatabaseUnavailableError as exc:
-        return False, f"down: {exc}"
-    return True, f"up: PostgreSQL {version} at {url}"
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
-    command = args[0] if args else "status"
-    logging.basicConfig(level=logging.WARNING, format="devdb: %(message)s")
-    try:
-        if command == "up":
-            print(up())
-        elif command == "down":
-            down()
-        elif command == "status":
-            ok, text = status()
-            print(text)
-            return 0 if ok else 1
-        elif command == "url":
-            print(os.environ.get("DATABASE_URL") or DevDB.from_env().url)
-        elif command == "psql":
-            db = DevDB.from_env()
-            url = os.environ.get("DATABASE_URL") or db.url
-            if shutil.which("psql"):
-                os.execvp("psql", ["psql", url, *args[1:]])
-            env = [
-                "env",
-                "-i",
-                "PATH=/usr/bin:/bin",
-                "LANG=C.UTF-8",
-                "TERM=" + os.environ.get("TERM", "dumb"),
-            ]
-            os.execvp("env", [*env, "chroot", str(db.root), "psql", url, *args[1:]])
-        else:
-            print(f"usage: devdb up|down|status|url|psql (got {command!r})", file=sys.stderr)
-            return 2
-    except (ConfigurationError, DatabaseUnavailableError) as exc:
-        print(f"devdb: {exc}", file=sys.stderr)
-        return 1
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

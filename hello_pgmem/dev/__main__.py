@@ -1,0 +1,53 @@
+"""``python -m hello_pgmem.dev up|down|status|url|psql`` (what scripts/devdb runs)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import sys
+from collections.abc import Sequence
+
+from hello_pgmem.dev import DevDB, database_url, down, status, up
+from hello_pgmem.errors import ConfigurationError, DatabaseUnavailableError
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    command = args[0] if args else "status"
+    logging.basicConfig(level=logging.WARNING, format="devdb: %(message)s")
+    try:
+        if command == "up":
+            print(up())
+        elif command == "down":
+            down()
+        elif command == "status":
+            ok, text = status()
+            print(text)
+            return 0 if ok else 1
+        elif command == "url":
+            print(database_url())
+        elif command == "psql":
+            db = DevDB.from_env()
+            target = database_url()
+            if shutil.which("psql"):
+                os.execvp("psql", ["psql", target, *args[1:]])
+            env = [
+                "env",
+                "-i",
+                "PATH=/usr/bin:/bin",
+                "LANG=C.UTF-8",
+                "TERM=" + os.environ.get("TERM", "dumb"),
+            ]
+            os.execvp("env", [*env, "chroot", str(db.root), "psql", target, *args[1:]])
+        else:
+            print(f"usage: devdb up|down|status|url|psql (got {command!r})", file=sys.stderr)
+            return 2
+    except (ConfigurationError, DatabaseUnavailableError) as exc:
+        print(f"devdb: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

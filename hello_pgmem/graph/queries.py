@@ -1,0 +1,152 @@
+"""Every statement on the knowledge-graph tables (entities, mentions, relations): the family's owner.
+
+Each names the user; the graph walks of search are SQL functions in ``sql/`` (graph_memories).
+"""
+
+from __future__ import annotations
+
+# One statement: insert new entities, give MISC ones a better type, report which were new and
+# which changed type (``before`` sees the rows as they were before the upsert).
+UPSERT_ENTITIES = """
+WITH input AS (
+    SELECT * FROM unnest(%(names)s::text[], %(norms)s::text[], %(types)s::text[])
+        AS n(name, name_norm, entity_type)
+), before AS (
+    SELECT name_norm, entity_type FROM entities
+    WHERE user_id = %(user_id)s AND name_norm IN (SELECT name_norm FROM input)
+), up AS (
+    INSERT INTO entities AS e (user_id, id, name, name_norm, entity_type)
+    SELECT %(user_id)s, gen_random_uuid(), name, name_norm, entity_type FROM input
+    ORDER BY name_norm  -- one lock order for every writer: concurrent adds cannot deadlock here
+    ON CONFLICT (user_id, name_norm) DO UPDATE
+    SET entity_type = CASE WHEN e.entity_type = 'MISC' THEN EXCLUDED.entity_type ELSE e.entity_type END,
+        updated_at = now()
+    RETURNING e.id, e.name, e.name_norm, e.entity_type, (xmax = 0) AS inserted
+)
+SELECT up.id, up.name, up.name_norm, up.entity_type, up.inserted,
+       NOT up.inserted AND before.entity_type IS DISTINCT FROM up.entity_type AS retyped
+FROM up LEFT JOIN before USING (name_norm)
+"""
+
+INSERT_MENTIONS = """
+INSERT INTO mentions (user_id, memory_id, entity_id)
+SELECT %(user_id)s, %(memory_id)s, unnest(%(entity_ids)s::uuid[])
+ON CONFLICT DO NOTHING
+"""
+
+INSERT_RELATIONS = """
+INSERT INTO relations AS r (user_id, source_id, relation_type, target_id, memory_id)
+SELECT %(user_id)s, x.source_id, x.relation_type, x.target_id, %(memory_id)s
+FROM unnest(%(sources)s::uuid[], %(types)s::text[], %(targets)s::uuid[])
+     AS x(source_id, relation_type, target_id)
+ON CONFLICT (user_id, source_id, relation_type, target_id, memory_id) DO UPDATE
+SET weight = r.weight + 1, updated_at = now()
+"""
+
+MENTIONED_BY = """
+SELECT DISTINCT entity_id FROM mentions WHERE user_id = %(user_id)s AND memory_id = ANY(%(memory_ids)s)
+"""
+UNLINK = """
+WITH r AS (DELETE FROM relations WHERE user_id = %(user_id)s AND memory_id = ANY(%(memory_ids)s))
+DELETE FROM mentions WHERE user_id = %(user_id)s AND memory_id = ANY(%(memory_ids)s)
+"""
+DELETE_ORPHANS = """
+DELETE FROM entities e
+WHERE e.user_id = %(user_id)s AND e.id = ANY(%(entity_ids)s)
+  AND NOT EXISTS (SELECT 1 FROM mentions m WHERE m.user_id = e.user_id AND m.entity_id = e.id)
+RETURNING e.id
+"""
+
+NEIGHBOURHOOD = """
+WITH RECURSIVE walk (entity_id, hops) AS (
+    SELECT e.id, 0 FROM entities e WHERE e.user_id = %(user_id)s AND e.name_norm = %(name)s
+    UNION
+    SELECT r.to_id, w.hops + 1 FROM walk w
+    JOIN relation_edges r ON r.user_id = %(user_id)s AND r.from_id = w.entity_id
+    WHERE w.hops < %(depth)s
+), reached AS (SELECT entity_id, min(hops) AS hops FROM walk GROUP BY entity_id LIMIT %(max_entities)s)
+SELECT e.name, e.entity_type, r.hops FROM reached r
+JOIN entities e ON e.user_id = %(user_id)s AND e.id = r.entity_id
+ORDER BY r.hops, e.name
+"""
+
+NEIGHBOURHOOD_RELATIONS = """
+SELECT s.name, r.relation_type, t.name, sum(r.weight)
+FROM relations r
+JOIN entities s ON s.user_id = r.user_id AND s.id = r.source_id
+JOIN entities t ON t.user_id = r.user_id AND t.id = r.target_id
+WHERE r.user_id = %(user_id)s AND s.name_norm = ANY(%(names)s) AND t.name_norm = ANY(%(names)s)
+GROUP BY 1, 2, 3
+ORDER BY 4 DESC, 1, 2, 3
+"""
+
+SHORTEST_PATH = """
+WITH RECURSIVE bfs (entity_id, path, steps, depth) AS (
+    SELECT e.id, ARRAY[e.id], ARRAY[]::text[], 0
+    FROM entities e WHERE e.user_id = %(user_id)s AND e.name_norm = %(source)s
+    UNION ALL
+    SELECT r.to_id, b.path || r.to_id, b.steps || (r.relation_type || '|' || r.direction), b.depth + 1
+    FROM bfs b
+    JOIN relation_edges r ON r.user_id = %(user_id)s AND r.from_id = b.entity_id
+    WHERE b.depth < %(max_depth)s AND NOT r.to_id = ANY(b.path)
+      AND NOT EXISTS (SELECT 1 FROM entities g WHERE g.user_id = %(user_id)s
+                      AND g.id = b.entity_id AND g.name_norm = %(target)s)
+)
+SELECT b.path, b.steps FROM bfs b
+JOIN entities g ON g.user_id = %(user_id)s AND g.id = b.entity_id AND g.name_norm = %(target)s
+ORDER BY b.depth
+LIMIT 1
+"""
+
+ENTITY_NAMES = "SELECT id, name FROM entities WHERE user_id = %(user_id)s AND id = ANY(%(ids)s)"
+
+ENTITIES_OF = """
+SELECT e.name, e.entity_type FROM mentions m
+JOIN entities e ON e.user_id = m.user_id AND e.id = m.entity_id
+WHERE m.user_id = %(user_id)s AND m.memory_id = %(memory_id)s
+ORDER BY e.name
+"""
+
+MEMORIES_ABOUT = """
+SELECT mem.id, mem.memory_type, mem.content, mem.importance, mem.session_id, mem.modality,
+       mem.metadata, mem.created_at
+FROM entities e
+JOIN mentions m ON m.user_id = e.user_id AND m.entity_id = e.id
+JOIN memories mem ON mem.user_id = m.user_id AND mem.id = m.memory_id AND mem.forgotten_at IS NULL
+WHERE e.user_id = %(user_id)s AND e.name_norm = %(name)s
+ORDER BY mem.importance DESC, mem.created_at DESC
+LIMIT %(limit)s
+"""
+
+KNOWN_NAMES = """
+SELECT name FROM entities WHERE user_id = %(user_id)s AND name_norm = ANY(%(names)s)
+ORDER BY length(name_norm) DESC LIMIT %(limit)s
+"""
+
+# The live memories with a relation of the same source and type as one of the given relations
+# but another target (张三 —居住于→ 北京, then 张三 —居住于→ 上海).
+CONFLICTS = """
+SELECT DISTINCT r.memory_id
+FROM relations r
+JOIN entities s ON s.user_id = r.user_id AND s.id = r.source_id
+JOIN entities t ON t.user_id = r.user_id AND t.id = r.target_id
+JOIN memories m ON m.user_id = r.user_id AND m.id = r.memory_id AND m.forgotten_at IS NULL
+WHERE r.user_id = %(user_id)s AND (s.name_norm, r.relation_type) IN (
+    SELECT * FROM unnest(%(sources)s::text[], %(types)s::text[]))
+  AND NOT (s.name_norm, r.relation_type, t.name_norm) IN (
+    SELECT * FROM unnest(%(sources)s::text[], %(types)s::text[], %(targets)s::text[]))
+"""
+
+CLEAR_USER = "DELETE FROM entities WHERE user_id = %(user_id)s"
+
+LINK_COUNTS = """
+SELECT (SELECT count(*) FROM mentions WHERE user_id = %(user_id)s),
+       (SELECT count(*) FROM relations WHERE user_id = %(user_id)s)
+"""
+
+ALL_ENTITIES = "SELECT id::text, name, entity_type FROM entities WHERE user_id = %(user_id)s ORDER BY id"
+ALL_MENTIONS = "SELECT memory_id::text, entity_id::text FROM mentions WHERE user_id = %(user_id)s"
+ALL_RELATIONS = """
+SELECT memory_id::text, source_id::text, relation_type, target_id::text FROM relations
+WHERE user_id = %(user_id)s
+"""

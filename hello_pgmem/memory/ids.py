@@ -1,0 +1,72 @@
+"""Finding one memory: by id as users type it (a full UUID, or an unambiguous prefix of at least 8
+characters), by id of any type, or by a metadata value."""
+
+from __future__ import annotations
+
+import re
+from uuid import UUID
+
+from hello_pgmem.db import Conn
+from hello_pgmem.errors import InvalidInputError, NotFoundError
+from hello_pgmem.memory import queries as q
+from hello_pgmem.memory.longterm import row_to_item
+from hello_pgmem.memory.working import WorkingMemory
+from hello_pgmem.models import MemoryItem
+
+MIN_PREFIX = 8
+_HEX_PREFIX = re.compile(r"^[0-9a-f-]+$")
+_FULL_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{32}")
+
+
+def as_uuid(memory_id: UUID | str) -> UUID:
+    """``memory_id`` as a UUID, or InvalidInputError naming the field."""
+    if isinstance(memory_id, UUID):
+        return memory_id
+    try:
+        return UUID(str(memory_id))
+    except ValueError as exc:
+        raise InvalidInputError("memory_id", f"must be a UUID, got {memory_id!r}") from exc
+
+
+def resolve(conn: Conn, working: WorkingMemory, text: object) -> UUID:
+    """A full id, or the one live memory of the user whose id starts with ``text``."""
+    if not isinstance(text, str) or not text.strip():
+        raise InvalidInputError("memory_id", "must be a memory id")
+    candidate = text.strip().lower()
+    if _FULL_UUID.fullmatch(candidate):
+        return UUID(candidate)
+    if len(candidate) < MIN_PREFIX or not _HEX_PREFIX.match(candidate):
+        raise InvalidInputError(
+            "memory_id", f"must be a full id or a prefix of at least {MIN_PREFIX} hex characters"
+        )
+    params = {"user_id": working.user_id, "prefix": candidate}
+    found = [row[0] for row in conn.execute(q.IDS_WITH_PREFIX, params).fetchall()]
+    found += working.ids_with_prefix(conn, candidate)
+    if not found:
+        raise NotFoundError(f"no memory of this user has an id starting with {candidate!r}")
+    if len(found) > 1:
+        raise InvalidInputError(
+            "memory_id", f"prefix {candidate!r} matches several memories: give more characters"
+        )
+    memory_id: UUID = found[0]
+    return memory_id
+
+
+def locate(conn: Conn, working: WorkingMemory, memory_id: UUID) -> str | None:
+    """The type of the user's live memory ``memory_id`` ("working" included), or None."""
+    row = conn.execute(q.TYPE_OF, {"user_id": working.user_id, "id": memory_id}).fetchone()
+    if row is not None:
+        return str(row[0])
+    return "working" if working.get_in(conn, memory_id) is not None else None
+
+
+def get(conn: Conn, working: WorkingMemory, memory_id: UUID) -> MemoryItem | None:
+    """The user's live memory ``memory_id`` of any type, or None."""
+    row = conn.execute(q.GET, {"user_id": working.user_id, "id": memory_id}).fetchone()
+    return row_to_item(working.user_id, row) if row else working.get_in(conn, memory_id)
+
+
+def find_by_metadata(conn: Conn, user_id: str, key: str, value: str) -> list[UUID]:
+    """Ids of the user's live long-term memories whose ``metadata[key]`` equals ``value``."""
+    rows = conn.execute(q.FIND_BY_METADATA, {"user_id": user_id, "key": key, "value": value}).fetchall()
+    return [row[0] for row in rows]

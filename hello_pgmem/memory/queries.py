@@ -1,0 +1,285 @@
+"""Every statement on ``memories``, the table of long-term memories: the family's one owner.
+
+Each statement names the user in its ``WHERE`` clause (row-level security checks it again);
+ranked searches call the SQL functions of ``sql/``. Callers run these constants with bound
+parameters and never compose SQL of their own.
+"""
+
+from __future__ import annotations
+
+from psycopg import sql
+
+COLUMNS = "id, memory_type, content, importance, session_id, modality, metadata, created_at"
+"""The columns every ``row_to_item`` row starts with, in this order."""
+
+# ---------------------------------------------------------------------------- writes
+
+INSERT = """
+INSERT INTO memories (user_id, id, memory_type, content, importance, session_id, modality,
+                      metadata, created_at, embedding, embedding_model, text_embedding,
+                      text_embedding_model)
+VALUES (%(user_id)s, %(id)s, %(memory_type)s, %(content)s, %(importance)s, %(session_id)s,
+        %(modality)s, %(metadata)s, %(created_at)s, %(embedding)s, %(model)s,
+        %(text_embedding)s, %(text_model)s)
+"""
+
+UPDATE = """
+UPDATE memories
+SET content = coalesce(%(content)s::text, content),
+    importance = coalesce(%(importance)s::double precision, importance),
+    metadata = metadata || %(metadata)s::jsonb,
+    embedding = coalesce(%(embedding)s::vector, embedding),
+    embedding_model = coalesce(%(model)s::text, embedding_model),
+    text_embedding = coalesce(%(text_embedding)s::vector, text_embedding),
+    text_embedding_model = coalesce(%(text_model)s::text, text_embedding_model),
+    updated_at = now()
+WHERE user_id = %(user_id)s AND id = %(id)s AND forgotten_at IS NULL
+RETURNING memory_type
+"""
+
+DELETE = "DELETE FROM memories WHERE user_id = %(user_id)s AND id = %(id)s"
+CLEAR_USER = "DELETE FROM memories WHERE user_id = %(user_id)s"
+CLEAR_TYPE = "DELETE FROM memories WHERE user_id = %(user_id)s AND memory_type = %(memory_type)s"
+
+FORGET_IMPORTANCE = """
+UPDATE memories SET forgotten_at = %(now)s
+WHERE user_id = %(user_id)s AND memory_type = %(memory_type)s AND forgotten_at IS NULL
+  AND importance < %(threshold)s
+"""
+
+FORGET_TIME = """
+UPDATE memories SET forgotten_at = %(now)s
+WHERE user_id = %(user_id)s AND memory_type = %(memory_type)s AND forgotten_at IS NULL
+  AND created_at < %(cutoff)s
+"""
+
+FORGET_CAPACITY = """
+UPDATE memories m SET forgotten_at = %(now)s
+FROM (SELECT id, row_number() OVER (ORDER BY importance DESC, created_at DESC, id) AS rank
+      FROM memories
+      WHERE user_id = %(user_id)s AND memory_type = %(memory_type)s AND forgotten_at IS NULL) r
+WHERE m.user_id = %(user_id)s AND m.id = r.id AND r.rank > %(capacity)s
+"""
+
+TRACK_ACCESS = """
+UPDATE memories SET access_count = access_count + 1, last_accessed_at = %(now)s
+WHERE user_id = %(user_id)s AND id = ANY(%(ids)s)
+"""
+
+REFRESH = """
+UPDATE memories
+SET access_count = access_count + 1, last_accessed_at = %(now)s,
+    importance = greatest(importance, %(importance)s), updated_at = now()
+WHERE user_id = %(user_id)s AND id = %(id)s AND forgotten_at IS NULL
+"""
+
+APPLY_DECAY = "SELECT apply_decay(%(user_id)s, %(max_memories)s, %(now)s)"
+
+# ---------------------------------------------------------------------------- consolidation
+
+MOVE_FROM_WORKING = """
+INSERT INTO memories (user_id, id, memory_type, content, importance, session_id, metadata,
+                      created_at, embedding, embedding_model)
+SELECT %(user_id)s, m.id, %(to_type)s, m.content, least(1.0, m.importance * 1.1), m.session_id,
+       m.metadata || %(provenance)s::jsonb, m.created_at, m.embedding, %(model)s
+FROM unnest(%(ids)s::uuid[], %(contents)s::text[], %(importances)s::float8[], %(sessions)s::text[],
+            %(metadatas)s::jsonb[], %(created)s::timestamptz[], %(embeddings)s::vector[])
+     AS m(id, content, importance, session_id, metadata, created_at, embedding)
+RETURNING id, content
+"""
+
+LONG_TERM_CANDIDATES = """
+SELECT id, content FROM memories
+WHERE user_id = %(user_id)s AND memory_type = %(from_type)s AND forgotten_at IS NULL
+  AND importance >= %(threshold)s
+ORDER BY created_at, id
+"""
+
+BETWEEN_LONG_TERM = """
+UPDATE memories m
+SET memory_type = %(to_type)s,
+    importance = least(1.0, m.importance * 1.1),
+    metadata = m.metadata || %(provenance)s::jsonb,
+    updated_at = now()
+FROM unnest(%(ids)s::uuid[], %(contents)s::text[]) AS src(id, content)
+WHERE m.user_id = %(user_id)s AND m.id = src.id AND m.content = src.content
+  AND m.memory_type = %(from_type)s AND m.forgotten_at IS NULL AND m.importance >= %(threshold)s
+RETURNING m.id, m.content
+"""
+
+# ---------------------------------------------------------------------------- reads
+
+GET = f"""
+SELECT {COLUMNS} FROM memories
+WHERE user_id = %(user_id)s AND id = %(id)s AND forgotten_at IS NULL
+"""
+
+TYPE_OF = """
+SELECT memory_type FROM memories WHERE user_id = %(user_id)s AND id = %(id)s AND forgotten_at IS NULL
+"""
+
+IDS_WITH_PREFIX = """
+SELECT id FROM memories
+WHERE user_id = %(user_id)s AND forgotten_at IS NULL AND starts_with(id::text, %(prefix)s)
+LIMIT 2
+"""
+
+FIND_BY_METADATA = """
+SELECT id FROM memories
+WHERE user_id = %(user_id)s AND forgotten_at IS NULL AND metadata ->> %(key)s = %(value)s
+"""
+
+MOST_IMPORTANT = f"""
+SELECT {COLUMNS} FROM memories
+WHERE user_id = %(user_id)s AND forgotten_at IS NULL AND memory_type = ANY(%(types)s)
+  AND importance >= %(min_importance)s
+ORDER BY importance DESC, created_at DESC, id
+LIMIT %(limit)s
+"""
+
+STATS = """
+SELECT count(*) FILTER (WHERE forgotten_at IS NULL),
+       count(*) FILTER (WHERE forgotten_at IS NOT NULL),
+       coalesce(avg(importance) FILTER (WHERE forgotten_at IS NULL), 0),
+       count(DISTINCT session_id) FILTER (WHERE forgotten_at IS NULL),
+       min(created_at) FILTER (WHERE forgotten_at IS NULL),
+       max(created_at) FILTER (WHERE forgotten_at IS NULL)
+FROM memories WHERE user_id = %(user_id)s AND memory_type = %(memory_type)s
+"""
+
+LIST = f"""
+SELECT {COLUMNS} FROM memories
+WHERE user_id = %(user_id)s AND memory_type = %(memory_type)s AND forgotten_at IS NULL
+  AND importance >= %(min_importance)s
+ORDER BY importance DESC, created_at DESC, id
+LIMIT %(limit)s
+"""
+
+SESSION_EPISODES = f"""
+SELECT {COLUMNS} FROM memories
+WHERE user_id = %(user_id)s AND memory_type = 'episodic' AND session_id = %(session_id)s
+  AND forgotten_at IS NULL
+ORDER BY created_at, id
+LIMIT %(limit)s
+"""
+
+SESSIONS = """
+SELECT session_id, count(*), min(created_at), max(created_at) FROM memories
+WHERE user_id = %(user_id)s AND memory_type = 'episodic' AND session_id IS NOT NULL
+  AND forgotten_at IS NULL
+GROUP BY session_id
+ORDER BY max(created_at) DESC
+LIMIT %(limit)s
+"""
+
+SEMANTIC_USERS = """
+SELECT DISTINCT user_id FROM memories
+WHERE memory_type = 'semantic' AND (%(user_id)s::text IS NULL OR user_id = %(user_id)s)
+"""
+
+SEMANTIC_IDS = """
+SELECT id::text FROM memories WHERE user_id = %(user_id)s AND memory_type = 'semantic' ORDER BY id
+"""
+
+# ---------------------------------------------------------------------------- ranked search
+
+SEARCH_EPISODIC = """
+SELECT id, memory_type, content, importance, session_id, NULL::text AS modality, metadata,
+       created_at, vector_score, recency_score, importance_weight, score
+FROM search_episodic(%(user_id)s, %(model)s, %(query)s, %(limit)s, %(session_id)s, %(since)s,
+                     %(until)s, %(min_importance)s, %(now)s)
+"""
+
+SEARCH_SEMANTIC = """
+SELECT id, memory_type, content, importance, session_id, NULL::text AS modality, metadata,
+       created_at, vector_score, graph_score, importance_weight, score
+FROM search_semantic(%(user_id)s, %(model)s, %(query)s, %(seeds)s, %(limit)s, %(max_hops)s,
+                     %(since)s, %(until)s, %(min_importance)s)
+"""
+
+SEARCH_PERCEPTUAL = """
+SELECT id, memory_type, content, importance, NULL::text AS session_id, modality, metadata,
+       created_at, vector_score, recency_score, importance_weight, score
+FROM search_perceptual(%(user_id)s, %(model)s, %(query)s, %(limit)s, %(modality)s, %(since)s,
+                       %(until)s, %(min_importance)s, %(now)s, %(space)s)
+"""
+
+KEYWORD = f"""
+SELECT {COLUMNS}, 0.5::double precision AS vector_score, r.recency,
+       importance_weight(importance),
+       CASE WHEN memory_type = 'semantic' THEN semantic_score(0.5, 0, importance)
+            ELSE episodic_score(0.5, r.recency, importance) END AS score
+FROM memories
+CROSS JOIN LATERAL (SELECT episodic_recency(
+    greatest(0, extract(epoch FROM %(now)s::timestamptz - created_at)::float8 / 86400)) AS recency) r
+WHERE user_id = %(user_id)s AND memory_type = %(memory_type)s AND forgotten_at IS NULL
+  AND (search_text @@ fts_query(%(query)s) OR strpos(lower(content), lower(%(query)s)) > 0)
+  AND (%(session_id)s::text IS NULL OR session_id = %(session_id)s)
+  AND (%(since)s::timestamptz IS NULL OR created_at >= %(since)s)
+  AND (%(until)s::timestamptz IS NULL OR created_at <= %(until)s)
+  AND (%(min_importance)s::double precision IS NULL OR importance >= %(min_importance)s)
+ORDER BY score DESC, id
+LIMIT %(limit)s
+"""
+
+NEAREST = """
+SELECT c.id, c.vector_score, m.content, m.memory_type
+FROM memory_candidates(%(user_id)s, %(model)s, %(query)s, %(pool)s, %(types)s) AS c
+JOIN memories m ON m.user_id = %(user_id)s AND m.id = c.id
+ORDER BY c.vector_score DESC
+"""
+
+# ---------------------------------------------------------------------------- re-embedding
+
+_TEXT_ROWS = {  # vector column -> the rows that hold a text vector in it
+    "embedding": sql.SQL("(memory_type <> 'perceptual' OR modality IS NULL OR modality = 'text')"),
+    "text_embedding": sql.SQL("memory_type = 'perceptual'"),
+}
+VECTOR_COLUMNS = tuple(_TEXT_ROWS)
+
+_PENDING = """
+SELECT user_id, id, content FROM memories
+WHERE {rows} AND {model_column} IS DISTINCT FROM %(model)s
+  AND (%(user_id)s::text IS NULL OR user_id = %(user_id)s)
+ORDER BY user_id, id
+LIMIT %(batch)s
+"""
+
+_REEMBED = """
+UPDATE memories m
+SET {column} = src.embedding, {model_column} = %(model)s, updated_at = now()
+FROM unnest(%(users)s::text[], %(ids)s::uuid[], %(contents)s::text[], %(embeddings)s::vector[])
+     AS src(user_id, id, content, embedding)
+WHERE m.user_id = src.user_id AND m.id = src.id AND m.content = src.content
+"""
+
+_REMAINING = """
+SELECT count(*) FROM memories
+WHERE {rows} AND {model_column} IS DISTINCT FROM %(model)s
+  AND (%(user_id)s::text IS NULL OR user_id = %(user_id)s)
+"""
+
+
+def reembed_statements(column: str) -> tuple[sql.Composed, sql.Composed, sql.Composed]:
+    """The pending, write and remaining statements of re-embedding one vector column."""
+    names = {
+        "column": sql.Identifier(column),
+        "model_column": sql.Identifier(f"{column}_model"),
+        "rows": _TEXT_ROWS[column],
+    }
+    return tuple(sql.SQL(text).format(**names) for text in (_PENDING, _REEMBED, _REMAINING))  # type: ignore[return-value]
+
+
+# ---------------------------------------------------------------------------- maintenance (all users)
+
+USERS_OVER = """
+SELECT user_id FROM memories WHERE forgotten_at IS NULL GROUP BY user_id HAVING count(*) > %(max)s
+"""
+
+PURGEABLE = """
+SELECT user_id, array_agg(id) FROM memories
+WHERE forgotten_at IS NOT NULL AND forgotten_at < %(cutoff)s
+GROUP BY user_id
+"""
+
+PURGE = "DELETE FROM memories WHERE user_id = %(user_id)s AND id = ANY(%(ids)s)"

@@ -1,0 +1,87 @@
+"""The knowledge graph of one user, read one transaction per question, and the graph methods
+MemoryManager offers on top of it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cached_property
+from typing import Any
+from uuid import UUID
+
+from hello_pgmem.db import Database
+from hello_pgmem.graph.store import EntityRef, GraphStore, Neighbourhood, PathStep
+from hello_pgmem.memory.ids import as_uuid
+from hello_pgmem.memory.longterm import row_to_item
+from hello_pgmem.models import MemoryConfig, MemoryItem, check_entity_name, check_limit
+
+
+class UserGraph:
+    """Neighbourhoods, paths, a memory's entities, an entity's memories, and read-only Cypher."""
+
+    def __init__(self, db: Database, graph: GraphStore) -> None:
+        self.db = db
+        self.graph = graph
+        self.user_id = graph.user_id
+
+    def neighbourhood(self, entity: str, depth: int = 1) -> Neighbourhood:
+        """The entities within ``depth`` relations of ``entity`` and the relations among them."""
+        with self.db.transaction(self.user_id) as conn:
+            return self.graph.neighbourhood(conn, check_entity_name(entity), depth)
+
+    def path(self, source: str, target: str, max_depth: int = 4) -> list[PathStep]:
+        """The shortest chain of relations between two entities ([] when not connected)."""
+        names = check_entity_name(source), check_entity_name(target, "target")
+        with self.db.transaction(self.user_id) as conn:
+            return self.graph.shortest_path(conn, *names, max_depth)
+
+    def entities_of(self, memory_id: UUID) -> list[EntityRef]:
+        with self.db.transaction(self.user_id) as conn:
+            return self.graph.entities_of(conn, memory_id)
+
+    def memories_about(self, entity: str, limit: int) -> list[MemoryItem]:
+        """The live memories that mention ``entity``, most important first."""
+        with self.db.transaction(self.user_id) as conn:
+            rows = self.graph.memories_about(conn, check_entity_name(entity), limit)
+        return [row_to_item(self.user_id, row) for row in rows]
+
+    def cypher(
+        self, query: str, params: dict[str, Any] | None, columns: Sequence[str]
+    ) -> list[tuple[Any, ...]]:
+        """Read-only Cypher on this user's part of the AGE graph (``$user_id`` bound and required)."""
+        with self.db.transaction(self.user_id) as conn:
+            return self.graph.cypher(conn, query, params, columns)
+
+
+class GraphQuestions:
+    """The graph methods of MemoryManager, answered by its :class:`UserGraph`."""
+
+    db: Database
+    graph: GraphStore
+    config: MemoryConfig
+
+    @cached_property
+    def user_graph(self) -> UserGraph:
+        """Graph questions, one transaction each."""
+        return UserGraph(self.db, self.graph)
+
+    def graph_neighbourhood(self, entity: str, depth: int = 1) -> Neighbourhood:
+        """The entities within ``depth`` relations of ``entity`` and the relations among them."""
+        return self.user_graph.neighbourhood(entity, depth)
+
+    def graph_path(self, source: str, target: str, max_depth: int = 4) -> list[PathStep]:
+        """The shortest chain of relations between two entities ([] when not connected)."""
+        return self.user_graph.path(source, target, max_depth)
+
+    def memory_entities(self, memory_id: UUID | str) -> list[EntityRef]:
+        """The entities a memory mentions."""
+        return self.user_graph.entities_of(as_uuid(memory_id))
+
+    def entity_memories(self, entity: str, limit: int = 20) -> list[MemoryItem]:
+        """The live memories that mention ``entity``."""
+        return self.user_graph.memories_about(entity, check_limit(limit, self.config.max_search_limit))
+
+    def cypher(
+        self, query: str, params: dict[str, Any] | None = None, columns: Sequence[str] = ("result",)
+    ) -> list[tuple[Any, ...]]:
+        """Cypher on this user's part of the AGE graph; the query must filter by ``$user_id``."""
+        return self.user_graph.cypher(query, params, columns)

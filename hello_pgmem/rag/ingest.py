@@ -1,0 +1,247 @@
+"""Ingest: Markdown texts and files into one namespace, embedded through the cache, in one
+transaction per call.
+
+Every document is validated and chunked before anything is written; re-adding a document id
+replaces its chunks atomically; unchanged content (same hash and chunking) is skipped without
+embedding anything.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from psycopg.types.json import Jsonb
+
+from hello_pgmem.embedding import Embedder
+from hello_pgmem.errors import HelloPgmemError, InvalidInputError
+from hello_pgmem.llm import ChatClient
+from hello_pgmem.models import check_content, check_name
+from hello_pgmem.rag import store
+from hello_pgmem.rag.chunking import Chunk, chunk_markdown
+from hello_pgmem.rag.convert import SUPPORTED, convert_file
+from hello_pgmem.rag.models import IngestResult
+from hello_pgmem.retry import retry_transient
+from hello_pgmem.text import token_counter
+
+MAX_CHUNKS_PER_DOCUMENT = 20_000
+MAX_BATCH_DOCUMENTS = 10_000
+MAX_TEXT_CHARS = 5_000_000
+_MARKUP = [
+    (re.compile(r"^#{1,6}\s*", re.M), ""),
+    (re.compile(r"\[([^\]]*)\]\([^)]*\)"), r"\1"),
+    (re.compile(r"[*_]{1,3}([^*_\n]+)[*_]{1,3}"), r"\1"),
+    (re.compile(r"`{1,3}"), ""),
+    (re.compile(r"[ \t]+"), " "),
+]
+
+Progress = Callable[[int, int, IngestResult], None]
+
+
+@dataclass(frozen=True)
+class TextDocument:
+    """One Markdown text to ingest with :meth:`KnowledgeBase.add_texts`."""
+
+    text: str
+    document_id: str | None = None
+    source_path: str | None = None
+    title: str | None = None
+    metadata: dict[str, Any] | None = None
+
+
+def embedding_text(chunk: Chunk) -> str:
+    """What is embedded for a chunk: its heading path, then its text without Markdown markup."""
+    text = chunk.content
+    for pattern, replacement in _MARKUP:
+        text = pattern.sub(replacement, text)
+    heading = " > ".join(chunk.heading_path)
+    return f"{heading}\n{text.strip()}" if heading else text.strip()
+
+
+class Ingest(store.Namespaced):
+    """The ingest methods of :class:`~hello_pgmem.rag.knowledge.KnowledgeBase`."""
+
+    embedder: Embedder
+    llm: ChatClient | None
+    batch_size: int
+
+    def add_text(
+        self,
+        text: str,
+        document_id: str | None = None,
+        *,
+        chunk_size: int = 800,
+        chunk_overlap: int = 100,
+        source_path: str | None = None,
+        title: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> IngestResult:
+        """Store ``text`` (Markdown) as a document; see the module docstring for re-adds."""
+        document = TextDocument(text, document_id, source_path, title, metadata)
+        return self.add_texts([document], chunk_size=chunk_size, chunk_overlap=chunk_overlap)[0]
+
+    @retry_transient
+    def add_texts(
+        self, documents: Sequence[TextDocument], *, chunk_size: int = 800, chunk_overlap: int = 100
+    ) -> list[IngestResult]:
+        """Store many Markdown documents in one transaction, all or nothing (the bulk ingest path).
+
+        Every document is validated and chunked before anything is written; the chunks of all of
+        them are embedded through the cache together and written in one pipelined transaction.
+        """
+        if not documents or len(documents) > MAX_BATCH_DOCUMENTS:
+            raise InvalidInputError("documents", f"must hold between 1 and {MAX_BATCH_DOCUMENTS} documents")
+        started = time.perf_counter()
+        chunking = {
+            "chunk_size": chunk_size,
+            "chunk_overlap": chunk_overlap,
+            "model": self.embedder.model_name,
+        }
+        counter = token_counter()
+        planned: list[tuple[TextDocument, str, list[Chunk], bytes]] = []  # document, id, chunks, hash
+        for doc in documents:
+            text = check_content(doc.text, MAX_TEXT_CHARS)
+            document_id = check_name(
+                doc.document_id or f"text_{store.sha256(text).hex()[:16]}", "document_id"
+            )
+            chunks = chunk_markdown(text, chunk_size, chunk_overlap, counter)
+            if len(chunks) > MAX_CHUNKS_PER_DOCUMENT:
+                raise InvalidInputError(
+                    "text", f"gives {len(chunks)} chunks, more than {MAX_CHUNKS_PER_DOCUMENT}"
+                )
+            planned.append((doc, document_id, chunks, store.sha256(text)))
+        if len({p[1] for p in planned}) != len(planned):
+            raise InvalidInputError("documents", "must not repeat a document id")
+        with self.transaction() as conn:
+            known = {
+                row[0]: (bytes(row[1]), row[2])
+                for row in conn.execute(store.DOCUMENT_HASHES, self.params(ids=[p[1] for p in planned]))
+            }
+        changed = [p for p in planned if known.get(p[1]) != (p[3], chunking)]
+        texts = [embedding_text(c) for p in changed for c in p[2]]
+        vectors, embedded = store.embed_cached(self.db, self.embedder, texts, self.batch_size)
+        vector_rows, fresh = iter(vectors), iter(embedded)
+        document_rows: list[dict[str, Any]] = []
+        chunk_rows: list[dict[str, Any]] = []
+        embedded_by_id: dict[str, int] = {}
+        for doc, document_id, chunks, content_hash in changed:
+            document_rows.append(
+                self.params(
+                    id=document_id,
+                    source_path=doc.source_path,
+                    title=doc.title,
+                    content_hash=content_hash,
+                    token_count=sum(c.tokens for c in chunks),
+                    chunk_count=len(chunks),
+                    metadata=Jsonb({**(doc.metadata or {}), "chunking": chunking}),
+                )
+            )
+            chunk_rows.extend(self._chunk_row(document_id, chunk, next(vector_rows)) for chunk in chunks)
+            embedded_by_id[document_id] = sum(next(fresh) for _ in chunks)
+        if changed:
+            with self.transaction(pipeline=True) as conn, conn.cursor() as cur:
+                cur.executemany(store.UPSERT_DOCUMENT, document_rows)
+                cur.executemany(store.DELETE_CHUNKS, [self.params(id=p[1]) for p in changed])
+                cur.executemany(store.INSERT_CHUNK, chunk_rows)
+        elapsed = int((time.perf_counter() - started) * 1000)
+        updated = {p[1] for p in changed}
+        return [
+            IngestResult(
+                document_id=document_id,
+                source_path=doc.source_path,
+                status="unchanged"
+                if document_id not in updated
+                else "replaced"
+                if document_id in known
+                else "added",
+                chunks=len(chunks),
+                tokens=sum(c.tokens for c in chunks) if document_id in updated else 0,
+                embedded=embedded_by_id.get(document_id, 0),
+                elapsed_ms=elapsed,
+            )
+            for doc, document_id, chunks, _ in planned
+        ]
+
+    def _chunk_row(self, document_id: str, chunk: Chunk, vector: np.ndarray) -> dict[str, Any]:
+        digest = store.sha256(chunk.content)
+        return self.params(
+            id=uuid.uuid5(
+                uuid.NAMESPACE_URL, f"pgmem:{self.namespace}/{document_id}/{chunk.position}/{digest.hex()}"
+            ),
+            document_id=document_id,
+            position=chunk.position,
+            content=chunk.content,
+            content_hash=digest,
+            heading_path=chunk.heading_path,
+            start_char=chunk.start,
+            end_char=chunk.end,
+            token_count=chunk.tokens,
+            embedding=vector,
+            model=self.embedder.model_name,
+        )
+
+    def add_document(
+        self,
+        file_path: str | Path,
+        document_id: str | None = None,
+        *,
+        chunk_size: int = 800,
+        chunk_overlap: int = 100,
+    ) -> IngestResult:
+        """Convert a file to Markdown and store it (document id: the given one, else the file path)."""
+        converted = convert_file(file_path, **self._vision())
+        return self.add_text(
+            converted.markdown,
+            document_id or check_name(converted.source_path[-255:], "document_id"),
+            chunk_size=chunk_size,
+            chunk_overlap=chunk_overlap,
+            source_path=converted.source_path,
+            title=converted.title,
+            metadata={"format": converted.format},
+        )
+
+    def _vision(self) -> dict[str, Any]:
+        """MarkItDown describes images with the chat model when one is configured."""
+        if self.llm is None:
+            return {}
+        return {"llm_client": self.llm.client, "llm_model": self.llm.model}
+
+    def ingest(
+        self,
+        paths: Iterable[str | Path],
+        *,
+        chunk_size: int = 800,
+        chunk_overlap: int = 100,
+        progress: Progress | None = None,
+    ) -> list[IngestResult]:
+        """Files and folders (recursively, supported formats only); one bad file stops nothing."""
+        files = list(_expand(paths))
+        results: list[IngestResult] = []
+        for number, path in enumerate(files, 1):
+            try:
+                result = self.add_document(path, chunk_size=chunk_size, chunk_overlap=chunk_overlap)
+            except HelloPgmemError as exc:
+                result = IngestResult(
+                    document_id=str(path), source_path=str(path), status="failed", error=str(exc)
+                )
+            results.append(result)
+            if progress is not None:
+                progress(number, len(files), result)
+        return results
+
+    # ------------------------------------------------------------------ search
+
+
+def _expand(paths: Iterable[str | Path]) -> Iterable[Path]:
+    for item in paths:
+        path = Path(item).expanduser()
+        if path.is_dir():
+            yield from sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in SUPPORTED)
+        else:
+            yield path

@@ -1,0 +1,176 @@
+"""Search and ask: hybrid search of one namespace (with MQE and HyDE variants), and answers that
+cite their passages."""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from hello_pgmem.embedding import Embedder
+from hello_pgmem.errors import InvalidInputError, LLMError
+from hello_pgmem.llm import ChatClient
+from hello_pgmem.models import check_content
+from hello_pgmem.rag import store
+from hello_pgmem.rag.answer import ANSWER_SYSTEM, ANSWER_USER, Answer, Source, build_context, cited_numbers
+from hello_pgmem.rag.expansion import hypothetical_answer, multi_queries
+from hello_pgmem.rag.models import ChunkHit
+from hello_pgmem.retrieval_log import log_retrieval
+
+log = logging.getLogger(__name__)
+
+MAX_TOP_K = 100
+DEFAULT_FUSION = "rrf"
+
+
+class Search(store.Namespaced):
+    """The search methods of :class:`~hello_pgmem.rag.knowledge.KnowledgeBase`."""
+
+    embedder: Embedder
+    llm: ChatClient | None
+    fusion: str
+
+    def search(
+        self,
+        query: str,
+        top_k: int = 5,
+        *,
+        min_score: float | None = None,
+        document_ids: Sequence[str] | None = None,
+        enable_mqe: bool = False,
+        enable_hyde: bool = False,
+        mqe_expansions: int = 2,
+        candidate_pool_multiplier: int = 4,
+    ) -> list[ChunkHit]:
+        """Hybrid search; with MQE/HyDE every query variant is searched and the best score per
+        chunk kept. ``min_score`` applies to the cosine similarity (``vector_score``)."""
+        check_content(query)
+        started = time.perf_counter()
+        if not 1 <= top_k <= MAX_TOP_K:
+            raise InvalidInputError("top_k", f"must be between 1 and {MAX_TOP_K}")
+        variants: list[tuple[str, str]] = [("original", query)]
+        if (enable_mqe or enable_hyde) and self.llm is None:
+            log.info("no chat model configured: MQE/HyDE skipped, plain search")
+        elif self.llm is not None:
+            if enable_mqe:
+                variants += [("mqe", q) for q in multi_queries(self.llm, query, mqe_expansions)]
+            if enable_hyde:
+                passage = hypothetical_answer(self.llm, query)
+                if passage:
+                    variants.append(("hyde", passage))
+        vectors = self.embedder.encode([text for _, text in variants])
+        self.db.ensure_embedding_model(self.embedder.model_name, self.embedder.dimension)
+        pool = top_k * candidate_pool_multiplier
+        best: dict[uuid.UUID, ChunkHit] = {}
+        with self.transaction() as conn:
+            for (kind, text), vector in zip(variants, vectors, strict=True):
+                rows = conn.execute(
+                    store.SEARCH,
+                    self.params(
+                        model=self.embedder.model_name,
+                        query=vector,
+                        text=query if kind == "hyde" else text,
+                        limit=pool,
+                        document_ids=list(document_ids) if document_ids else None,
+                        fusion=self.fusion,
+                        pool=pool,
+                    ),
+                ).fetchall()
+                for row in rows:
+                    hit = _hit(row)
+                    known = best.get(hit.id)
+                    if known is None or hit.score > known.score:
+                        hit.matched_by = sorted({kind, *(known.matched_by if known else [])})
+                        best[hit.id] = hit
+                    else:
+                        known.matched_by = sorted({kind, *known.matched_by})
+        hits = sorted(best.values(), key=lambda h: (-h.score, -h.vector_score, str(h.id)))
+        if min_score is not None:
+            hits = [h for h in hits if h.vector_score >= min_score]
+        hits = hits[:top_k]
+        log_retrieval(
+            self.db,
+            f"rag:{self.namespace}",
+            "rag",
+            query,
+            [(h.id, h.score) for h in hits],
+            int((time.perf_counter() - started) * 1000),
+            self.namespace,
+        )
+        return hits
+
+    def ask(
+        self,
+        question: str,
+        top_k: int = 5,
+        *,
+        max_chars: int = 1200,
+        enable_mqe: bool = False,
+        enable_hyde: bool = False,
+        min_score: float | None = None,
+    ) -> Answer:
+        """Answer from the knowledge base only, citing passages as [n]; without a chat model, the
+        passages themselves with a notice."""
+        hits = self.search(
+            question, top_k, min_score=min_score, enable_mqe=enable_mqe, enable_hyde=enable_hyde
+        )
+        context, used = build_context(hits, max_chars)
+        sources = [
+            Source(
+                number=i,
+                document_id=h.document_id,
+                source_path=h.source_path,
+                heading_path=h.heading_path,
+                score=h.vector_score,
+            )
+            for i, h in enumerate(used, 1)
+        ]
+        if not used:
+            return Answer(
+                question=question, answer=None, sources=[], context="", notice="知识库中没有找到相关内容"
+            )
+        if self.llm is None:
+            return Answer(
+                question=question,
+                answer=None,
+                sources=sources,
+                context=context,
+                notice="未配置大语言模型（LLM_MODEL_ID）：以下是最相关的原文片段，而不是生成的回答",
+            )
+        messages = [
+            {"role": "system", "content": ANSWER_SYSTEM},
+            {"role": "user", "content": ANSWER_USER.format(question=question, context=context)},
+        ]
+        try:
+            text = self.llm.complete(messages)
+        except LLMError as exc:
+            log.warning("answering failed, returning the passages: %s", exc)
+            return Answer(
+                question=question,
+                answer=None,
+                sources=sources,
+                context=context,
+                notice=f"大语言模型调用失败（{exc}）：以下是最相关的原文片段",
+            )
+        cited = cited_numbers(text)
+        for source in sources:
+            source.cited = source.number in cited
+        return Answer(question=question, answer=text, sources=sources, context=context)
+
+
+def _hit(row: Sequence[Any]) -> ChunkHit:
+    return ChunkHit(
+        id=row[0],
+        document_id=row[1],
+        position=row[2],
+        content=row[3],
+        heading_path=list(row[4]),
+        start_char=row[5],
+        end_char=row[6],
+        source_path=row[7],
+        vector_score=float(row[8]),
+        text_score=float(row[9]),
+        score=float(row[10]),
+    )

@@ -1,0 +1,161 @@
+"""The one way in: ``hello_pgmem.connect()`` returns a :class:`Store`, whose methods hand out one
+user's memory, one namespace's knowledge base, the long-term memory loop and the agent tools,
+all sharing one connection pool, one embedder and one chat model.
+
+    import hello_pgmem
+
+    with hello_pgmem.connect() as store:          # DATABASE_URL, or the development server
+        memory = store.memory("alice")
+        memory.add_memory("Alice lives in Berlin", "semantic")
+        memory.retrieve_memories("where does Alice live?")
+        store.knowledge("handbook").add_text("# Leave\\n\\nTwenty-five days a year.")
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from hello_pgmem.db import Database
+from hello_pgmem.embedding import Embedder, create_embedder
+from hello_pgmem.llm import ChatClient, create_chat_client
+from hello_pgmem.models import MemoryConfig
+from hello_pgmem.settings import Settings
+
+if TYPE_CHECKING:
+    from hello_pgmem.loop.system import AgentMemorySystem
+    from hello_pgmem.loop.writer import LoopConfig
+    from hello_pgmem.memory.manager import MemoryManager
+    from hello_pgmem.rag.knowledge import KnowledgeBase
+    from hello_pgmem.tools.memory_tool import MemoryTool
+    from hello_pgmem.tools.rag_tool import RAGTool
+
+DEFAULT_TYPES = ("working", "episodic", "semantic")
+
+
+def connect(
+    url: str | None = None,
+    *,
+    settings: Settings | None = None,
+    embedder: Embedder | None = None,
+    llm: ChatClient | None = None,
+) -> Store:
+    """A :class:`Store` on ``url`` (else ``settings.database_url``, else ``DATABASE_URL``).
+
+    Nothing is opened until first use; the schema must be migrated (``hello-pgmem migrate`` or
+    :meth:`Store.migrate`).
+    """
+    base = settings or Settings()
+    if url is not None:
+        base = base.model_copy(update={"database_url": url})
+    return Store(base, embedder=embedder, llm=llm)
+
+
+class Store:
+    """A database with hello_pgmem's schema, and what every user and namespace share."""
+
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        database: Database | None = None,
+        embedder: Embedder | None = None,
+        llm: ChatClient | None = None,
+    ) -> None:
+        self.settings = settings or (database.settings if database else Settings())
+        self.db, self._owns_db = Database.shared(database, self.settings)
+        self._embedder = embedder
+        self._llm = llm
+
+    @cached_property
+    def embedder(self) -> Embedder:
+        """The embedder the settings choose (``EMBED_MODEL_TYPE``), made once."""
+        return self._embedder or create_embedder(self.settings)
+
+    @cached_property
+    def llm(self) -> ChatClient | None:
+        """The chat model of ``LLM_MODEL_ID``, or None when none is configured."""
+        return self._llm or create_chat_client(self.settings)
+
+    def migrate(self) -> None:
+        """Create or upgrade the schema (idempotent), in one transaction."""
+        from hello_pgmem.migrations import upgrade
+
+        upgrade(self.settings)
+
+    def memory(
+        self,
+        user_id: str,
+        session_id: str | None = None,
+        *,
+        types: Sequence[str] = DEFAULT_TYPES,
+        config: MemoryConfig | None = None,
+        clock: Callable[[], datetime] | None = None,
+    ) -> MemoryManager:
+        """The memories of ``user_id`` (working memory of ``session_id``) of the given types."""
+        from hello_pgmem.memory.manager import MemoryManager
+
+        return MemoryManager.of_types(
+            user_id,
+            types,
+            config=config,
+            database=self.db,
+            embedder=self.embedder,
+            session_id=session_id,
+            clock=clock,
+        )
+
+    def knowledge(self, namespace: str = "default", **options: Any) -> KnowledgeBase:
+        """The documents of ``namespace`` (options: ``batch_size``, ``fusion``)."""
+        from hello_pgmem.rag.knowledge import KnowledgeBase
+
+        return KnowledgeBase(self.db, self.embedder, namespace, llm=self.llm, **options)
+
+    def loop(self, llm: ChatClient | None = None, config: LoopConfig | None = None) -> AgentMemorySystem:
+        """The long-term memory loop (extraction after each turn) with ``llm`` or the configured one."""
+        from hello_pgmem.errors import ConfigurationError
+        from hello_pgmem.loop.system import AgentMemorySystem
+
+        chat = llm or self.llm
+        if chat is None:
+            raise ConfigurationError("the memory loop needs a chat model: set LLM_MODEL_ID or pass llm=")
+        return AgentMemorySystem(chat, database=self.db, embedder=self.embedder, config=config)
+
+    def memory_tool(
+        self, user_id: str, *, types: Sequence[str] = DEFAULT_TYPES, expandable: bool = False
+    ) -> MemoryTool:
+        """The agent-facing ``memory`` tool of ``user_id``."""
+        from hello_pgmem.tools.memory_tool import MemoryTool
+
+        return MemoryTool(
+            user_id, memory_types=list(types), expandable=expandable, database=self.db, embedder=self.embedder
+        )
+
+    def rag_tool(self, namespace: str = "default", *, expandable: bool = False) -> RAGTool:
+        """The agent-facing ``rag`` tool of ``namespace`` (limited to it)."""
+        from hello_pgmem.tools.rag_tool import RAGTool
+
+        return RAGTool(
+            rag_namespace=namespace,
+            expandable=expandable,
+            database=self.db,
+            embedder=self.embedder,
+            llm=self.llm,
+            namespaces=[namespace],
+        )
+
+    def close(self) -> None:
+        """Close the connection pool (when this store opened it)."""
+        if self._owns_db:
+            self.db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Store(schema={self.settings.schema_name!r})"
