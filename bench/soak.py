@@ -41,7 +41,7 @@ BATCH_WRITER = """
 import sys
 from hello_pgmem import Database, HashingEmbedder, Settings
 from hello_pgmem.memory import MemoryManager
-with Database(Settings(database_url=sys.argv[1], PGMEM_CONNECT_TIMEOUT=1)) as db:
+with Database(Settings(database_url=sys.argv[1], connect_timeout_s=1)) as db:
     manager = MemoryManager(user_id="batcher", database=db, embedder=HashingEmbedder())
     batch = int(sys.argv[2])
     while True:
@@ -134,7 +134,7 @@ def main() -> None:
     name = f"soak_{uuid.uuid4().hex[:6]}"
     with psycopg.connect(server.url, autocommit=True) as conn:
         conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    settings = Settings(database_url=make_conninfo(server.url, dbname=name), PGMEM_CONNECT_TIMEOUT=1)
+    settings = Settings(database_url=make_conninfo(server.url, dbname=name), connect_timeout_s=1)
     migrations.upgrade(settings)
     stop = threading.Event()
     faults: list[dict[str, Any]] = []

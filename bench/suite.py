@@ -58,9 +58,7 @@ def fresh_database() -> Iterator[Settings]:
     with psycopg.connect(server, autocommit=True) as conn:
         conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
     try:
-        settings = Settings(
-            database_url=psycopg.conninfo.make_conninfo(server, dbname=name), PGMEM_POOL_MAX=4
-        )
+        settings = Settings(database_url=psycopg.conninfo.make_conninfo(server, dbname=name), pool_max_size=4)
         migrations.upgrade(settings)
         yield settings
     finally:

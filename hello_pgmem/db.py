@@ -11,7 +11,7 @@ import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Self
 
 import psycopg
 from pgvector.psycopg import register_vector
@@ -125,6 +125,25 @@ def connect(settings: Settings, autocommit: bool = False) -> psycopg.Connection[
         )
     except psycopg.OperationalError as exc:
         raise DatabaseUnavailableError(f"cannot connect to the database: {exc}".strip()) from exc
+
+
+class SharesDatabase:
+    """Something that uses a Database, given or its own: ``close`` closes it only when it is its
+    own, and ``with`` closes it at the end."""
+
+    db: Database
+    _owns_db: bool
+
+    def close(self) -> None:
+        """Close the connection pool, when it was opened for this object alone."""
+        if self._owns_db:
+            self.db.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 class Database:

@@ -82,12 +82,16 @@ def check_memory_type(value: object, field: str = "memory_type") -> MemoryType:
     return value
 
 
+MAX_BATCH = 10_000
+
+
 def check_batch(
     memory_type: object,
     contents: object,
     importance: object,
     metadata: object,
-    maximum: int,
+    max_chars: int = DEFAULT_MAX_CONTENT_CHARS,
+    maximum: int = MAX_BATCH,
 ) -> tuple[MemoryType, list[tuple[str, float | None, dict[str, Any]]]]:
     """The type and (content, importance or None, metadata) of each memory of a batch add."""
     kind = check_memory_type(memory_type)
@@ -110,7 +114,8 @@ def check_batch(
         values = [check_importance(v) for v in importance]  # type: ignore[attr-defined]
     if len(values) != len(contents):
         raise InvalidInputError("importance", "must be one number, or one per content")
-    return kind, list(zip(contents, values, metas, strict=True))
+    texts = [check_content(text, max_chars) for text in contents]
+    return kind, list(zip(texts, values, metas, strict=True))
 
 
 def check_update(

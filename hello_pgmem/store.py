@@ -18,7 +18,7 @@ from datetime import datetime
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from hello_pgmem.db import Database
+from hello_pgmem.db import Database, SharesDatabase
 from hello_pgmem.embedding import Embedder, create_embedder
 from hello_pgmem.llm import ChatClient, create_chat_client
 from hello_pgmem.models import MemoryConfig
@@ -53,7 +53,7 @@ def connect(
     return Store(base, embedder=embedder, llm=llm)
 
 
-class Store:
+class Store(SharesDatabase):
     """A database with hello_pgmem's schema, and what every user and namespace share."""
 
     def __init__(
@@ -145,17 +145,6 @@ class Store:
             llm=self.llm,
             namespaces=[namespace],
         )
-
-    def close(self) -> None:
-        """Close the connection pool (when this store opened it)."""
-        if self._owns_db:
-            self.db.close()
-
-    def __enter__(self) -> Store:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"Store(schema={self.settings.schema_name!r})"

@@ -116,7 +116,7 @@ def clean(database: Database) -> Iterator[Database]:
 @pytest.fixture(scope="session")
 def database_without_age(new_database: Callable[[], str]) -> Iterator[Database]:
     """A second session database migrated with PGMEM_AGE=off: no AGE extension, no graph."""
-    settings = Settings(database_url=new_database(), PGMEM_AGE="off")
+    settings = Settings(database_url=new_database(), age="off")
     migrations.upgrade(settings)
     with Database(settings) as db:
         yield db

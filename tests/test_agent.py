@@ -88,7 +88,7 @@ def test_the_reference_demo_across_two_agent_instances(
 
 
 def test_bad_tool_arguments_go_back_to_the_model(clean: Database, embedder: HashingEmbedder) -> None:
-    answers = [
+    answers: list[dict[str, Any] | str] = [
         {
             "role": "assistant",
             "content": None,
@@ -130,4 +130,4 @@ def test_history_is_short_and_in_process(
 
 def test_hello_agents_llm_needs_a_model() -> None:
     with pytest.raises(ConfigurationError, match="LLM_MODEL_ID"):
-        HelloAgentsLLM(settings=Settings(LLM_MODEL_ID=None))
+        HelloAgentsLLM(settings=Settings(llm_model_id=None))

@@ -98,7 +98,8 @@ def test_code_blocks_and_tables_are_never_cut_unless_alone_too_big() -> None:
 
 def test_a_single_huge_word_is_hard_split() -> None:
     chunks = chunk_markdown("x" * 5000 + "\n", 100, 10)
-    assert all(c.tokens <= 100 for c in chunks)
+    assert len(chunks) > 1 and all(0 < c.tokens <= 100 for c in chunks)
+    assert sum(c.content.count("x") for c in chunks) >= 5000, "every character is kept"
 
 
 @pytest.mark.parametrize(

@@ -28,7 +28,7 @@ def workload(url: str, seed: int, user: str, operations: int, db: Database | Non
     """Random mixed operations for ``user``; what was acknowledged, and any error that escaped."""
     rng = random.Random(seed)
     own = db is None
-    database = db or Database(Settings(database_url=url, PGMEM_POOL_MAX=2))
+    database = db or Database(Settings(database_url=url, pool_max_size=2))
     manager = MemoryManager(ROOMY, user_id=user, database=database, embedder=HashingEmbedder())
     knowledge = KnowledgeBase(database, HashingEmbedder(), f"ns_{user}")
     added: list[str] = []

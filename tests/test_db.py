@@ -49,7 +49,7 @@ def test_transaction_sets_the_user_for_its_duration_only(database: Database) -> 
 
 
 def test_unreachable_server_is_a_clear_error() -> None:
-    settings = Settings(database_url="postgresql://postgres@127.0.0.1:1/pgmem", PGMEM_CONNECT_TIMEOUT=1)
+    settings = Settings(database_url="postgresql://postgres@127.0.0.1:1/pgmem", connect_timeout_s=1)
     with pytest.raises(DatabaseUnavailableError, match="cannot connect to the database"):
         Database(settings).open()
 

@@ -48,7 +48,7 @@ def test_hashing_never_returns_a_zero_vector(embedder: HashingEmbedder) -> None:
     vector = embedder.encode_one("。，！")
     assert np.linalg.norm(vector) == pytest.approx(1.0)
     with pytest.raises(TypeError):
-        embedder.encode("not a list")  # type: ignore[arg-type]
+        embedder.encode("not a list")
 
 
 def test_openai_endpoint_batches_and_keeps_order() -> None:
@@ -95,7 +95,7 @@ def test_wrong_dimension_from_the_endpoint() -> None:
 def test_auto_prefers_a_configured_endpoint(caplog: pytest.LogCaptureFixture) -> None:
     with serve(FakeOpenAI(dimension=8)) as fake:
         caplog.set_level(logging.INFO, "hello_pgmem.embedding")
-        chosen = create_embedder(Settings(EMBED_BASE_URL=fake.base_url, EMBED_API_KEY="k"))
+        chosen = create_embedder(Settings(embed_base_url=fake.base_url, embed_api_key="k"))
         assert isinstance(chosen, OpenAIEmbedder)
         assert "via OpenAI-compatible endpoint" in caplog.text
 
@@ -105,7 +105,7 @@ def test_auto_falls_back_to_hashing_when_the_endpoint_is_down(
 ) -> None:
     caplog.set_level(logging.INFO, "hello_pgmem.embedding")
     settings = Settings(
-        EMBED_BASE_URL="http://127.0.0.1:1/v1", EMBED_API_KEY="k", EMBED_TIMEOUT=1, EMBED_MAX_RETRIES=0
+        embed_base_url="http://127.0.0.1:1/v1", embed_api_key="k", embed_timeout_s=1, embed_max_retries=0
     )
     chosen = create_embedder(settings)
     assert isinstance(chosen, HashingEmbedder)
@@ -114,18 +114,18 @@ def test_auto_falls_back_to_hashing_when_the_endpoint_is_down(
 
 
 def test_auto_without_configuration_is_hashing() -> None:
-    chosen = create_embedder(Settings(EMBED_MODEL_TYPE="auto"))
+    chosen = create_embedder(Settings(embed_model_type="auto"))
     assert chosen.model_name == "hashing-v1-384"
 
 
 def test_an_explicit_backend_that_fails_is_an_error() -> None:
     settings = Settings(
-        EMBED_MODEL_TYPE="openai",
-        EMBED_BASE_URL="http://127.0.0.1:1/v1",
-        EMBED_TIMEOUT=1,
-        EMBED_MAX_RETRIES=0,
+        embed_model_type="openai",
+        embed_base_url="http://127.0.0.1:1/v1",
+        embed_timeout_s=1,
+        embed_max_retries=0,
     )
     with pytest.raises(EmbeddingError):
         create_embedder(settings)
     with pytest.raises(ConfigurationError, match="EMBED_MODEL_TYPE must be"):
-        create_embedder(Settings(EMBED_MODEL_TYPE="word2vec"))
+        create_embedder(Settings(embed_model_type="word2vec"))

@@ -54,9 +54,9 @@ def test_age_required_but_not_creatable_is_an_error(unprivileged: str, server_ur
     with psycopg.connect(psycopg.conninfo.make_conninfo(server_url, dbname=dbname), autocommit=True) as conn:
         conn.execute("CREATE EXTENSION vector")
     with pytest.raises(ExtensionMissingError, match="CREATE EXTENSION age;"):
-        migrations.upgrade(Settings(database_url=unprivileged, PGMEM_AGE="on"))
+        migrations.upgrade(Settings(database_url=unprivileged, age="on"))
     # With AGE optional the same role migrates fine and works without the graph.
-    migrations.upgrade(Settings(database_url=unprivileged, PGMEM_AGE="auto"))
+    migrations.upgrade(Settings(database_url=unprivileged, age="auto"))
     with Database(Settings(database_url=unprivileged)) as db:
         assert db.info.age_version is None
         assert db.info.revision == migrations.head_revision()

@@ -14,6 +14,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
@@ -51,7 +52,7 @@ def scratch(server_url: str) -> Iterator[ScratchServer]:
     server.destroy()
 
 
-def migrated_database(server: ScratchServer, **settings: object) -> Settings:
+def migrated_database(server: ScratchServer, **settings: Any) -> Settings:
     name = f"faults_{uuid.uuid4().hex[:8]}"
     with psycopg.connect(server.url, autocommit=True) as conn:
         conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
@@ -63,7 +64,7 @@ def migrated_database(server: ScratchServer, **settings: object) -> Settings:
 @pytest.mark.parametrize("mode", ["fast", "immediate"])
 def test_a_server_restart_under_load(scratch: ScratchServer, mode: str) -> None:
     """Writers keep adding while the server stops (cleanly, or as a crash) and comes back."""
-    settings = migrated_database(scratch, PGMEM_CONNECT_TIMEOUT=1)
+    settings = migrated_database(scratch, connect_timeout_s=1)
     acked: dict[str, str] = {}  # id -> memory type
     failures: list[tuple[str, float]] = []
     stop = threading.Event()

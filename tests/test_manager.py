@@ -23,7 +23,7 @@ def test_merged_results_are_ranked_by_relevance_not_importance(
     manager.add_memory("前端工程师需要懂 React", "working", 0.3)
     results = manager.retrieve_memories("前端工程师 React", limit=3)
     assert results[0].importance < 1.0, "the relevant memory must beat the merely important one"
-    scores = [r.score for r in results]
+    scores = [r.score or 0.0 for r in results]
     assert scores == sorted(scores, reverse=True)
 
 

@@ -252,7 +252,7 @@ def test_unreachable_database_is_a_message(make_tool: Callable[..., MemoryTool])
 
     tool = MemoryTool(
         "u",
-        settings=Settings(database_url="postgresql://postgres@127.0.0.1:1/x", PGMEM_CONNECT_TIMEOUT=1),
+        settings=Settings(database_url="postgresql://postgres@127.0.0.1:1/x", connect_timeout_s=1),
     )
     result = tool.run("add", content="x")
     assert result.startswith("❌ 添加记忆失败: cannot connect to the database")

@@ -86,7 +86,7 @@ def test_nothing_is_created_in_public(new_database: Callable[[], str]) -> None:
 
 def test_custom_schema_and_graph_names(new_database: Callable[[], str]) -> None:
     url = new_database()
-    settings = Settings(database_url=url, PGMEM_SCHEMA="agent_memory", PGMEM_GRAPH="agent_graph")
+    settings = Settings(database_url=url, schema_name="agent_memory", graph_name="agent_graph")
     migrations.upgrade(settings)
     assert "table memories" in objects(url, "agent_memory")
     assert objects(url, "pgmem") == []
@@ -95,7 +95,7 @@ def test_custom_schema_and_graph_names(new_database: Callable[[], str]) -> None:
 
 def test_without_age_everything_but_the_graph_is_created(new_database: Callable[[], str]) -> None:
     url = new_database()
-    migrations.upgrade(Settings(database_url=url, PGMEM_AGE="off"))
+    migrations.upgrade(Settings(database_url=url, age="off"))
     assert "function search_episodic" in objects(url)
     with psycopg.connect(url) as conn:
         assert conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'age'").fetchone() is None
@@ -121,7 +121,7 @@ def test_first_migration_failure_leaves_nothing(new_database: Callable[[], str])
     url = new_database()
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("CREATE SCHEMA other")
-    bad = Settings(database_url=url, PGMEM_AGE="on", PGMEM_GRAPH="x")  # AGE rejects names under 3 chars
+    bad = Settings(database_url=url, age="on", graph_name="x")  # AGE rejects names under 3 chars
     with pytest.raises(Exception, match="graph name"):
         migrations.upgrade(bad)
     with psycopg.connect(url) as conn:

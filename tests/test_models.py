@@ -14,7 +14,7 @@ from hello_pgmem.text import count_tokens, keyword_score, tokenize
 
 def item(**fields: object) -> MemoryItem:
     base: dict[str, object] = {"content": "x", "memory_type": "episodic", "user_id": "u"}
-    return MemoryItem.build(**{**base, **fields})
+    return MemoryItem.build(20_000, **{**base, **fields})
 
 
 @pytest.mark.parametrize(
@@ -102,7 +102,7 @@ def test_config_overrides_settings() -> None:
     manager = MemoryManager(
         MemoryConfig(schema_name="agent_mem", embed_model_type="hashing"),
         "u",
-        settings=Settings(PGMEM_SCHEMA="pgmem", EMBED_MODEL_TYPE="auto"),
+        settings=Settings(schema_name="pgmem", embed_model_type="auto"),
     )
     assert (manager.settings.schema_name, manager.settings.embed_model_type) == ("agent_mem", "hashing")
     assert manager.embedder.model_name == "hashing-v1-384"

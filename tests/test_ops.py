@@ -222,6 +222,7 @@ def test_doctor_passes_a_good_setup_and_finds_a_broken_one(
             index = conn.execute(
                 "SELECT indexname FROM pg_indexes WHERE indexname LIKE 'chunks_embedding_%%'"
             ).fetchone()
+            assert index is not None
             conn.execute(sql.SQL("DROP INDEX {}").format(sql.Identifier(index[0])))
         broken = diagnose(clean.settings, role)
         errors = {f.check: f for f in broken if f.level == "error"}

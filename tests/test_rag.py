@@ -69,7 +69,7 @@ def make_files(folder: Path) -> dict[str, Path]:
     document.add_heading("季度报告", 1)
     document.add_paragraph("第三季度销售额增长了百分之十二。")
     files["docx"] = folder / "report.docx"
-    document.save(files["docx"])
+    document.save(str(files["docx"]))
     book = openpyxl.Workbook()
     sheet = book.active
     assert sheet is not None

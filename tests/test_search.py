@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import numpy as np
 import psycopg
@@ -12,7 +13,7 @@ import pytest
 
 from hello_pgmem import Database
 
-Conn = psycopg.Connection[tuple[object, ...]]
+Conn = psycopg.Connection[tuple[Any, ...]]
 MODEL = "test-random-16"
 DIM = 16
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)

@@ -17,7 +17,7 @@ EXAMPLES = re.findall(r"```sql\n(.*?)```", DOC.read_text(encoding="utf-8"), re.S
 
 @pytest.fixture(scope="module")
 def populated(new_database: Callable[[], str]) -> Iterator[Database]:
-    settings = Settings(database_url=new_database(), PGMEM_RETRIEVAL_LOG=True)
+    settings = Settings(database_url=new_database(), retrieval_log=True)
     migrations.upgrade(settings)
     embedder = HashingEmbedder()
     with Database(settings) as db:

@@ -9,7 +9,7 @@ from functools import cached_property
 
 from pydantic import BaseModel
 
-from hello_pgmem.db import Database
+from hello_pgmem.db import Database, SharesDatabase
 from hello_pgmem.embedding import Embedder, create_embedder
 from hello_pgmem.errors import LLMError
 from hello_pgmem.llm import ChatClient
@@ -38,7 +38,7 @@ class TurnResult(BaseModel):
         return self.context
 
 
-class AgentMemorySystem:
+class AgentMemorySystem(SharesDatabase):
     """The long-term memory loop of an agent, for any number of users."""
 
     def __init__(
@@ -79,10 +79,6 @@ class AgentMemorySystem:
         """A turn's memories and the decay after them, in one transaction."""
         writer = MemoryWriter(manager, self.config)
         return writer.write_turn(extracted, self.config.max_memories)
-
-    def close(self) -> None:
-        if self._owns_db:
-            self.db.close()
 
     def build_context(self, message: str, user_id: str, max_tokens: int = 1500) -> str:
         assembler = MemoryAssembler(

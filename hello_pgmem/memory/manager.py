@@ -8,13 +8,13 @@ clears this user only; ids are resolved among this user's memories only.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Collection, Mapping, Sequence
+from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from hello_pgmem.db import Conn, Database
+from hello_pgmem.db import Conn, Database, SharesDatabase
 from hello_pgmem.embedding import Embedder
 from hello_pgmem.errors import InvalidInputError
 from hello_pgmem.graph.extracted import Extraction, Extractor
@@ -52,10 +52,8 @@ from hello_pgmem.perceptual.encoders import MediaEncoder
 from hello_pgmem.retry import retry_transient
 from hello_pgmem.settings import Settings
 
-MAX_BATCH = 10_000
 
-
-class MemoryManager(GraphQuestions):
+class MemoryManager(GraphQuestions, SharesDatabase):
     """The memories of one user: add, search, update, remove, forget, consolidate, stats."""
 
     def __init__(
@@ -120,21 +118,9 @@ class MemoryManager(GraphQuestions):
             )
         return self.parts.of_type(memory_type)
 
-    @contextmanager
-    def transaction(self) -> Iterator[Conn]:
+    def transaction(self) -> AbstractContextManager[Conn]:
         """One transaction scoped to this user, for several writes that belong together."""
-        with self.db.transaction(self.user_id) as conn:
-            yield conn
-
-    def close(self) -> None:
-        if self._owns_db:
-            self.db.close()
-
-    def __enter__(self) -> MemoryManager:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+        return self.db.transaction(self.user_id)
 
     # ------------------------------------------------------------------ writing
 
@@ -174,15 +160,13 @@ class MemoryManager(GraphQuestions):
         metadata: Sequence[dict[str, Any]] | None = None,
     ) -> list[UUID]:
         """Add many memories of one long-term type in one transaction (the batch API)."""
-        kind, batch = check_batch(memory_type, contents, importance, metadata, MAX_BATCH)
-        now = self.clock()
-        items = [
-            self.parts.new_item(check_content(text, self.config.max_content_chars), kind, value, meta, now)
-            for text, value, meta in batch
-        ]
+        kind, batch = check_batch(memory_type, contents, importance, metadata, self.config.max_content_chars)
         store = self.store(kind)
         assert not isinstance(store, WorkingMemory)
-        return store.add_many(items)
+        now = self.clock()
+        return store.add_many(
+            [self.parts.new_item(text, kind, value, meta, now) for text, value, meta in batch]
+        )
 
     @retry_transient
     def update_memory(
@@ -217,10 +201,12 @@ class MemoryManager(GraphQuestions):
         self, strategy: str = "importance_based", threshold: float = 0.1, max_age_days: float = 30
     ) -> int:
         """Forget across the enabled types; return how many were forgotten."""
-        kind = check_strategy(strategy)
-        threshold = check_importance(threshold, "threshold")
-        days = check_days(max_age_days)
-        return sum(self.store(t).forget(kind, threshold, days) for t in self.enabled_types)
+        kind, floor, days = (
+            check_strategy(strategy),
+            check_importance(threshold, "threshold"),
+            check_days(max_age_days),
+        )
+        return sum(self.store(t).forget(kind, floor, days) for t in self.enabled_types)
 
     @retry_transient
     def consolidate_memories(

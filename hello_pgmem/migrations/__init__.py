@@ -113,3 +113,15 @@ def run_sql_script(conn: Connection, script: str) -> None:
     driver_connection = conn.connection.driver_connection
     assert driver_connection is not None
     driver_connection.execute(script)
+
+
+def run_scripts(*names: str) -> None:
+    """Run scripts of ``sql/`` in the migration's transaction, with the migration's search_path."""
+    from alembic import op
+
+    from hello_pgmem.resources import read_sql
+
+    conn = op.get_bind()
+    prepare_sql_session(conn)
+    for name in names:
+        run_sql_script(conn, read_sql(name))

@@ -1,13 +1,19 @@
-"""``hello-pgmem doctor``: is this database ready and healthy for hello_pgmem? Each finding has a fix."""
+"""``hello-pgmem doctor``: is this database ready and healthy for hello_pgmem? Each finding has a fix.
+
+One function per check, each returning its findings; :func:`diagnose` runs them in order and
+stops after the schema check when the schema is not at the head revision (the later checks read
+our tables).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from psycopg import sql
 
-from hello_pgmem.db import connect, probe
+from hello_pgmem.db import Conn, ServerInfo, connect, probe
 from hello_pgmem.extensions import MIN_VECTOR, version_tuple
 from hello_pgmem.migrations import head_revision
 from hello_pgmem.ops.grants import DATA_TABLES, READ_ONLY_TABLES, RLS_TABLES
@@ -35,12 +41,9 @@ WHERE c.relnamespace = %(schema)s::regnamespace AND c.relname = ANY(%(tables)s)
   AND NOT (c.relrowsecurity AND c.relforcerowsecurity)
 """
 BYPASS = "SELECT rolsuper, rolbypassrls FROM pg_roles WHERE rolname = %(role)s"
-
-
-def _scalar(conn: Any, query: str) -> Any:
-    row = conn.execute(query).fetchone()
-    assert row is not None
-    return row[0]
+SERVER_VERSION = "SHOW server_version_num"
+CURRENT_ROLE = "SELECT current_user"
+MAINTENANCE_WORK_MEM = "SELECT setting FROM pg_settings WHERE name = 'maintenance_work_mem'"
 
 
 @dataclass(frozen=True)
@@ -51,159 +54,163 @@ class Finding:
     fix: str | None = None
 
 
+@dataclass(frozen=True)
+class Context:
+    """What every check may read: the connection, the probe, the settings, the role checked."""
+
+    conn: Conn
+    info: ServerInfo
+    settings: Settings
+    role: str
+
+    def scalar(self, query: str) -> Any:
+        row = self.conn.execute(query).fetchone()
+        assert row is not None
+        return row[0]
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return {"schema": self.settings.schema_name, "tables": list(RLS_TABLES), "role": self.role}
+
+
+Check = Callable[[Context], list[Finding]]
+
+
+def check_server(ctx: Context) -> list[Finding]:
+    if int(ctx.scalar(SERVER_VERSION)) >= 140000:
+        return [Finding("ok", "server", f"PostgreSQL {ctx.info.server_version}")]
+    return [
+        Finding(
+            "error",
+            "server",
+            f"PostgreSQL {ctx.info.server_version} is too old",
+            "use PostgreSQL 14 or newer (17 tested)",
+        )
+    ]
+
+
+def check_pgvector(ctx: Context) -> list[Finding]:
+    version = ctx.info.vector_version
+    if version is None:
+        fix = "have a superuser run: CREATE EXTENSION vector;"
+        return [Finding("error", "pgvector", "pgvector is not installed in this database", fix)]
+    if version_tuple(version) < MIN_VECTOR:
+        fix = "upgrade the package, then: ALTER EXTENSION vector UPDATE;"
+        return [Finding("error", "pgvector", f"pgvector {version} is older than 0.8.0", fix)]
+    return [Finding("ok", "pgvector", f"pgvector {version} in schema {ctx.info.vector_schema}")]
+
+
+def check_age(ctx: Context) -> list[Finding]:
+    info, graph = ctx.info, ctx.settings.graph_name
+    if info.age_version is None:
+        message = "Apache AGE is not installed: everything works except the Cypher interface"
+        return [
+            Finding(
+                "warn",
+                "age",
+                message,
+                "optional: install AGE, CREATE EXTENSION age; then hello-pgmem migrate",
+            )
+        ]
+    if not info.graph_exists:
+        message = f"AGE {info.age_version} is installed but graph {graph!r} is missing"
+        return [Finding("warn", "age", message, "run hello-pgmem migrate")]
+    return [Finding("ok", "age", f"AGE {info.age_version}, graph {graph}")]
+
+
+def check_schema(ctx: Context) -> list[Finding]:
+    head = head_revision()
+    if ctx.info.revision != head:
+        message = (
+            f"schema {ctx.info.schema!r} is at revision {ctx.info.revision or 'none'}, the code needs {head}"
+        )
+        return [Finding("error", "schema", message, "run hello-pgmem migrate")]
+    return [Finding("ok", "schema", f"schema {ctx.info.schema} at revision {head}")]
+
+
+def check_indexes(ctx: Context) -> list[Finding]:
+    schema = ctx.settings.schema_name
+    query = MODEL_INDEXES.format(models=sql.Identifier(schema, "embedding_models"))
+    findings = []
+    for model, index, present, valid in ctx.conn.execute(query, ctx.params).fetchall():
+        if present and valid:
+            continue
+        if not present:
+            call = f"{schema}._create_model_indexes(model, dimension, index_suffix, 16, 64)"
+            fix = f"re-create it: SELECT {call} FROM {schema}.embedding_models WHERE model = '{model}'"
+        else:
+            fix = f"REINDEX INDEX CONCURRENTLY {schema}.{index}"
+        state = "missing" if not present else "invalid"
+        findings.append(
+            Finding("error", "indexes", f"the HNSW index {index} of model {model!r} is {state}", fix)
+        )
+    return findings or [
+        Finding("ok", "indexes", "every registered embedding model has its valid HNSW indexes")
+    ]
+
+
+def check_grants(ctx: Context) -> list[Finding]:
+    wanted = ((DATA_TABLES, "SELECT, INSERT, UPDATE, DELETE"), (READ_ONLY_TABLES, "SELECT"))
+    missing = [
+        table
+        for tables, privileges in wanted
+        for table, ok in ctx.conn.execute(
+            PRIVILEGES, {**ctx.params, "tables": list(tables), "privileges": privileges}
+        )
+        if not ok
+    ]
+    if missing:
+        message = f"role {ctx.role!r} lacks privileges on {', '.join(missing)}"
+        fix = f"hello-pgmem grant --app {ctx.role} (prints the GRANTs; --apply runs them)"
+        return [Finding("error", "grants", message, fix)]
+    return [Finding("ok", "grants", f"role {ctx.role!r} can read and write every table")]
+
+
+def check_rls(ctx: Context) -> list[Finding]:
+    unprotected = [row[0] for row in ctx.conn.execute(RLS, ctx.params).fetchall()]
+    if unprotected:
+        message = f"row-level security is not enabled and forced on {', '.join(unprotected)}"
+        fix = "hello-pgmem migrate (revision 0008 enables it); do not ALTER TABLE … DISABLE it"
+        findings = [Finding("error", "rls", message, fix)]
+    else:
+        message = f"row-level security is forced on all {len(RLS_TABLES)} tables of user data"
+        findings = [Finding("ok", "rls", message)]
+    bypass = ctx.conn.execute(BYPASS, ctx.params).fetchone()
+    if bypass is not None and (bypass[0] or bypass[1]):
+        kind = "superuser" if bypass[0] else "BYPASSRLS role"
+        message = (
+            f"role {ctx.role!r} is a {kind}: row-level security does not apply to it, "
+            "isolation rests on the library's filters"
+        )
+        fix = "run the application as its own role: hello-pgmem grant --app <role> --create-roles"
+        findings.append(Finding("warn", "rls", message, fix))
+    return findings
+
+
+def check_settings(ctx: Context) -> list[Finding]:
+    megabytes = int(str(ctx.scalar(MAINTENANCE_WORK_MEM))) // 1024
+    if megabytes < 256:
+        message = f"maintenance_work_mem is {megabytes} MB: HNSW builds of large tables will be slow"
+        fix = "ALTER SYSTEM SET maintenance_work_mem = '1GB'; SELECT pg_reload_conf();"
+        return [Finding("warn", "settings", message, fix)]
+    return [Finding("ok", "settings", f"maintenance_work_mem is {megabytes} MB")]
+
+
+BEFORE_SCHEMA: tuple[Check, ...] = (check_server, check_pgvector, check_age, check_schema)
+AFTER_SCHEMA: tuple[Check, ...] = (check_indexes, check_grants, check_rls, check_settings)
+
+
 def diagnose(settings: Settings, role: str | None = None) -> list[Finding]:
     """Every check, in order; ``role`` is the application's role (default: the connecting one)."""
     findings: list[Finding] = []
-    add = findings.append
     with connect(settings) as conn:
         info = probe(conn, settings.schema_name, settings.graph_name)
-        number = int(_scalar(conn, "SHOW server_version_num"))
-        add(
-            Finding("ok", "server", f"PostgreSQL {info.server_version}")
-            if number >= 140000
-            else Finding(
-                "error",
-                "server",
-                f"PostgreSQL {info.server_version} is too old",
-                "use PostgreSQL 14 or newer (17 tested)",
-            )
-        )
-        if info.vector_version is None:
-            add(
-                Finding(
-                    "error",
-                    "pgvector",
-                    "pgvector is not installed in this database",
-                    "have a superuser run: CREATE EXTENSION vector;",
-                )
-            )
-        elif version_tuple(info.vector_version) < MIN_VECTOR:
-            add(
-                Finding(
-                    "error",
-                    "pgvector",
-                    f"pgvector {info.vector_version} is older than 0.8.0",
-                    "upgrade the package, then: ALTER EXTENSION vector UPDATE;",
-                )
-            )
-        else:
-            add(Finding("ok", "pgvector", f"pgvector {info.vector_version} in schema {info.vector_schema}"))
-        if info.age_version is None:
-            add(
-                Finding(
-                    "warn",
-                    "age",
-                    "Apache AGE is not installed: everything works except the Cypher interface",
-                    "optional: install AGE, CREATE EXTENSION age; then hello-pgmem migrate",
-                )
-            )
-        elif not info.graph_exists:
-            add(
-                Finding(
-                    "warn",
-                    "age",
-                    f"AGE {info.age_version} is installed but graph {settings.graph_name!r} is missing",
-                    "run hello-pgmem migrate",
-                )
-            )
-        else:
-            add(Finding("ok", "age", f"AGE {info.age_version}, graph {settings.graph_name}"))
-        head = head_revision()
-        if info.revision != head:
-            add(
-                Finding(
-                    "error",
-                    "schema",
-                    f"schema {info.schema!r} is at revision {info.revision or 'none'}, the code needs {head}",
-                    "run hello-pgmem migrate",
-                )
-            )
+        row = conn.execute(CURRENT_ROLE).fetchone()
+        ctx = Context(conn, info, settings, role or str(row[0] if row else ""))
+        for check in BEFORE_SCHEMA:
+            findings += check(ctx)
+        if any(f.check == "schema" and f.level == "error" for f in findings):
             return findings
-        add(Finding("ok", "schema", f"schema {info.schema} at revision {head}"))
-        params: dict[str, Any] = {
-            "schema": settings.schema_name,
-            "tables": list(RLS_TABLES),
-            "role": role or str(_scalar(conn, "SELECT current_user")),
-        }
-        for model, index, present, valid in conn.execute(
-            MODEL_INDEXES.format(models=sql.Identifier(settings.schema_name, "embedding_models")), params
-        ).fetchall():
-            if not present or not valid:
-                add(
-                    Finding(
-                        "error",
-                        "indexes",
-                        f"the HNSW index {index} of model {model!r} is "
-                        f"{'missing' if not present else 'invalid'}",
-                        f"re-create it: SELECT {settings.schema_name}._create_model_indexes(model, "
-                        f"dimension, index_suffix, 16, 64) FROM {settings.schema_name}.embedding_models "
-                        f"WHERE model = '{model}'"
-                        if not present
-                        else f"REINDEX INDEX CONCURRENTLY {settings.schema_name}.{index}",
-                    )
-                )
-        if not any(f.check == "indexes" for f in findings):
-            add(Finding("ok", "indexes", "every registered embedding model has its valid HNSW indexes"))
-        missing = [
-            t
-            for tables, privileges in (
-                (DATA_TABLES, "SELECT, INSERT, UPDATE, DELETE"),
-                (READ_ONLY_TABLES, "SELECT"),
-            )
-            for t, ok in conn.execute(
-                PRIVILEGES, {**params, "tables": list(tables), "privileges": privileges}
-            )
-            if not ok
-        ]
-        if missing:
-            add(
-                Finding(
-                    "error",
-                    "grants",
-                    f"role {params['role']!r} lacks privileges on {', '.join(missing)}",
-                    f"hello-pgmem grant --app {params['role']} (prints the GRANTs; --apply runs them)",
-                )
-            )
-        else:
-            add(Finding("ok", "grants", f"role {params['role']!r} can read and write every table"))
-        unprotected = [r[0] for r in conn.execute(RLS, params).fetchall()]
-        if unprotected:
-            add(
-                Finding(
-                    "error",
-                    "rls",
-                    f"row-level security is not enabled and forced on {', '.join(unprotected)}",
-                    "hello-pgmem migrate (revision 0008 enables it); do not ALTER TABLE … DISABLE it",
-                )
-            )
-        else:
-            add(
-                Finding(
-                    "ok", "rls", f"row-level security is forced on all {len(RLS_TABLES)} tables of user data"
-                )
-            )
-        bypass = conn.execute(BYPASS, params).fetchone()
-        if bypass is not None and (bypass[0] or bypass[1]):
-            add(
-                Finding(
-                    "warn",
-                    "rls",
-                    f"role {params['role']!r} is a {'superuser' if bypass[0] else 'BYPASSRLS role'}: "
-                    "row-level security does not apply to it, isolation rests on the library's filters",
-                    "run the application as its own role: hello-pgmem grant --app <role> --create-roles",
-                )
-            )
-        work_mem = str(_scalar(conn, "SELECT setting FROM pg_settings WHERE name = 'maintenance_work_mem'"))
-        if int(work_mem) < 256 * 1024:
-            add(
-                Finding(
-                    "warn",
-                    "settings",
-                    f"maintenance_work_mem is {int(work_mem) // 1024} MB: HNSW builds of "
-                    "large tables will be slow",
-                    "ALTER SYSTEM SET maintenance_work_mem = '1GB'; SELECT pg_reload_conf();",
-                )
-            )
-        else:
-            add(Finding("ok", "settings", f"maintenance_work_mem is {int(work_mem) // 1024} MB"))
+        for check in AFTER_SCHEMA:
+            findings += check(ctx)
     return findings

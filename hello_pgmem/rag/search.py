@@ -60,8 +60,7 @@ class Search(store.Namespaced):
                 passage = hypothetical_answer(self.llm, query)
                 if passage:
                     variants.append(("hyde", passage))
-        vectors = self.embedder.encode([text for _, text in variants])
-        self.db.ensure_embedding_model(self.embedder.model_name, self.embedder.dimension)
+        vectors = self.registered_embedder().encode([text for _, text in variants])
         pool = top_k * candidate_pool_multiplier
         best: dict[uuid.UUID, ChunkHit] = {}
         with self.transaction() as conn:

@@ -68,7 +68,13 @@ class Namespaced:
     """What works on one namespace: its database and name, and transactions scoped to it."""
 
     db: Database
+    embedder: Embedder
     namespace: str
+
+    def registered_embedder(self) -> Embedder:
+        """The embedder, its model registered with the database (once per database)."""
+        self.db.ensure_embedding_model(self.embedder.model_name, self.embedder.dimension)
+        return self.embedder
 
     def transaction(self, pipeline: bool = False) -> AbstractContextManager[Conn]:
         """A transaction scoped to this namespace (row-level security)."""
@@ -86,13 +92,13 @@ def sha256(text: str) -> bytes:
 def embed_cached(
     db: Database, embedder: Embedder, texts: Sequence[str], batch_size: int = 64
 ) -> tuple[np.ndarray, list[bool]]:
-    """Vectors for ``texts`` from the cache by (model, sha256), the rest embedded in batches.
+    """Vectors for ``texts`` from the cache by (model, sha256), the rest embedded in batches
+    (the embedder's model must be registered).
 
     Returns the vectors and, per text, whether the embedding model had to encode it.
     """
     if not texts:
         return np.zeros((0, embedder.dimension), dtype=np.float32), []
-    db.ensure_embedding_model(embedder.model_name, embedder.dimension)
     hashes = [sha256(text) for text in texts]
     with db.connection() as conn:
         found: dict[bytes, Any] = dict(

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Collection
 from pathlib import Path
 
-from hello_pgmem.db import Database
+from hello_pgmem.db import Database, SharesDatabase
 from hello_pgmem.embedding import Embedder, create_embedder
 from hello_pgmem.errors import InvalidInputError
 from hello_pgmem.llm import ChatClient, create_chat_client
@@ -50,7 +50,7 @@ def _check_limit(limit: int) -> int:
     return limit
 
 
-class RAGTool(ActionsTool):
+class RAGTool(ActionsTool, SharesDatabase):
     """知识库工具 - 添加文档、检索知识并基于知识库回答问题"""
 
     def __init__(
@@ -360,7 +360,3 @@ class RAGTool(ActionsTool):
                     "chunk_id": str(hit.id),
                 },
             )
-
-    def close(self) -> None:
-        if self._owns_db:
-            self.db.close()

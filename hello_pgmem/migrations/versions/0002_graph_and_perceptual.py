@@ -17,8 +17,7 @@ from __future__ import annotations
 from alembic import context, op
 
 from hello_pgmem.graph.labels import create_labels, drop_labels
-from hello_pgmem.migrations import prepare_sql_session, run_sql_script
-from hello_pgmem.resources import read_sql
+from hello_pgmem.migrations import run_scripts
 from hello_pgmem.settings import Settings
 
 revision = "0002"
@@ -33,18 +32,10 @@ def _settings() -> Settings:
 
 
 def upgrade() -> None:
-    settings = _settings()
-    prepare_sql_session(op.get_bind())
-    conn = op.get_bind()
-    for script in ("embedding_models--0002.sql", "search--0002.sql", "graph--0002.sql"):
-        run_sql_script(conn, read_sql(script))
-    create_labels(conn, settings.graph_name)
+    run_scripts("embedding_models--0002.sql", "search--0002.sql", "graph--0002.sql")
+    create_labels(op.get_bind(), _settings().graph_name)
 
 
 def downgrade() -> None:
-    settings = _settings()
-    conn = op.get_bind()
-    drop_labels(conn, settings.graph_name)
-    prepare_sql_session(op.get_bind())
-    for script in ("downgrade--0002.sql", "embedding_models--0001.sql", "search--0001.sql"):
-        run_sql_script(conn, read_sql(script))
+    drop_labels(op.get_bind(), _settings().graph_name)
+    run_scripts("downgrade--0002.sql", "embedding_models--0001.sql", "search--0001.sql")

@@ -12,10 +12,7 @@ large graph run it in a quiet window.
 
 from __future__ import annotations
 
-from alembic import op
-
-from hello_pgmem.migrations import prepare_sql_session, run_sql_script
-from hello_pgmem.resources import read_sql
+from hello_pgmem.migrations import run_scripts
 
 revision = "0005"
 down_revision = "0004"
@@ -24,10 +21,8 @@ depends_on = None
 
 
 def upgrade() -> None:
-    prepare_sql_session(op.get_bind())
-    run_sql_script(op.get_bind(), read_sql("graph--0005.sql"))
+    run_scripts("graph--0005.sql")
 
 
 def downgrade() -> None:
-    prepare_sql_session(op.get_bind())
-    run_sql_script(op.get_bind(), read_sql("downgrade--0005.sql"))
+    run_scripts("downgrade--0005.sql")

@@ -9,10 +9,7 @@ What it does to a database: creates views, one function and an empty table; inst
 
 from __future__ import annotations
 
-from alembic import op
-
-from hello_pgmem.migrations import prepare_sql_session, run_sql_script
-from hello_pgmem.resources import read_sql
+from hello_pgmem.migrations import run_scripts
 
 revision = "0006"
 down_revision = "0005"
@@ -21,10 +18,8 @@ depends_on = None
 
 
 def upgrade() -> None:
-    prepare_sql_session(op.get_bind())
-    run_sql_script(op.get_bind(), read_sql("views--0006.sql"))
+    run_scripts("views--0006.sql")
 
 
 def downgrade() -> None:
-    prepare_sql_session(op.get_bind())
-    run_sql_script(op.get_bind(), read_sql("downgrade--0006.sql"))
+    run_scripts("downgrade--0006.sql")

@@ -10,10 +10,7 @@ instant.
 
 from __future__ import annotations
 
-from alembic import op
-
-from hello_pgmem.migrations import prepare_sql_session, run_sql_script
-from hello_pgmem.resources import read_sql
+from hello_pgmem.migrations import run_scripts
 
 revision = "0007"
 down_revision = "0006"
@@ -22,10 +19,8 @@ depends_on = None
 
 
 def upgrade() -> None:
-    prepare_sql_session(op.get_bind())
-    run_sql_script(op.get_bind(), read_sql("search--0007.sql"))
+    run_scripts("search--0007.sql")
 
 
 def downgrade() -> None:
-    prepare_sql_session(op.get_bind())
-    run_sql_script(op.get_bind(), read_sql("downgrade--0007.sql"))
+    run_scripts("downgrade--0007.sql")

@@ -14,10 +14,7 @@ Cypher is scoped instead.
 
 from __future__ import annotations
 
-from alembic import op
-
-from hello_pgmem.migrations import prepare_sql_session, run_sql_script
-from hello_pgmem.resources import read_sql
+from hello_pgmem.migrations import run_scripts
 
 revision = "0008"
 down_revision = "0007"
@@ -26,10 +23,8 @@ depends_on = None
 
 
 def upgrade() -> None:
-    prepare_sql_session(op.get_bind())
-    run_sql_script(op.get_bind(), read_sql("security--0008.sql"))
+    run_scripts("security--0008.sql")
 
 
 def downgrade() -> None:
-    prepare_sql_session(op.get_bind())
-    run_sql_script(op.get_bind(), read_sql("downgrade--0008.sql"))
+    run_scripts("downgrade--0008.sql")
