@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 install: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml
-	$(PYTHON) -m venv $(VENV)
+	$(PYTHON) -m venv $(VENV) || { scripts/install-venv-support && $(PYTHON) -m venv --clear $(VENV); }
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev,docs]'
 	touch $@

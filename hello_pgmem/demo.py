@@ -47,7 +47,7 @@ def memory_demo(database: Database, embedder: Embedder | None = None) -> Iterato
     tool = MemoryTool(user_id=DEMO_USER, database=database, embedder=embedder)
     model = tool.memory_manager.embedder.model_name
     yield f"\n=== 记忆工具演示 (user: {DEMO_USER}, embeddings: {model}) ==="
-    yield tool.run("clear_all")
+    yield tool.run("clear_all", confirm=True)
     yield "\n--- 添加情景记忆 ---"
     for content, importance in PEOPLE:
         yield tool.run("add", content=content, memory_type="episodic", importance=importance)
@@ -71,7 +71,7 @@ def graph_demo(database: Database, embedder: Embedder) -> Iterator[str]:
     """The same three people as semantic memories, and their knowledge graph."""
     tool = MemoryTool(user_id=f"{DEMO_USER}_graph", database=database, embedder=embedder)
     yield "\n=== 语义记忆与知识图谱 ==="
-    tool.run("clear_all")
+    tool.run("clear_all", confirm=True)
     for content, importance in PEOPLE:
         yield tool.run("add", content=content, memory_type="semantic", importance=importance)
     yield "\n--- 搜索 '前端工程师'（向量 × 0.7 + 图 × 0.3）---"
@@ -116,7 +116,9 @@ def agent_demo(database: Database, embedder: Embedder) -> Iterator[str]:
         registry.register_tool(MemoryTool(user_id=f"{DEMO_USER}_agent", database=database, embedder=embedder))
         return SimpleAgent("记忆助手", llm, tool_registry=registry)
 
-    MemoryTool(user_id=f"{DEMO_USER}_agent", database=database, embedder=embedder).run("clear_all")
+    MemoryTool(user_id=f"{DEMO_USER}_agent", database=database, embedder=embedder).run(
+        "clear_all", confirm=True
+    )
     first = "你好！请记住我叫张三，我是一名Python开发者"
     yield f"用户（第一个智能体）: {first}"
     yield f"助手: {agent().run(first)}"

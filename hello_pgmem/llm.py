@@ -11,7 +11,6 @@ import logging
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
-import openai
 from pydantic import BaseModel
 from pydantic import ValidationError as PydanticValidationError
 
@@ -39,12 +38,16 @@ class ChatClient:
     ) -> None:
         self.model = model
         self.temperature = temperature
+        import openai  # imported with the first client: the library is slow to import
+
         self.client = openai.OpenAI(
             base_url=base_url, api_key=api_key or "not-needed", timeout=timeout_s, max_retries=max_retries
         )
 
     def chat(self, messages: Sequence[Message], **kwargs: Any) -> Any:
         """The raw chat completion (the first choice's message)."""
+        import openai
+
         try:
             response = self.client.chat.completions.create(
                 model=self.model,

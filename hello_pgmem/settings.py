@@ -72,6 +72,20 @@ class Settings(BaseSettings):
     llm_timeout_s: float = Field(default=60.0, gt=0, validation_alias=AliasChoices("LLM_TIMEOUT"))
     llm_max_retries: int = Field(default=2, ge=0, le=10, validation_alias=AliasChoices("LLM_MAX_RETRIES"))
 
+    @field_validator("database_url")
+    @classmethod
+    def _database_url_parses(cls, value: str) -> str:
+        import psycopg
+        from psycopg import conninfo
+
+        try:
+            conninfo.conninfo_to_dict(value)
+        except psycopg.Error as exc:
+            reason = str(exc).strip()
+            rule = f"DATABASE_URL must be a postgresql:// URL or key=value string ({reason})"
+            raise ValueError(rule) from exc
+        return value
+
     @field_validator("schema_name")
     @classmethod
     def _schema_is_identifier(cls, value: str) -> str:

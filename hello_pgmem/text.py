@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import functools
 import logging
+import math
 import os
 import re
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Sequence
 
 log = logging.getLogger(__name__)
 
@@ -27,6 +29,8 @@ _CJK_RUN = re.compile(f"[{CJK_CLASS}]+")
 WORD = f"[^\\W_{CJK_CLASS}]+"  # a run of letters and digits that are not CJK
 _WORD = WORD
 _PIECES = re.compile(f"[{CJK_CLASS}]+|{_WORD}(?:[.+#']{_WORD})*[+#]*", re.UNICODE)
+LONG_WORD = 12
+CHARS_PER_TOKEN = 4
 _TOKEN_PIECES = re.compile(f"[{CJK_CLASS}]|{_WORD}|[^\\w\\s]", re.UNICODE)
 
 
@@ -52,9 +56,14 @@ def count_tokens(text: str) -> int:
     """A CJK-aware token estimate: one per CJK character, word or punctuation mark.
 
     Close to what LLM tokenizers produce for Chinese (about one token per character) and for
-    English (about one per word); whitespace splitting would count a Chinese sentence as one.
+    English (about one per word); whitespace splitting would count a Chinese sentence as one. A
+    word longer than ``LONG_WORD`` characters (an identifier, a hash, a run of base64) counts one
+    token per ``CHARS_PER_TOKEN`` characters, as subword tokenizers cut it.
     """
-    return len(_TOKEN_PIECES.findall(text))
+    return sum(
+        1 if len(piece) <= LONG_WORD else -(-len(piece) // CHARS_PER_TOKEN)
+        for piece in _TOKEN_PIECES.findall(text)
+    )
 
 
 @functools.cache
@@ -97,3 +106,27 @@ def keyword_score(query: str, content: str) -> float:
     if not shared:
         return 0.0
     return 0.8 * len(shared) / len(q_words | c_words)
+
+
+def tfidf_scores(query: str, contents: Sequence[str]) -> list[float]:
+    """Cosine similarity of TF-IDF vectors between ``query`` and each text (CJK-aware tokens).
+
+    The weighting of scikit-learn's ``TfidfVectorizer`` with its defaults, fitted on the query
+    and the texts: raw counts times ``ln((1 + n) / (1 + df)) + 1``, L2-normalised. Written out
+    for the few texts of working memory, where importing scikit-learn would cost more than the
+    search.
+    """
+    if not contents:
+        return []
+    documents = [Counter(tokenize(text)) for text in (query, *contents)]
+    frequency = Counter(term for document in documents for term in document)
+    n = len(documents)
+    idf = {term: math.log((1 + n) / (1 + df)) + 1 for term, df in frequency.items()}
+
+    def weights(document: Counter[str]) -> dict[str, float]:
+        raw = {term: count * idf[term] for term, count in document.items()}
+        norm = math.sqrt(sum(w * w for w in raw.values()))
+        return {term: w / norm for term, w in raw.items()} if norm else {}
+
+    asked = weights(documents[0])
+    return [sum(w * asked.get(term, 0.0) for term, w in weights(d).items()) for d in documents[1:]]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import os
 import re
 
 import pytest
@@ -10,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hello_pgmem.errors import ValidationError
-from hello_pgmem.rag.chunking import chunk_markdown, parse_blocks
+from hello_pgmem.rag.chunking import FENCE, Chunk, chunk_markdown, parse_blocks
 from hello_pgmem.text import count_tokens
 
 DOC = """# 指南
@@ -112,25 +113,130 @@ def test_bad_sizes(size: int, overlap: int, field: str) -> None:
     assert caught.value.field == field
 
 
+WORDS = st.text(alphabet="天地玄黄宇宙洪荒日月盈昃。，abc xyz.!?", min_size=1, max_size=600)
+LONG_LINE = st.integers(1, 3000).map(lambda n: " ".join(f"w{i}" for i in range(n)))
+LONG_WORD = st.integers(1, 6000).map(lambda n: "q" * n)
+
+
+@st.composite
+def fenced_code(draw: st.DrawFn) -> str:
+    marker = draw(st.sampled_from(["```", "````", "~~~"]))
+    language = draw(st.sampled_from(["", "python", "sql"]))
+    lines = draw(st.lists(st.text(alphabet="abc =()#|`-", max_size=300), max_size=200))
+    return "\n".join([marker + language, *lines, marker])
+
+
+@st.composite
+def table(draw: st.DrawFn) -> str:
+    """A table of any width, with a header row, row markers naming the table, and empty rows."""
+    name = f"t{draw(st.integers(0, 10**9))}"
+    width = draw(st.integers(1, 400))
+    height = draw(st.integers(0, 60))
+    cell = st.text(alphabet="ab 中文", max_size=12)
+    header = "| " + " | ".join(f"{name}h{i}" for i in range(width)) + " |"
+    rows = [
+        "| "
+        + " | ".join([f"{name}row", *draw(st.lists(cell, min_size=width - 1, max_size=width - 1))])
+        + " |"
+        if draw(st.booleans()) or width == 1
+        else "|" + " |" * width
+        for _ in range(height)
+    ]
+    return "\n".join([header, "|" + "---|" * width, *rows])
+
+
 markdown_text = st.lists(
     st.one_of(
-        st.text(alphabet="天地玄黄宇宙洪荒日月盈昃。，abc xyz.", min_size=1, max_size=400),
-        st.sampled_from(["# 标题", "## 小节", "```\ncode\n```", "| a | b |\n| - | - |\n| 1 | 2 |"]),
+        WORDS,
+        LONG_LINE,
+        LONG_WORD,
+        fenced_code(),
+        table(),
+        st.sampled_from(["# 标题", "## 小节", "### Third level", "# T"]),
     ),
-    max_size=30,
+    max_size=20,
 ).map("\n\n".join)
 
 
-@settings(max_examples=150, deadline=None)
-@given(text=markdown_text, size=st.integers(40, 400), overlap_share=st.floats(0, 0.45))
+def joined_count(chunks: list[Chunk], letter: str) -> int:
+    return sum(c.content.count(letter) for c in chunks)
+
+
+def balanced(content: str) -> bool:
+    """Every opened fence is closed, read as CommonMark does: inside a fence only a line of the
+    same character, at least as long, closes it; anything else is code."""
+    open_marker: str | None = None
+    for line in content.splitlines():
+        fence = FENCE.match(line)
+        if fence is None:
+            continue
+        marker = fence.group(1)
+        if open_marker is None:
+            open_marker = marker
+        elif line.strip() == marker and marker[0] == open_marker[0] and len(marker) >= len(open_marker):
+            open_marker = None
+    return open_marker is None
+
+
+@settings(max_examples=int(os.environ.get("PGMEM_CHUNK_EXAMPLES", "200")), deadline=None)
+@given(text=markdown_text, size=st.integers(40, 1200), overlap_share=st.floats(0, 0.45))
 def test_chunking_properties(text: str, size: int, overlap_share: float) -> None:
     overlap = int(size * overlap_share)
     chunks = chunk_markdown(text, size, overlap)
     for position, chunk in enumerate(chunks):
         assert chunk.position == position
-        assert chunk.tokens <= size
+        assert chunk.content.strip(), "no empty chunk"
+        assert chunk.tokens == count_tokens(chunk.content) <= size, "every chunk within the budget"
         assert 0 <= chunk.start <= chunk.end <= len(text)
-        assert chunk.content.strip()
-    # every word of the input lands in some chunk
-    words = set(re.findall(r"[a-z]+", text))
-    assert words <= set(re.findall(r"[a-z]+", " ".join(c.content for c in chunks)))
+        assert balanced(chunk.content), f"fences balanced: {chunk.content[:200]!r}"
+    assert sum(len(c.content) for c in chunks) <= 3 * len(text) + size, "no explosion of text"
+    # every word and row marker of the input lands in some chunk, and every character of a long word
+    assert joined_count(chunks, "q") >= text.count("q")
+    joined = " ".join(c.content for c in chunks)
+    words = {w for w in re.findall(r"[a-z]+\d*", text) if set(w) != {"q"}}  # long q-runs are cut
+    assert words <= set(re.findall(r"[a-z]+\d*", joined))
+    # a chunk that starts inside a table starts with the table's header row, unless the header is
+    # too wide to repeat (over a quarter of the room: the chunker's limit is half, less a heading)
+    headers = {m.group(1): m.group(0) for m in re.finditer(r"^\| (t\d+)h0 .*$", text, re.M)}
+    for chunk in chunks:
+        row = re.match(r"^\| (t\d+)row ", chunk.content)
+        if row is not None:
+            header = headers[row.group(1)]
+            separator = "|" + "---|" * (header.count(" | ") + 1)
+            assert count_tokens(f"{header}\n{separator}") > (size - overlap) // 4, "a header that fits leads"
+
+
+def test_a_wide_table_does_not_explode() -> None:
+    """The case of the issue: a one-row table of 400 columns gave 973 chunks and 4.2 MB."""
+    header = "| " + " | ".join(f"column{i}" for i in range(400)) + " |"
+    row = "| " + " | ".join(f"value{i}" for i in range(400)) + " |"
+    text = "\n".join([header, "|" + "---|" * 400, row]) + "\n"
+    chunks = chunk_markdown(text, 800, 100)
+    assert len(chunks) <= 10 and sum(len(c.content) for c in chunks) <= 2 * len(text)
+    assert max(c.tokens for c in chunks) <= 800
+
+
+def test_empty_layout_rows_are_dropped() -> None:
+    text = (
+        "| name |"
+        + " |" * 300
+        + "\n|"
+        + "---|" * 301
+        + "\n"
+        + "\n".join("|" + " |" * 301 for _ in range(200))
+    )
+    text += "\n| Alice |" + " |" * 300 + "\n"
+    chunks = chunk_markdown(text, 200, 20)
+    assert sum(len(c.content) for c in chunks) <= len(text) // 10
+    assert any("Alice" in c.content for c in chunks)
+
+
+def test_a_block_after_a_heading_keeps_its_fence_and_header() -> None:
+    code = "# T\n\n```python\n" + "\n".join(f"x_{i} = {i}" for i in range(400)) + "\n```\n"
+    chunks = chunk_markdown(code, 200, 20)
+    assert len(chunks) > 5 and chunks[0].content.startswith("# T\n```python\n")
+    assert all(c.content.startswith("```python\n") and c.content.endswith("\n```") for c in chunks[1:])
+    table_text = "# T\n\n| a | b |\n| --- | --- |\n" + "\n".join(f"| r{i} | {i} |" for i in range(300)) + "\n"
+    chunks = chunk_markdown(table_text, 200, 20)
+    assert len(chunks) > 5 and chunks[0].content.startswith("# T\n| a | b |")
+    assert all(c.content.startswith("| a | b |\n| --- | --- |\n| r") for c in chunks[1:])

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import math
+from decimal import Decimal
+
 import psycopg
 import pytest
 
-from hello_pgmem.age import cypher
+from hello_pgmem.age import Edge, Path, Vertex, cypher, parse_agtype
 
 Conn = psycopg.Connection[tuple[object, ...]]
 GRAPH = "pgmem_graph"
@@ -74,3 +77,39 @@ def test_names_that_cannot_be_parameters_are_validated(
 ) -> None:
     with pytest.raises(ValueError):
         cypher(conn, graph, query, columns=columns)
+
+
+def test_annotations_are_read_only_outside_strings(conn: Conn) -> None:
+    """A name that looks like an annotation comes back unchanged; vertices, edges and paths typed."""
+    tricky = 'a::vertex b ::edge "c"::path'
+    cypher(
+        conn,
+        GRAPH,
+        "CREATE (:Entity {name: $a, user_id: 'u'})-[:RELATED {type: $t}]->(:Entity {name: 'z', user_id: 'u'})",
+        {"a": tricky, "t": "x::numeric"},
+    )
+    [(path,)] = cypher(conn, GRAPH, "MATCH p = (a:Entity {name: $a})-[]->() RETURN p", {"a": tricky})
+    assert isinstance(path, Path) and [type(x) for x in path] == [Vertex, Edge, Vertex]
+    assert path[0].properties["name"] == tricky and path[0].label == "Entity"
+    assert path[1].properties["type"] == "x::numeric" and path[1]["start_id"] == path[0]["id"]
+    [(number, nan, infinite)] = cypher(
+        conn,
+        GRAPH,
+        "RETURN '3.14159265358979323846'::numeric, 'NaN'::float, '-Infinity'::float",
+        columns=("n", "x", "y"),
+    )
+    assert number == Decimal("3.14159265358979323846")
+    assert math.isnan(nan) and infinite == -math.inf
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"name": "a::vertex"}', {"name": "a::vertex"}),
+        ('[1::numeric, "2::numeric", [3]]', [Decimal(1), "2::numeric", [3]]),
+        ('{"id": 1, "label": "E", "properties": {}}::vertex', {"id": 1, "label": "E", "properties": {}}),
+        ('"\\"quoted\\"::vertex"', '"quoted"::vertex'),
+    ],
+)
+def test_parse_agtype(text: str, expected: object) -> None:
+    assert parse_agtype(text) == expected

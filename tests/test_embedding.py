@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import subprocess
 import sys
+from typing import Any
 
 import numpy as np
 import pytest
@@ -129,3 +130,27 @@ def test_an_explicit_backend_that_fails_is_an_error() -> None:
         create_embedder(settings)
     with pytest.raises(ConfigurationError, match="EMBED_MODEL_TYPE must be"):
         create_embedder(Settings(embed_model_type="word2vec"))
+
+
+def test_hashing_vectors_are_scikit_learns(embedder: HashingEmbedder) -> None:
+    """Version 1 of the hashing model was scikit-learn's HashingVectorizer; the vectors stay identical."""
+    from sklearn.feature_extraction.text import HashingVectorizer
+
+    from hello_pgmem.embedding.hashing import word_ngrams
+
+    texts = [
+        "李四是前端工程师，擅长React和Vue.js开发",
+        "Caroline: I went to the LGBTQ support group yesterday and it was so powerful.",
+        "  runs   of\n\nwhite\tspace ",
+        "Ｆｕｌｌ　ｗｉｄｔｈ and Ünïcödé",
+        "。，！",
+        "x" * 500,
+    ]
+    common: dict[str, Any] = {"n_features": 384, "alternate_sign": True, "norm": None, "lowercase": True}
+    chars = HashingVectorizer(analyzer="char", ngram_range=(1, 3), **common).transform(texts).toarray()
+    words = HashingVectorizer(analyzer=word_ngrams, **common).transform(texts).toarray()
+    expected = np.sign(chars) * np.log1p(np.abs(chars)) + 0.7 * np.sign(words) * np.log1p(np.abs(words))
+    expected[~np.any(expected, axis=1), 0] = 1.0
+    expected = expected.astype(np.float32)
+    expected /= np.linalg.norm(expected, axis=1, keepdims=True)
+    assert np.array_equal(embedder.encode(texts), expected)

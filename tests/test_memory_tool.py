@@ -166,7 +166,10 @@ def test_forget_and_consolidate_messages(make_tool: Callable[..., MemoryTool]) -
         tool.run("forget", strategy="importance_based", threshold=0.1)
         == "🧹 已遗忘 1 条记忆（策略: importance_based）"
     )
-    assert tool.run("clear_all") == "🧽 已清空所有记忆"
+    assert tool.run("clear_all").startswith("⚠️ 危险操作") and "总记忆数: 1" in tool.run("stats")
+    assert tool.run("clear_all", confirm="maybe").startswith("❌ 参数错误: confirm")
+    assert "总记忆数: 1" in tool.run("stats")
+    assert tool.run("clear_all", confirm=True) == "🧽 已清空所有记忆"
     assert "总记忆数: 0" in tool.run("stats")
 
 
@@ -192,7 +195,7 @@ def test_a_second_user_cannot_reach_the_first(make_tool: Callable[..., MemoryToo
         "consolidate", from_type="episodic", to_type="semantic", importance_threshold=0.0
     ).startswith("🔄 已整合 0 条")
     assert "总记忆数: 0" in mallory.run("summary")
-    mallory.run("clear_all")
+    mallory.run("clear_all", confirm=True)
     assert table_digest(clean) == before
     assert "总记忆数: 3" in alice.run("stats")
 

@@ -126,3 +126,10 @@ def test_first_migration_failure_leaves_nothing(new_database: Callable[[], str])
         migrations.upgrade(bad)
     with psycopg.connect(url) as conn:
         assert conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = 'pgmem'").fetchone() is None
+
+
+def test_head_revision_is_alembics() -> None:
+    from alembic.script import ScriptDirectory
+
+    alembic_head = ScriptDirectory.from_config(migrations.alembic_config(Settings())).get_current_head()
+    assert migrations.head_revision() == alembic_head

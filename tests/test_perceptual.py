@@ -153,7 +153,7 @@ def test_modality_inference() -> None:
         "audio",
         "video",
         "text",
-        "text",
+        None,
     ]
 
 

@@ -126,3 +126,17 @@ def test_sessions_are_separate(make_manager: Callable[..., MemoryManager]) -> No
     first.add_memory("会话一的内容", "working", 0.5)
     assert contents(second) == set()
     assert contents(first) == {"会话一的内容"}
+
+
+def test_tfidf_scores_are_scikit_learns() -> None:
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.metrics.pairwise import cosine_similarity
+
+    from hello_pgmem.text import tfidf_scores, tokenize
+
+    query = "前端工程师 React"
+    contents = ["李四是前端工程师，擅长React和Vue.js开发", "今天的天气很好", "React React React", "。，！"]
+    matrix = TfidfVectorizer(analyzer=tokenize).fit_transform([query, *contents])
+    expected = cosine_similarity(matrix[0], matrix[1:])[0]
+    assert tfidf_scores(query, contents) == pytest.approx(list(expected), abs=1e-12)
+    assert tfidf_scores("。", ["，"]) == [0.0]

@@ -5,25 +5,27 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from hello_pgmem import migrations
 from hello_pgmem.cli.app import State, cli, database, emit, load_settings
-from hello_pgmem.db import Database, ServerInfo, connect, probe
-from hello_pgmem.demo import full_demo
-from hello_pgmem.embedding import create_embedder
-from hello_pgmem.memory.reembed import reembed as reembed_memories
-from hello_pgmem.settings import Settings
+
+if TYPE_CHECKING:
+    from hello_pgmem.db import ServerInfo
+    from hello_pgmem.settings import Settings
 
 
 def server_info(settings: Settings) -> ServerInfo:
+    from hello_pgmem.db import connect, probe
+
     with connect(settings) as conn:
         return probe(conn, settings.schema_name, settings.graph_name)
 
 
 def info_text(info: ServerInfo, settings: Settings) -> str:
+    from hello_pgmem import migrations
+
     head = migrations.head_revision()
     age = (
         f"{info.age_version} (graph {settings.graph_name})"
@@ -43,6 +45,8 @@ def info_text(info: ServerInfo, settings: Settings) -> str:
 
 
 def info_payload(info: ServerInfo) -> dict[str, Any]:
+    from hello_pgmem import migrations
+
     payload = dataclasses.asdict(info)
     payload["functions"] = list(info.functions)
     payload["head"] = migrations.head_revision()
@@ -99,6 +103,8 @@ def db_url(state: State) -> None:
 @click.pass_obj
 def migrate(state: State, revision: str) -> None:
     """Create or upgrade the schema (idempotent), then print what the database offers."""
+    from hello_pgmem import migrations
+
     settings = load_settings()
     migrations.upgrade(settings, revision)
     info = server_info(settings)
@@ -112,6 +118,8 @@ def downgrade(revision: str, yes: bool) -> None:
     """Migrate the schema down to REVISION ("base" removes everything of hello_pgmem)."""
     if not yes:
         raise click.UsageError("downgrade drops data: add --yes to confirm")
+    from hello_pgmem import migrations
+
     migrations.downgrade(load_settings(), revision)
 
 
@@ -129,7 +137,9 @@ def info(state: State) -> None:
 def demo(state: State) -> None:
     """Bring the database up, migrate it, and run the reference scenarios (offline unless an
     LLM is configured)."""
-    from hello_pgmem import dev
+    from hello_pgmem import dev, migrations
+    from hello_pgmem.db import Database
+    from hello_pgmem.demo import full_demo
 
     settings = load_settings() if os.environ.get("DATABASE_URL") else load_settings(database_url=dev.up())
     migrations.upgrade(settings)
@@ -149,6 +159,9 @@ def demo(state: State) -> None:
 @click.pass_obj
 def reembed(state: State, all_users: bool, batch_size: int) -> None:
     """Move memories to the configured embedding model, in batches (resumable)."""
+    from hello_pgmem.embedding import create_embedder
+    from hello_pgmem.memory.reembed import reembed as reembed_memories
+
     with database() as db:
         embedder = create_embedder(db.settings)
         done = reembed_memories(db, embedder, None if all_users else state.user, batch_size=batch_size)

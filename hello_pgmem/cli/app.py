@@ -1,8 +1,12 @@
 """The ``hello-pgmem`` command line: a thin layer over the library.
 
-Results go to stdout (``--json`` for machines), errors to stderr without a traceback unless
-``--debug``. Exit codes: 0 success, 1 a hello_pgmem error (bad input, database, model), 2 a usage
-error, 3 some files of an ingest failed (the others were ingested).
+Results go to stdout (``--json`` for machines), errors to stderr as one line (a JSON object with
+``--json``) without a traceback unless ``--debug``. Exit codes: 0 success, 1 a hello_pgmem error
+(bad input, database, model), 2 a usage error, 3 some files of an ingest failed (the others were
+ingested). The CLI speaks one language, ``--language`` / ``PGMEM_LANGUAGE`` (``en`` by default,
+or ``zh``); the agent tools keep the reference's Chinese wording.
+
+Modules of the library are imported inside the commands, so that ``--help`` answers at once.
 """
 
 from __future__ import annotations
@@ -13,15 +17,19 @@ import logging
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from pydantic import BaseModel
-from pydantic import ValidationError as PydanticValidationError
 
-from hello_pgmem.db import Database
-from hello_pgmem.errors import ConfigurationError, HelloPgmemError
-from hello_pgmem.settings import Settings
+from hello_pgmem.errors import ConfigurationError, DatabaseUnavailableError, HelloPgmemError
+
+if TYPE_CHECKING:
+    from hello_pgmem.db import Database
+    from hello_pgmem.settings import Settings
+
+DOWN_HINT = (
+    'start the development database with "hello-pgmem db up", or set DATABASE_URL to a reachable server'
+)
 
 
 @dataclasses.dataclass
@@ -31,20 +39,32 @@ class State:
     user: str = "default_user"
     namespace: str = "default"
     session: str = "cli"
+    language: str = "en"
+
+    @property
+    def zh(self) -> bool:
+        return self.language == "zh"
 
 
 def load_settings(**overrides: Any) -> Settings:
     """Settings from the environment, with configuration mistakes as ConfigurationError."""
+    from pydantic import ValidationError as PydanticValidationError
+
+    from hello_pgmem.settings import Settings
+
     try:
         return Settings(**overrides)
     except PydanticValidationError as exc:
-        problems = "; ".join(f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors())
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc'])}: {str(err['msg']).removeprefix('Value error, ')}"
+            for err in exc.errors()
+        )
         raise ConfigurationError(f"invalid settings: {problems}") from exc
 
 
 def jsonable(value: Any) -> Any:
     """Pydantic models, lists and dicts of them, as plain JSON values."""
-    if isinstance(value, BaseModel):
+    if hasattr(value, "model_dump"):
         return value.model_dump(mode="json")
     if isinstance(value, list | tuple):
         return [jsonable(v) for v in value]
@@ -60,12 +80,14 @@ def emit(state: State, payload: Any, text: str) -> None:
 
 @contextmanager
 def database() -> Iterator[Database]:
+    from hello_pgmem.db import Database
+
     with Database(load_settings()) as db:
         yield db
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON (errors too).")
 @click.option("--debug", is_flag=True, help="Show tracebacks and debug logging.")
 @click.option(
     "--user",
@@ -88,33 +110,64 @@ def database() -> Iterator[Database]:
     show_default=True,
     help="The session working memory belongs to, kept across commands (env PGMEM_SESSION).",
 )
+@click.option(
+    "--language",
+    type=click.Choice(["en", "zh"]),
+    default="en",
+    envvar="PGMEM_LANGUAGE",
+    show_default=True,
+    help="The language of the command line's output (env PGMEM_LANGUAGE).",
+)
 @click.pass_context
-def cli(ctx: click.Context, as_json: bool, debug: bool, user: str, namespace: str, session: str) -> None:
+def cli(
+    ctx: click.Context, as_json: bool, debug: bool, user: str, namespace: str, session: str, language: str
+) -> None:
     """hello_pgmem: memory and retrieval for LLM agents in one PostgreSQL."""
-    ctx.obj = State(json=as_json, debug=debug, user=user, namespace=namespace, session=session)
-    logging.basicConfig(
-        level=logging.DEBUG if debug else logging.WARNING,
-        format="%(levelname)s %(name)s: %(message)s",
+    ctx.obj = State(
+        json=as_json, debug=debug, user=user, namespace=namespace, session=session, language=language
     )
+    logging.basicConfig(
+        level=logging.DEBUG if debug else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
+    )
+
+
+def report_error(as_json: bool, kind: str, message: str, **details: Any) -> None:
+    """One line on stderr: ``error: …`` (and a hint), or a JSON object with --json."""
+    message = " ".join(message.split())  # server messages come over several lines
+    if as_json:
+        click.echo(json.dumps({"error": kind, "message": message, **details}, ensure_ascii=False), err=True)
+        return
+    click.echo(f"error: {message}", err=True)
+    if details.get("hint"):
+        click.echo(f"hint: {details['hint']}", err=True)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: run the CLI, turning hello_pgmem errors into a message and exit code 1."""
     args = argv if argv is not None else sys.argv[1:]
+    as_json = "--json" in args
     try:
         result = cli.main(args=args, prog_name="hello-pgmem", standalone_mode=False)
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
     except click.ClickException as exc:
-        exc.show()
+        if as_json:
+            report_error(True, "usage", exc.format_message())
+        else:
+            exc.show()
         return exc.exit_code
     except click.exceptions.Abort:
-        click.echo("aborted", err=True)
+        report_error(as_json, "aborted", "aborted")
         return 1
     except HelloPgmemError as exc:
         if "--debug" in args:
             raise
-        click.echo(f"error: {exc}", err=True)
+        details: dict[str, Any] = {}
+        if field := getattr(exc, "field", None):
+            details.update(field=field, rule=getattr(exc, "rule", None))
+        if isinstance(exc, DatabaseUnavailableError):
+            details["hint"] = DOWN_HINT
+        report_error(as_json, type(exc).__name__, str(exc), **details)
         return 1
     except SystemExit as exc:
         return int(exc.code or 0)

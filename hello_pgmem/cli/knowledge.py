@@ -6,21 +6,32 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from hello_pgmem.cli.app import State, cli, database, emit
-from hello_pgmem.db import Database
-from hello_pgmem.embedding import create_embedder
-from hello_pgmem.llm import create_chat_client
-from hello_pgmem.rag.knowledge import KnowledgeBase
-from hello_pgmem.rag.models import IngestResult
+
+if TYPE_CHECKING:
+    from hello_pgmem.db import Database
+    from hello_pgmem.rag.answer import Answer
+    from hello_pgmem.rag.knowledge import KnowledgeBase
+    from hello_pgmem.rag.models import IngestResult
 
 PARTIAL_FAILURE = 3
+NO_ANSWER = {
+    "no_passages": "nothing in the knowledge base matches the question",
+    "no_llm": "no chat model is configured (LLM_MODEL_ID): the most relevant passages instead of an answer",
+    "llm_failed": "the chat model failed: the most relevant passages instead of an answer",
+}
 
 
 @contextmanager
 def knowledge_base(state: State, db: Database) -> Iterator[KnowledgeBase]:
+    from hello_pgmem.embedding import create_embedder
+    from hello_pgmem.llm import create_chat_client
+    from hello_pgmem.rag.knowledge import KnowledgeBase
+
     settings = db.settings
     yield KnowledgeBase(db, create_embedder(settings), state.namespace, llm=create_chat_client(settings))
 
@@ -38,11 +49,21 @@ def result_table(results: list[IngestResult]) -> str:
 
 @cli.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--chunk-size", default=800, show_default=True, type=int)
-@click.option("--chunk-overlap", default=100, show_default=True, type=int)
+@click.option(
+    "--chunk-size", default=800, show_default=True, type=click.IntRange(16), help="Tokens per chunk."
+)
+@click.option(
+    "--chunk-overlap",
+    default=100,
+    show_default=True,
+    type=click.IntRange(0),
+    help="Tokens repeated from the previous chunk.",
+)
 @click.pass_obj
 def ingest(state: State, paths: tuple[Path, ...], chunk_size: int, chunk_overlap: int) -> int:
     """Add files and folders to --namespace; exit code 3 when some files failed."""
+    if chunk_overlap > chunk_size // 2:
+        raise click.BadParameter("must be at most half of --chunk-size", param_hint="--chunk-overlap")
     with (
         database() as db,
         knowledge_base(state, db) as kb,
@@ -58,21 +79,35 @@ def ingest(state: State, paths: tuple[Path, ...], chunk_size: int, chunk_overlap
     return PARTIAL_FAILURE if any(r.status == "failed" for r in results) else 0
 
 
-@cli.command()
-@click.argument("question")
-@click.option("--limit", default=5, show_default=True, type=int)
-@click.option("--max-chars", default=1200, show_default=True, type=int)
-@click.option("--advanced", is_flag=True, help="MQE and HyDE query expansion (needs an LLM).")
-@click.pass_obj
-def ask(state: State, question: str, limit: int, max_chars: int, advanced: bool) -> None:
-    """Answer QUESTION from --namespace with [n] citations (passages only without an LLM)."""
-    with database() as db, knowledge_base(state, db) as kb:
-        answer = kb.ask(question, limit, max_chars=max_chars, enable_mqe=advanced, enable_hyde=advanced)
-    lines = [answer.answer if answer.answer is not None else f"{answer.notice}\n\n{answer.context}"]
+def answer_text(state: State, answer: Answer) -> str:
+    if answer.answer is not None:
+        lines = [answer.answer]
+    else:
+        notice = (answer.notice or "") if state.zh else NO_ANSWER.get(answer.status, "")
+        lines = [f"{notice}\n\n{answer.context}".strip()]
     if answer.sources:
-        lines.append("\nsources:")
+        lines.append("\n来源：" if state.zh else "\nsources:")
         lines += [
             f"[{s.number}] {s.document_id} {' > '.join(s.heading_path)} ({s.score:.3f})"
             for s in answer.sources
         ]
-    emit(state, answer, "\n".join(lines))
+    return "\n".join(lines)
+
+
+@cli.command()
+@click.argument("question")
+@click.option(
+    "--limit", default=5, show_default=True, type=click.IntRange(1, 100), help="Passages to retrieve."
+)
+@click.option(
+    "--max-chars",
+    type=click.IntRange(100),
+    help="Characters of passages: the chat model's context (1200), or what is shown without one (6000).",
+)
+@click.option("--advanced", is_flag=True, help="MQE and HyDE query expansion (needs an LLM).")
+@click.pass_obj
+def ask(state: State, question: str, limit: int, max_chars: int | None, advanced: bool) -> None:
+    """Answer QUESTION from --namespace with [n] citations (the passages themselves without an LLM)."""
+    with database() as db, knowledge_base(state, db) as kb:
+        answer = kb.ask(question, limit, max_chars=max_chars, enable_mqe=advanced, enable_hyde=advanced)
+    emit(state, answer, answer_text(state, answer))

@@ -4,23 +4,39 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 import click
 
 from hello_pgmem.cli.app import State, cli, database, emit
-from hello_pgmem.models import MEMORY_TYPES
-from hello_pgmem.tools.memory_tool import MemoryTool, memory_line
 
+if TYPE_CHECKING:
+    from hello_pgmem.models import MemoryItem
+    from hello_pgmem.tools.memory_tool import MemoryTool
+
+MEMORY_TYPES = ("working", "episodic", "semantic", "perceptual")
 TYPES = click.Choice(MEMORY_TYPES)
 
 
 @contextmanager
 def memory_tool(state: State) -> Iterator[MemoryTool]:
     """The memory tool of ``--user`` with every memory type enabled."""
+    from hello_pgmem.tools.memory_tool import MemoryTool
+
     with database() as db:
         yield MemoryTool(
             user_id=state.user, database=db, memory_types=list(MEMORY_TYPES), session_id=state.session
         )
+
+
+def line(state: State, item: MemoryItem, size: int = 80) -> str:
+    """One memory: type, preview, importance and full id (the tool's wording with --language zh)."""
+    from hello_pgmem.tools.memory_tool import memory_line
+
+    if state.zh:
+        return memory_line(item, size)
+    preview = item.content[:size] + "..." if len(item.content) > size else item.content
+    return f"[{item.memory_type}] {preview} (importance {item.importance:.2f}) [id {item.id}]"
 
 
 @cli.command()
@@ -63,8 +79,9 @@ def search(
         found = tool.memory_manager.retrieve_memories(
             query, memory_types=list(memory_types) or None, limit=limit, min_importance=min_importance
         )
-    lines = [f"{i}. ({item.score or 0:.3f}) {memory_line(item, 80)}" for i, item in enumerate(found, 1)]
-    emit(state, found, "\n".join(lines) or f"no memory matches {query!r}")
+    lines = [f"{i}. ({item.score or 0:.3f}) {line(state, item)}" for i, item in enumerate(found, 1)]
+    nothing = f"未找到与 '{query}' 相关的记忆" if state.zh else f"no memory matches {query!r}"
+    emit(state, found, "\n".join(lines) or nothing)
 
 
 @cli.command()
@@ -73,12 +90,22 @@ def search(
 def summary(state: State, limit: int) -> None:
     """Counts per type and the most important memories of --user."""
     with memory_tool(state) as tool:
-        text = tool.summary(limit)
-        payload = {
-            "stats": tool.memory_manager.get_memory_stats(),
-            "important": tool.memory_manager.important_memories(limit=limit),
-        }
-    emit(state, payload, text)
+        stats = tool.memory_manager.get_memory_stats()
+        important = tool.memory_manager.important_memories(limit=limit)
+        text = tool.summary(limit) if state.zh else ""
+    if not state.zh:
+        lines = [f"memories of {stats.user_id}: {stats.total_memories} (session {state.session})"]
+        lines += [
+            f"  {kind}: {s.count} (average importance {s.avg_importance:.2f})"
+            for kind, s in stats.memories_by_type.items()
+        ]
+        if important:
+            lines += [
+                "most important:",
+                *(f"  {i}. {line(state, m, 60)}" for i, m in enumerate(important, 1)),
+            ]
+        text = "\n".join(lines)
+    emit(state, {"stats": stats, "important": important}, text)
 
 
 @cli.command()
@@ -95,7 +122,10 @@ def forget(state: State, strategy: str, threshold: float, max_age_days: float) -
     """Forget --user's memories by importance, age or capacity; print how many."""
     with memory_tool(state) as tool:
         count = tool.memory_manager.forget_memories(strategy, threshold, max_age_days)
-    emit(state, {"forgotten": count, "strategy": strategy}, f"forgot {count} memories ({strategy})")
+    text = (
+        f"已遗忘 {count} 条记忆（策略: {strategy}）" if state.zh else f"forgot {count} memories ({strategy})"
+    )
+    emit(state, {"forgotten": count, "strategy": strategy}, text)
 
 
 @cli.command()
@@ -107,11 +137,12 @@ def consolidate(state: State, from_type: str, to_type: str, threshold: float) ->
     """Move --user's important memories to a longer-lived type; print how many."""
     with memory_tool(state) as tool:
         count = tool.memory_manager.consolidate_memories(from_type, to_type, threshold)
-    emit(
-        state,
-        {"consolidated": count, "from": from_type, "to": to_type},
-        f"consolidated {count} memories ({from_type} -> {to_type}, threshold {threshold})",
+    text = (
+        f"已整合 {count} 条记忆（{from_type} → {to_type}，阈值={threshold}）"
+        if state.zh
+        else f"consolidated {count} memories ({from_type} -> {to_type}, threshold {threshold})"
     )
+    emit(state, {"consolidated": count, "from": from_type, "to": to_type}, text)
 
 
 @cli.command()
@@ -124,15 +155,26 @@ def stats(state: State) -> None:
         memory = tool.memory_manager.get_memory_stats()
         with knowledge_base(state, tool.memory_manager.db) as kb:
             documents = kb.stats()
-    lines = [f"user {memory.user_id}: {memory.total_memories} memories"]
-    lines += [
-        f"  {kind}: {s.count} (forgotten {s.forgotten_count}, average importance {s.avg_importance:.2f})"
-        for kind, s in memory.memories_by_type.items()
-    ]
-    lines.append(
-        f"namespace {documents.namespace}: {documents.documents} documents, {documents.chunks} chunks, "
-        f"{documents.tokens} tokens ({documents.embedding_model})"
-    )
+    if state.zh:
+        lines = [f"用户 {memory.user_id}: {memory.total_memories} 条记忆"]
+        lines += [
+            f"  {kind}: {s.count}（已遗忘 {s.forgotten_count}，平均重要性 {s.avg_importance:.2f}）"
+            for kind, s in memory.memories_by_type.items()
+        ]
+        lines.append(
+            f"命名空间 {documents.namespace}: {documents.documents} 个文档，{documents.chunks} 个分块，"
+            f"{documents.tokens} tokens（{documents.embedding_model}）"
+        )
+    else:
+        lines = [f"user {memory.user_id}: {memory.total_memories} memories"]
+        lines += [
+            f"  {kind}: {s.count} (forgotten {s.forgotten_count}, average importance {s.avg_importance:.2f})"
+            for kind, s in memory.memories_by_type.items()
+        ]
+        lines.append(
+            f"namespace {documents.namespace}: {documents.documents} documents, {documents.chunks} chunks, "
+            f"{documents.tokens} tokens ({documents.embedding_model})"
+        )
     emit(state, {"memory": memory, "knowledge": documents}, "\n".join(lines))
 
 
@@ -147,11 +189,33 @@ def graph(state: State, entity: str, depth: int, target: str | None) -> None:
         manager = tool.memory_manager
         if target is not None:
             steps = manager.graph_path(entity, target)
-            emit(state, steps, tool.graph(entity=entity, target=target))
+            chain = "; ".join(f"{s.source} —{s.relation_type}→ {s.target}" for s in steps)
+            if state.zh:
+                text = tool.graph(entity=entity, target=target)
+            else:
+                text = (
+                    f"{entity} to {target} ({len(steps)} steps): {chain}"
+                    if steps
+                    else f"no path from {entity!r} to {target!r}"
+                )
+            emit(state, steps, text)
             return
         hood = manager.graph_neighbourhood(entity, depth)
-        emit(
-            state,
-            {"neighbourhood": hood, "memories": manager.entity_memories(entity)},
-            tool.graph(entity=entity, depth=depth),
-        )
+        memories = manager.entity_memories(entity)
+        if state.zh:
+            text = tool.graph(entity=entity, depth=depth)
+        else:
+            lines = [f"entity {hood.entity!r} within {depth} relation(s):"]
+            lines.append("entities: " + ", ".join(f"{e.name} ({e.entity_type})" for e in hood.entities))
+            lines += (
+                ["relations:", *(f"  {r.source} —{r.relation_type}→ {r.target}" for r in hood.relations)]
+                if hood.relations
+                else []
+            )
+            lines += (
+                ["memories:", *(f"  {i}. {line(state, m, 60)}" for i, m in enumerate(memories[:5], 1))]
+                if memories
+                else []
+            )
+            text = "\n".join(lines)
+        emit(state, {"neighbourhood": hood, "memories": memories}, text)

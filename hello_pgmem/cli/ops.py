@@ -4,18 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from typing import TextIO
+from typing import BinaryIO, TextIO
 
 import click
 
 from hello_pgmem.cli.app import State, cli, database, emit, load_settings
-from hello_pgmem.db import connect
-from hello_pgmem.ops import grants
-from hello_pgmem.ops.check import check_integrity
-from hello_pgmem.ops.doctor import diagnose
-from hello_pgmem.ops.erase import erase_user
-from hello_pgmem.ops.maintain import maintain as run_maintenance
-from hello_pgmem.ops.transfer import export_user, import_user
 
 UNHEALTHY = 1
 
@@ -25,6 +18,8 @@ UNHEALTHY = 1
 @click.pass_obj
 def doctor(state: State, role: str | None) -> int:
     """Check server, extensions, schema, indexes, grants and settings; exit 1 on any error."""
+    from hello_pgmem.ops.doctor import diagnose
+
     findings = diagnose(load_settings(), role)
     marks = {"ok": "ok   ", "warn": "WARN ", "error": "ERROR"}
     lines = []
@@ -43,6 +38,8 @@ def doctor(state: State, role: str | None) -> int:
 @click.pass_obj
 def check(state: State, model: str | None) -> int:
     """Verify the store's invariants across every user; exit 1 on any violation (run as the owner)."""
+    from hello_pgmem.ops.check import check_integrity
+
     with database() as db:
         report = check_integrity(db, model)
     emit(state, dataclasses.asdict(report) | {"ok": report.ok}, report.text())
@@ -62,6 +59,9 @@ def grant(
     """The SQL that sets up the owner, application and analytics roles (docs/security.md)."""
     if not (owner or app or analytics):
         raise click.UsageError("name at least one of --owner, --app, --analytics")
+    from hello_pgmem.db import connect
+    from hello_pgmem.ops import grants
+
     settings = load_settings()
     with connect(settings) as conn:
         statements = grants.owner_statements(conn, settings, owner, create_roles) if owner else []
@@ -88,6 +88,8 @@ def maintain(state: State, retention_days: float, max_memories: int | None) -> N
 
     Idempotent: safe to run from cron or pg_cron.
     """
+    from hello_pgmem.ops.maintain import maintain as run_maintenance
+
     with database() as db:
         report = run_maintenance(db, retention_days=retention_days, max_memories=max_memories)
     emit(state, report, ", ".join(f"{k.replace('_', ' ')}: {v}" for k, v in report.items()))
@@ -100,6 +102,8 @@ def erase(state: State, yes: bool) -> None:
     """Erase everything of --user (all memory types, graph, log) in one transaction."""
     if not yes:
         raise click.UsageError(f"erase deletes everything of user {state.user!r}: add --yes to confirm")
+    from hello_pgmem.ops.erase import erase_user
+
     with database() as db:
         counts = erase_user(db, state.user)
     emit(
@@ -114,19 +118,30 @@ def erase(state: State, yes: bool) -> None:
 @click.pass_obj
 def export_command(state: State, output: TextIO) -> None:
     """Write --user's memories, graph and embeddings as JSON Lines."""
+    from hello_pgmem.ops.transfer import export_user
+
     with database() as db:
         for line in export_user(db, state.user):
             output.write(line + "\n")
 
 
 @cli.command("import")
-@click.argument("source", type=click.File("r", encoding="utf-8"))
+@click.argument("source", type=click.File("rb"))
 @click.option("--as-user", help="Import under another user id than the exported one.")
 @click.pass_obj
-def import_command(state: State, source: TextIO, as_user: str | None) -> None:
+def import_command(state: State, source: BinaryIO, as_user: str | None) -> None:
     """Read a JSON Lines export (validated whole before anything is written); idempotent by id."""
-    lines = list(source)
+    from hello_pgmem.errors import InvalidInputError
+    from hello_pgmem.ops.transfer import import_user
+
+    data = source.read()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInputError(
+            "source", f"must be UTF-8 JSON Lines, byte {exc.start} is {data[exc.start : exc.start + 1]!r}"
+        ) from exc
     with database() as db:
-        counts = import_user(db, lines, as_user)
+        counts = import_user(db, text.splitlines(keepends=True), as_user)
     emit(state, counts, "imported " + ", ".join(f"{k} {v}" for k, v in counts.items()))
     sys.stdout.flush()

@@ -1,9 +1,26 @@
-"""Embedding backends: OpenAI-compatible API, local sentence-transformers, hashing."""
+"""Embedding backends: OpenAI-compatible API, local sentence-transformers, hashing.
+
+The API and local backends (and their libraries) are imported when first named.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from hello_pgmem.embedding.base import Embedder
 from hello_pgmem.embedding.hashing import HashingEmbedder
-from hello_pgmem.embedding.local import LocalEmbedder
-from hello_pgmem.embedding.openai_api import OpenAIEmbedder
 from hello_pgmem.embedding.select import create_embedder
 
+if TYPE_CHECKING:
+    from hello_pgmem.embedding.local import LocalEmbedder
+    from hello_pgmem.embedding.openai_api import OpenAIEmbedder
+
 __all__ = ["Embedder", "HashingEmbedder", "LocalEmbedder", "OpenAIEmbedder", "create_embedder"]
+_LAZY = {"LocalEmbedder": "hello_pgmem.embedding.local", "OpenAIEmbedder": "hello_pgmem.embedding.openai_api"}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'hello_pgmem.embedding' has no attribute {name!r}")
+    return getattr(importlib.import_module(_LAZY[name]), name)

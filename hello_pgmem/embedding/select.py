@@ -18,7 +18,6 @@ from hello_pgmem.embedding.local import (
     packaged_model_path,
     sentence_transformers_installed,
 )
-from hello_pgmem.embedding.openai_api import OpenAIEmbedder
 from hello_pgmem.errors import ConfigurationError, EmbeddingError
 from hello_pgmem.settings import Settings
 
@@ -31,6 +30,8 @@ HASHING_TYPES = ("hashing", "tfidf")
 
 
 def _api(settings: Settings) -> Embedder:
+    from hello_pgmem.embedding.openai_api import OpenAIEmbedder
+
     return OpenAIEmbedder(
         settings.embed_model_name or DEFAULT_API_MODEL,
         base_url=settings.embed_base_url,

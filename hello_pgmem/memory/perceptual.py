@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -23,6 +24,16 @@ from hello_pgmem.models import MemoryItem, MemoryType
 from hello_pgmem.perceptual.encoders import MediaEncoder, file_hash, infer_modality, read_media
 
 SCORES = ("vector_score", "recency_score")
+
+
+def check_text(path: Path, data: bytes) -> None:
+    """A file of modality text must be UTF-8 text (a binary file needs its own modality)."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInputError(
+            "file_path", f"{path.name!r} is not UTF-8 text: give its modality (image, audio or video)"
+        ) from exc
 
 
 class PerceptualMemory(LongTermMemory):
@@ -44,6 +55,11 @@ class PerceptualMemory(LongTermMemory):
     def _modality(self, item: MemoryItem) -> str:
         file_path = item.metadata.get("file_path")
         modality = item.metadata.get("modality") or (infer_modality(file_path) if file_path else "text")
+        if modality is None:
+            raise InvalidInputError(
+                "modality",
+                f"cannot tell it from the extension of {file_path!r}: give text, image, audio or video",
+            )
         if modality not in self.modalities:
             raise InvalidInputError(
                 "modality", f"must be one of {', '.join(self.modalities)}, got {modality!r}"
@@ -67,6 +83,8 @@ class PerceptualMemory(LongTermMemory):
         file_path = metadata.get("file_path")
         if file_path:
             path, data = read_media(str(file_path))
+            if modality == "text":
+                check_text(path, data)
             metadata.update(file_path=str(path), file_hash=file_hash(data), file_size=len(data))
             encoder = self._encoder(modality)
             if encoder is not None:

@@ -3,7 +3,7 @@
 - add: rows past their TTL are deleted first, then the new row is inserted, then the lowest
   priority rows (``importance × time_decay``) are evicted until both the item capacity and the
   token budget hold; all in one transaction.
-- retrieve: TF-IDF cosine (scikit-learn, fitted on the query and the live working set) and the
+- retrieve: TF-IDF cosine (fitted on the query and the live working set) and the
   reference's keyword score, combined by the SQL function ``working_score`` with time decay and
   importance; only positive scores, best first.
 - forget: importance_based, time_based or capacity_based, after the TTL sweep.
@@ -25,7 +25,7 @@ from psycopg.types.json import Jsonb
 from hello_pgmem.db import Conn, Database
 from hello_pgmem.errors import InvalidInputError
 from hello_pgmem.models import FORGET_STRATEGIES, ForgetStrategy, MemoryConfig, MemoryItem, TypeStats, utcnow
-from hello_pgmem.text import count_tokens, keyword_score, tokenize
+from hello_pgmem.text import count_tokens, keyword_score, tfidf_scores
 
 COLUMNS = "id, content, importance, session_id, metadata, created_at"
 
@@ -174,21 +174,6 @@ def row_to_item(user_id: str, row: Sequence[Any], scores: dict[str, float] | Non
         importance=float(importance),
         metadata=meta,
     )
-
-
-def tfidf_scores(query: str, contents: Sequence[str]) -> list[float]:
-    """Cosine similarity of TF-IDF vectors (CJK-aware tokens) between ``query`` and each text."""
-    if not contents:
-        return []
-    from sklearn.feature_extraction.text import TfidfVectorizer
-    from sklearn.metrics.pairwise import cosine_similarity
-
-    vectorizer = TfidfVectorizer(analyzer=tokenize)
-    try:
-        matrix = vectorizer.fit_transform([query, *contents])
-    except ValueError:  # no token at all (e.g. only punctuation)
-        return [0.0] * len(contents)
-    return [float(v) for v in cosine_similarity(matrix[0], matrix[1:])[0]]
 
 
 class WorkingMemory:

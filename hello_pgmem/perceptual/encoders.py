@@ -34,11 +34,12 @@ log = logging.getLogger(__name__)
 IMAGE_EXTENSIONS = {"png", "jpg", "jpeg", "bmp", "gif", "webp", "tif", "tiff"}
 AUDIO_EXTENSIONS = {"wav", "mp3", "flac", "m4a", "ogg"}
 VIDEO_EXTENSIONS = {"mp4", "mov", "avi", "mkv", "webm"}
+TEXT_EXTENSIONS = {"txt", "text", "md", "markdown", "rst", "log", "csv", "json", "html", "htm", "xml"}
 MAX_FILE_BYTES = 200 * 1024 * 1024
 
 
-def infer_modality(file_path: str) -> str:
-    """image, audio or video from the file extension; text otherwise."""
+def infer_modality(file_path: str) -> str | None:
+    """image, audio, video or text from the file extension; None for an extension none of them has."""
     extension = Path(file_path).suffix.lower().lstrip(".")
     if extension in IMAGE_EXTENSIONS:
         return "image"
@@ -46,14 +47,16 @@ def infer_modality(file_path: str) -> str:
         return "audio"
     if extension in VIDEO_EXTENSIONS:
         return "video"
-    return "text"
+    return "text" if extension in TEXT_EXTENSIONS else None
 
 
 def read_media(file_path: str) -> tuple[Path, bytes]:
-    """The file's path and bytes, or a InvalidInputError naming the file."""
-    path = Path(file_path).expanduser()
-    if not path.is_file():
+    """The file's absolute path and bytes, or an InvalidInputError naming the file."""
+    path = Path(file_path).expanduser().resolve()
+    if not path.exists():
         raise InvalidInputError("file_path", f"no such file: {file_path!r}")
+    if not path.is_file():
+        raise InvalidInputError("file_path", f"{file_path!r} is not a regular file")
     try:
         size = path.stat().st_size
         if size > MAX_FILE_BYTES:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Literal
 
 from pydantic import BaseModel
 
@@ -25,12 +26,17 @@ class Source(BaseModel):
     cited: bool = False
 
 
+AnswerStatus = Literal["answered", "no_passages", "no_llm", "llm_failed"]
+PASSAGES_ONLY_CHARS = 6000  # without a chat model the passages are the answer: show more of them
+
+
 class Answer(BaseModel):
     question: str
     answer: str | None  # None without a chat model: the passages are the result
     sources: list[Source]
     context: str
-    notice: str | None = None
+    notice: str | None = None  # the reason there is no answer, worded for agents (Chinese)
+    status: AnswerStatus = "answered"
 
 
 def build_context(hits: Sequence[ChunkHit], max_chars: int) -> tuple[str, list[ChunkHit]]:

@@ -2,13 +2,24 @@
 
 1. Parse: headings (``#`` … ``######``, outside code fences) maintain a heading path; blank
    lines end paragraphs; fenced code blocks and tables are blocks of their own. A heading line is
-   kept at the top of the block that follows it.
-2. Pack: blocks go into chunks of at most ``chunk_size`` tokens; each chunk after the first starts
-   with up to ``chunk_overlap`` tokens from the end of the previous one (whole blocks, or the last
-   sentences of a paragraph). A code block or table is never cut unless it alone exceeds the size
-   (then it is split between lines and each piece re-fenced); a paragraph that alone exceeds it is
-   split between sentences, then between clauses, then hard.
+   kept at the top of the block that follows it (its ``head``).
+2. Split what alone exceeds the room a chunk leaves (``chunk_size - chunk_overlap`` tokens):
+   - a paragraph between sentences, then clauses, then hard by characters;
+   - a code block between lines, each piece fenced again with the block's own opening and
+     closing fence (so fences are balanced in every chunk), a line too long for a piece cut
+     into fenced parts;
+   - a table between rows; each piece starts with the column header (the header row and its
+     separator) when the header takes at most half the room, otherwise the header is not repeated
+     (a header that wide would make every row its own chunk and multiply the text); a row too
+     long for a piece is cut between cells, a cell between characters; rows of empty cells only
+     (``| | | |``, generated layout tables) carry nothing and are dropped.
+   A block's heading line goes with its first piece only.
+3. Pack: pieces go into chunks of at most ``chunk_size`` tokens; each chunk after the first starts
+   with up to ``chunk_overlap`` tokens from the end of the previous one (whole pieces, or the last
+   sentences of a paragraph).
 
+Every chunk is within ``chunk_size`` tokens, and the chunks hold at most about three times the
+text of the input (header repetition and overlap each add at most about the input again).
 Chinese needs no spaces: sentences end at 。！？；, clauses at ，、, and tokens are counted per
 character. Every chunk keeps its heading path, position, character span and token count.
 """
@@ -17,7 +28,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from hello_pgmem.errors import InvalidInputError
 from hello_pgmem.text import count_tokens
@@ -25,8 +36,11 @@ from hello_pgmem.text import count_tokens
 HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$")
 FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
 TABLE_LINE = re.compile(r"^[ \t]*\|")
+TABLE_SEPARATOR = re.compile(r"^[ \t]*\|?[ \t]*:?-+:?[ \t]*(\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$")
+EMPTY_ROW = re.compile(r"^[\s|:\-]*$")
 SENTENCE_END = re.compile(r"(?<=[。！？；!?;\n])|(?<=[.](?=\s))")
 CLAUSE_END = re.compile(r"(?<=[，、,：:])")
+CELL = re.compile(r"(?<!\\)\|")
 
 Counter = Callable[[str], int]
 
@@ -34,11 +48,17 @@ Counter = Callable[[str], int]
 @dataclass
 class Block:
     kind: str  # text | code | table
-    text: str
+    text: str  # the block as it stands in the document, heading line included
     heading_path: tuple[str, ...]
     start: int
     end: int
     fence: str = ""  # the opening fence line of a code block
+    head: str = ""  # the heading line at the top of the block, if any
+
+    @property
+    def body(self) -> str:
+        """The block without its heading line."""
+        return self.text[len(self.head) :].lstrip("\n") if self.head else self.text
 
 
 @dataclass
@@ -56,30 +76,29 @@ def parse_blocks(markdown: str) -> list[Block]:
     """The blocks of ``markdown`` with their heading paths and character spans."""
     blocks: list[Block] = []
     headings: list[str] = []
-    pending_heading: tuple[int, str] | None = None  # (start, line) to prepend to the next block
+    pending: tuple[int, str] | None = None  # a heading (start, line) to put at the top of the next block
     lines = markdown.splitlines(keepends=True)
     offset = 0
     i = 0
 
     def emit(kind: str, start: int, end: int, fence: str = "") -> None:
-        nonlocal pending_heading
-        text_start = start
-        if pending_heading is not None:
-            text_start = pending_heading[0]
-            pending_heading = None
-        text = markdown[text_start:end].strip("\n")
+        nonlocal pending
+        head = ""
+        if pending is not None:
+            start, head = pending
+            pending = None
+        text = markdown[start:end].strip("\n")
         if text.strip():
-            blocks.append(Block(kind, text, tuple(headings), text_start, end, fence))
+            blocks.append(Block(kind, text, tuple(headings), start, end, fence, head if text != head else ""))
 
     while i < len(lines):
-        line = lines[i]
-        stripped = line.rstrip("\n")
+        stripped = lines[i].rstrip("\n")
         fence = FENCE.match(stripped)
         heading = HEADING.match(stripped)
         if fence:
             marker = fence.group(1)
             start = offset
-            offset += len(line)
+            offset += len(lines[i])
             i += 1
             while i < len(lines):
                 inner = lines[i]
@@ -89,12 +108,12 @@ def parse_blocks(markdown: str) -> list[Block]:
                     break
             emit("code", start, offset, stripped)
         elif heading:
-            if pending_heading is not None:
-                emit("text", pending_heading[0], offset)  # a heading with no body of its own
+            if pending is not None:
+                emit("text", pending[0], offset)  # a heading with no body of its own
             level = len(heading.group(1))
             headings[:] = [*headings[: level - 1], heading.group(2).strip()]
-            pending_heading = (offset, stripped)
-            offset += len(line)
+            pending = (offset, stripped)
+            offset += len(lines[i])
             i += 1
         elif TABLE_LINE.match(stripped):
             start = offset
@@ -103,7 +122,7 @@ def parse_blocks(markdown: str) -> list[Block]:
                 i += 1
             emit("table", start, offset)
         elif not stripped.strip():
-            offset += len(line)
+            offset += len(lines[i])
             i += 1
         else:
             start = offset
@@ -119,80 +138,163 @@ def parse_blocks(markdown: str) -> list[Block]:
                 offset += len(lines[i])
                 i += 1
             emit("text", start, offset)
-    if pending_heading is not None:
-        emit("text", pending_heading[0], len(markdown))
+    if pending is not None:
+        emit("text", pending[0], len(markdown))
     return blocks
 
 
-def _split_text(block: Block, limit: int, count: Counter) -> list[Block]:
-    """A paragraph split between sentences, then clauses, then characters, into pieces <= limit."""
-    pieces: list[Block] = []
+# --------------------------------------------------------------------------- splitting
 
-    def add(text: str, start: int) -> None:
-        if text.strip():
-            pieces.append(Block(block.kind, text.strip(), block.heading_path, start, start + len(text)))
 
-    def split(text: str, start: int, patterns: list[re.Pattern[str]]) -> None:
-        if count(text) <= limit:
-            add(text, start)
+def _hard_split(text: str, limit: int, count: Counter) -> list[str]:
+    """``text`` cut into parts of at most ``limit`` tokens: at a space when there is one, else
+    between characters."""
+    parts: list[str] = []
+    while text:
+        size = max(1, min(len(text), len(text) * limit // max(count(text), 1)))
+        while size > 1 and count(text[:size]) > limit:
+            size = max(1, size * 3 // 4)
+        if size < len(text):
+            space = text.rfind(" ", 0, size + 1)
+            size = space + 1 if space > 0 else size
+        parts.append(text[:size])
+        text = text[size:]
+    return parts
+
+
+def split_text(text: str, limit: int, count: Counter) -> list[str]:
+    """``text`` split between sentences, then clauses, then characters, into parts <= ``limit``."""
+    pieces: list[str] = []
+
+    def split(part: str, patterns: list[re.Pattern[str]]) -> None:
+        if count(part) <= limit:
+            if part.strip():
+                pieces.append(part.strip())
             return
-        if not patterns:  # hard split by characters
-            step = max(1, len(text) * limit // max(count(text), 1))
-            for k in range(0, len(text), step):
-                add(text[k : k + step], start + k)
+        if not patterns:
+            pieces.extend(p.strip() for p in _hard_split(part, limit, count) if p.strip())
             return
-        parts = [p for p in patterns[0].split(text) if p]
+        parts = [p for p in patterns[0].split(part) if p]
         if len(parts) == 1:
-            split(text, start, patterns[1:])
+            split(part, patterns[1:])
             return
-        current, current_start, position = "", start, start
-        for part in parts:
-            if current and count(current + part) > limit:
-                split(current, current_start, patterns[1:])
-                current, current_start = "", position
-            current += part
-            position += len(part)
-        split(current, current_start, patterns[1:])
+        current = ""
+        for piece in parts:
+            if current and count(current + piece) > limit:
+                split(current, patterns[1:])
+                current = ""
+            current += piece
+        split(current, patterns[1:])
 
-    split(block.text, block.start, [SENTENCE_END, CLAUSE_END])
+    split(text, [SENTENCE_END, CLAUSE_END])
     return pieces
 
 
-def _split_fenced(block: Block, limit: int, count: Counter) -> list[Block]:
-    """A code block or table split between lines; code pieces are re-fenced."""
-    lines = block.text.splitlines()
-    closing = ""
-    if block.kind == "code":
-        opening, lines = lines[0], lines[1:]
-        if lines and lines[-1].strip() and set(lines[-1].strip()) <= {"`", "~"}:
-            closing, lines = lines[-1], lines[:-1]
-        closing = closing or opening.strip()[:3]
-    else:
-        opening = ""
-    header = lines[:2] if block.kind == "table" and len(lines) > 2 else []  # repeat column names
-    body = lines[len(header) :]
-    pieces: list[Block] = []
+def _pack_lines(lines: list[str], wrap: Callable[[list[str]], str], limit: int, count: Counter) -> list[str]:
+    """Consecutive lines packed into ``wrap``-ped pieces of at most ``limit`` tokens."""
+    pieces: list[str] = []
     current: list[str] = []
+    for line in lines:
+        if current and count(wrap([*current, line])) > limit:
+            pieces.append(wrap(current))
+            current = []
+        current.append(line)
+    if current:
+        pieces.append(wrap(current))
+    return pieces
+
+
+def _split_code(body: str, fence: str, limit: int, count: Counter) -> list[str]:
+    """A fenced code block between lines, every piece fenced again."""
+    lines = body.splitlines()
+    opening, lines = lines[0], lines[1:]
+    marker = FENCE.match(fence or opening)
+    closing_marker = marker.group(1) if marker else "```"
+    if lines and _closes(lines[-1], closing_marker):
+        lines = lines[:-1]
 
     def wrap(rows: list[str]) -> str:
-        inner = "\n".join(header + rows)
-        return f"{opening}\n{inner}\n{closing}" if block.kind == "code" else inner
+        return "\n".join([opening, *rows, closing_marker])
 
-    for row in body:
-        if current and count(wrap([*current, row])) > limit:
-            pieces.append(Block(block.kind, wrap(current), block.heading_path, block.start, block.end))
-            current = []
-        if count(wrap([row])) > limit:  # one enormous line: it can only be cut
-            plain = Block("text", row, block.heading_path, block.start, block.end)
-            pieces += [
-                Block(block.kind, wrap([p.text]), block.heading_path, block.start, block.end)
-                for p in _split_text(plain, max(1, limit - count(wrap([]))), count)
-            ]
-            continue
-        current.append(row)
-    if current:
-        pieces.append(Block(block.kind, wrap(current), block.heading_path, block.start, block.end))
-    return pieces
+    room = max(1, limit - count(wrap([])))
+    fitted: list[str] = []
+    for line in lines:
+        fitted += _hard_split(line, room, count) if count(wrap([line])) > limit else [line]
+    return _pack_lines(fitted, wrap, limit, count)
+
+
+def _cells(row: str) -> list[str]:
+    inner = row.strip()
+    inner = inner[1:] if inner.startswith("|") else inner
+    inner = inner[:-1] if inner.endswith("|") and not inner.endswith("\\|") else inner
+    return [cell.strip() for cell in CELL.split(inner)]
+
+
+def _split_row(row: str, limit: int, count: Counter) -> list[str]:
+    """A table row too long for a piece, cut between cells (a cell between characters)."""
+    cells: list[str] = []
+    for cell in _cells(row):
+        cells += _hard_split(cell, max(1, limit - 4), count) if count(f"| {cell} |") > limit else [cell]
+    return _pack_lines(cells, lambda group: "| " + " | ".join(group) + " |", limit, count)
+
+
+def _split_table(body: str, limit: int, count: Counter) -> list[str]:
+    """A table between rows; the column header leads every piece when it is narrow enough."""
+    lines = [line for line in body.splitlines() if line.strip()]
+    has_header = len(lines) > 2 and TABLE_SEPARATOR.match(lines[1]) is not None
+    header = lines[:2] if has_header else []
+    rows = [line for line in lines[len(header) :] if not EMPTY_ROW.match(line)]
+    if header and count("\n".join(header)) > limit // 2:
+        rows, header = [line for line in header if not EMPTY_ROW.match(line)] + rows, []
+    room = limit - (count("\n".join(header)) + 1 if header else 0)
+    fitted: list[str] = []
+    for row in rows:
+        fitted += _split_row(row, room, count) if count(row) > room else [row]
+    return _pack_lines(fitted, lambda group: "\n".join(header + group), limit, count)
+
+
+def _closes(line: str, opening: str) -> bool:
+    """Whether ``line`` closes a fence opened by ``opening`` (same character, at least as long)."""
+    stripped = line.strip()
+    return bool(stripped) and set(stripped) == {opening[0]} and len(stripped) >= len(opening)
+
+
+def _closed(block: Block) -> Block:
+    """A code block the document left open (at its end) with its closing fence added."""
+    lines = block.body.splitlines()
+    marker = FENCE.match(lines[0])
+    if marker is None or (len(lines) > 1 and _closes(lines[-1], marker.group(1))):
+        return block
+    return replace(block, text=f"{block.text}\n{marker.group(1)}")
+
+
+def split_block(block: Block, limit: int, count: Counter) -> list[Block]:
+    """The block itself when it fits ``limit``, else its pieces (heading line on the first)."""
+    if block.kind == "code":
+        block = _closed(block)
+    if count(block.text) <= limit:
+        return [block]
+    head = block.head
+    room = limit - (count(head) + 1 if head else 0)
+    if room < limit // 2:  # a heading this long goes into a piece of its own
+        pieces = [head, *_split_body(block, limit, count)] if head else _split_body(block, limit, count)
+    else:
+        pieces = _split_body(block, room if head else limit, count)
+        if head and pieces:
+            pieces[0] = f"{head}\n{pieces[0]}"
+    return [replace(block, text=piece, head="") for piece in pieces if piece.strip()]
+
+
+def _split_body(block: Block, limit: int, count: Counter) -> list[str]:
+    body = block.body
+    if block.kind == "code":
+        return _split_code(body, block.fence, limit, count)
+    if block.kind == "table":
+        return _split_table(body, limit, count)
+    return split_text(body, limit, count)
+
+
+# --------------------------------------------------------------------------- packing
 
 
 def _overlap(blocks: list[Block], budget: int, count: Counter) -> list[Block]:
@@ -223,25 +325,24 @@ def _overlap(blocks: list[Block], budget: int, count: Counter) -> list[Block]:
     return taken
 
 
-def chunk_markdown(
-    markdown: str, chunk_size: int = 800, chunk_overlap: int = 100, count: Counter = count_tokens
-) -> list[Chunk]:
-    """Heading-aware chunks of ``markdown`` (see the module docstring)."""
+def check_sizes(chunk_size: object, chunk_overlap: object) -> tuple[int, int]:
+    """The chunk size (at least 16 tokens) and overlap (less than half of it), checked."""
     if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 16:
         raise InvalidInputError("chunk_size", "must be an integer of at least 16 tokens")
     if isinstance(chunk_overlap, bool) or not isinstance(chunk_overlap, int):
         raise InvalidInputError("chunk_overlap", "must be an integer")
     if not 0 <= chunk_overlap < chunk_size // 2 + 1:
         raise InvalidInputError("chunk_overlap", "must be between 0 and half of chunk_size")
-    blocks: list[Block] = []
-    piece = chunk_size - chunk_overlap  # pieces of a split block leave room for the overlap
-    for block in parse_blocks(markdown):
-        if count(block.text) <= chunk_size:
-            blocks.append(block)
-        elif block.kind == "text":
-            blocks += _split_text(block, piece, count)
-        else:
-            blocks += _split_fenced(block, piece, count)
+    return chunk_size, chunk_overlap
+
+
+def chunk_markdown(
+    markdown: str, chunk_size: int = 800, chunk_overlap: int = 100, count: Counter = count_tokens
+) -> list[Chunk]:
+    """Heading-aware chunks of ``markdown`` (see the module docstring)."""
+    chunk_size, chunk_overlap = check_sizes(chunk_size, chunk_overlap)
+    room = chunk_size - chunk_overlap  # pieces of a split block leave room for the overlap
+    blocks = [piece for block in parse_blocks(markdown) for piece in split_block(block, room, count)]
 
     chunks: list[Chunk] = []
     current: list[Block] = []

@@ -87,8 +87,10 @@ def convert_file(
     """Markdown for ``file_path``; a InvalidInputError naming the file if it cannot be read."""
     path = Path(file_path).expanduser()
     name = path.name
-    if not path.is_file():
+    if not path.exists():
         raise InvalidInputError("file_path", f"no such file: {str(file_path)!r}")
+    if not path.is_file():
+        raise InvalidInputError("file_path", f"{str(file_path)!r} is not a regular file")
     extension = path.suffix.lower()
     if extension not in SUPPORTED:
         raise InvalidInputError(

@@ -14,7 +14,15 @@ from hello_pgmem.errors import InvalidInputError, LLMError
 from hello_pgmem.llm import ChatClient
 from hello_pgmem.models import check_content
 from hello_pgmem.rag import store
-from hello_pgmem.rag.answer import ANSWER_SYSTEM, ANSWER_USER, Answer, Source, build_context, cited_numbers
+from hello_pgmem.rag.answer import (
+    ANSWER_SYSTEM,
+    ANSWER_USER,
+    PASSAGES_ONLY_CHARS,
+    Answer,
+    Source,
+    build_context,
+    cited_numbers,
+)
 from hello_pgmem.rag.expansion import hypothetical_answer, multi_queries
 from hello_pgmem.rag.models import ChunkHit
 from hello_pgmem.retrieval_log import log_retrieval
@@ -105,16 +113,24 @@ class Search(store.Namespaced):
         question: str,
         top_k: int = 5,
         *,
-        max_chars: int = 1200,
+        max_chars: int | None = None,
         enable_mqe: bool = False,
         enable_hyde: bool = False,
         min_score: float | None = None,
     ) -> Answer:
         """Answer from the knowledge base only, citing passages as [n]; without a chat model, the
-        passages themselves with a notice."""
+        passages themselves with a notice.
+
+        ``max_chars`` bounds the passages: the context given to the chat model (1,200 by default),
+        or what is shown without one (6,000 by default).
+        """
         hits = self.search(
             question, top_k, min_score=min_score, enable_mqe=enable_mqe, enable_hyde=enable_hyde
         )
+        if max_chars is None:
+            max_chars = 1200 if self.llm is not None else PASSAGES_ONLY_CHARS
+        if isinstance(max_chars, bool) or not isinstance(max_chars, int) or not 100 <= max_chars <= 1_000_000:
+            raise InvalidInputError("max_chars", "must be an integer between 100 and 1000000")
         context, used = build_context(hits, max_chars)
         sources = [
             Source(
@@ -128,7 +144,12 @@ class Search(store.Namespaced):
         ]
         if not used:
             return Answer(
-                question=question, answer=None, sources=[], context="", notice="知识库中没有找到相关内容"
+                question=question,
+                answer=None,
+                sources=[],
+                context="",
+                notice="知识库中没有找到相关内容",
+                status="no_passages",
             )
         if self.llm is None:
             return Answer(
@@ -137,6 +158,7 @@ class Search(store.Namespaced):
                 sources=sources,
                 context=context,
                 notice="未配置大语言模型（LLM_MODEL_ID）：以下是最相关的原文片段，而不是生成的回答",
+                status="no_llm",
             )
         messages = [
             {"role": "system", "content": ANSWER_SYSTEM},
@@ -152,6 +174,7 @@ class Search(store.Namespaced):
                 sources=sources,
                 context=context,
                 notice=f"大语言模型调用失败（{exc}）：以下是最相关的原文片段",
+                status="llm_failed",
             )
         cited = cited_numbers(text)
         for source in sources:

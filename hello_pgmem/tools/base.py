@@ -131,6 +131,21 @@ def parameters_of(method: Callable[..., Any]) -> list[ToolParameter]:
     return result
 
 
+def boolean_for_number(method: Callable[..., Any], arguments: Mapping[str, Any]) -> str | None:
+    """The first parameter that wants a number but was given true or false (pydantic would take
+    true for 1.0), or None."""
+    for param in parameters_of(method):
+        schema = param.schema
+        types = {schema.get("type"), *(s.get("type") for s in schema.get("anyOf", []))}
+        if (
+            isinstance(arguments.get(param.name), bool)
+            and "boolean" not in types
+            and types & {"number", "integer"}
+        ):
+            return param.name
+    return None
+
+
 def _first_line(doc: str | None) -> str:
     return (doc or "").strip().splitlines()[0] if doc and doc.strip() else ""
 
@@ -208,6 +223,9 @@ class ActionsTool(Tool):
         method = actions.get(action) if isinstance(action, str) else None
         if method is None:
             return f"❌ 不支持的操作: {action}。支持的操作: {', '.join(actions)}"
+        refused = boolean_for_number(method, arguments)
+        if refused is not None:
+            return f"❌ 参数错误: {refused}: must be a number, not true or false"
         try:
             result: str = validate_call(method)(**arguments)
             return result

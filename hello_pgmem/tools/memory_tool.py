@@ -32,6 +32,10 @@ LABELS = {
     "perceptual": "感知记忆",
 }
 DEFAULT_TYPES = ["working", "episodic", "semantic"]
+CLEAR_ALL_WARNING = (
+    "⚠️ 危险操作：将删除当前用户的所有记忆（所有类型与知识图谱），不可恢复！\n"
+    "请使用 confirm=true 参数确认执行。"
+)
 
 
 def _preview(text: str, size: int) -> str:
@@ -117,7 +121,9 @@ class MemoryTool(ActionsTool):
         if memory_type == "perceptual":
             if file_path:
                 meta["file_path"] = file_path
-            meta["modality"] = modality or (infer_modality(file_path) if file_path else "text")
+            inferred = infer_modality(file_path) if file_path else "text"
+            if modality or inferred:
+                meta["modality"] = modality or inferred
         meta["session_id"] = self.current_session_id
         memory_id = self.memory_manager.add_memory(content, memory_type, importance, meta)
         return f"✅ 记忆已添加 (ID: {memory_id})"
@@ -302,9 +308,15 @@ class MemoryTool(ActionsTool):
             lines += [f"  {i}. {memory_line(item, 60)}" for i, item in enumerate(memories, 1)]
         return "\n".join(lines)
 
-    @tool_action("clear_all", "清空当前用户的所有记忆")
-    def clear_all(self) -> str:
-        """清空所有记忆"""
+    @tool_action("clear_all", "清空当前用户的所有记忆（不可恢复，需要 confirm=true）")
+    def clear_all(self, confirm: bool = False) -> str:
+        """清空所有记忆
+
+        Args:
+            confirm: 必须为 true 才会执行：所有类型的记忆与知识图谱都会被删除，不可恢复
+        """
+        if confirm is not True:
+            return CLEAR_ALL_WARNING
         self.memory_manager.clear_all()
         return "🧽 已清空所有记忆"
 

@@ -105,6 +105,8 @@ class RAGTool(ActionsTool, SharesDatabase):
             try:
                 if candidate.is_file():
                     return candidate
+                if candidate.exists():
+                    raise InvalidInputError("file_path", f"{file_path[:200]!r} is not a regular file")
             except (OSError, ValueError):  # ENAMETOOLONG and friends: no such file
                 continue
         return None

@@ -1,0 +1,110 @@
+"""A folder of real, varied documents ingested as a user would: chunk counts and sizes stay in
+proportion to the text.
+
+The documents are ones every machine running these tests has or makes: HTML reference pages that
+pydoc generates for modules of Python's standard library (tables and all), a data set scikit-learn
+ships (as CSV, and as a wide HTML table of 570 columns: the shape that made the old chunker cut
+every row into one-token pieces), this repository's Markdown, the licence texts every Debian
+system ships in /usr/share/common-licenses, and a PDF and a Word file written here from that text.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import pydoc
+from collections.abc import Callable
+from pathlib import Path
+
+import docx
+import pytest
+import sklearn.datasets
+from fpdf import FPDF
+
+from hello_pgmem import Database, HashingEmbedder, KnowledgeBase
+from hello_pgmem.rag.convert import convert_file
+from hello_pgmem.text import count_tokens
+from tests.conftest import REPO
+
+pytestmark = pytest.mark.slow
+LICENCES = Path("/usr/share/common-licenses")
+CHUNK_SIZE, OVERLAP = 800, 100
+
+
+def write_pdf(text: str, path: Path) -> None:
+    pdf = FPDF()
+    pdf.set_font("Helvetica", size=10)
+    pdf.add_page()
+    for paragraph in text.split("\n\n"):
+        pdf.multi_cell(0, 5, paragraph.encode("latin-1", "replace").decode("latin-1"))
+        pdf.ln(2)
+    pdf.output(str(path))
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("documents")
+    for name in ("json", "collections", "sqlite3", "argparse", "email.message", "tkinter"):
+        module = importlib.import_module(name)
+        page = pydoc.HTMLDoc().page(pydoc.describe(module), pydoc.HTMLDoc().document(module))
+        (root / f"{name}.html").write_text(page, encoding="utf-8")
+    data = Path(sklearn.datasets.__file__).parent / "data" / "breast_cancer.csv"
+    rows = [line.split(",") for line in data.read_text(encoding="utf-8").splitlines()[1:]]
+    (root / "breast_cancer.csv").write_text(data.read_text(encoding="utf-8"), encoding="utf-8")
+    columns = list(zip(*rows, strict=True))  # one row per feature, one column per sample
+    cells = "".join("<tr>" + "".join(f"<td>{v}</td>" for v in column) + "</tr>" for column in columns)
+    header = "<tr>" + "".join(f"<th>sample {i}</th>" for i in range(len(rows))) + "</tr>"
+    table = f"<table>{header}{cells}</table>"
+    (root / "wide.html").write_text(f"<html><body>{table}</body></html>")
+    (root / "wide-titled.html").write_text(f"<html><body><h1>Samples</h1>{table}</body></html>")
+    for markdown in [REPO / "README.md", REPO / "DEVELOPERS.md", *sorted((REPO / "docs").glob("*.md"))]:
+        (root / markdown.name).write_text(markdown.read_text(encoding="utf-8"), encoding="utf-8")
+    assert LICENCES.is_dir(), "a Debian system ships /usr/share/common-licenses"
+    gpl = (LICENCES / "GPL-3").read_text(encoding="utf-8")
+    (root / "GPL-3.txt").write_text(gpl, encoding="utf-8")
+    (root / "Apache-2.0.txt").write_text(
+        (LICENCES / "Apache-2.0").read_text(encoding="utf-8"), encoding="utf-8"
+    )
+    write_pdf(gpl[:20_000], root / "gpl-excerpt.pdf")
+    document = docx.Document()
+    document.add_heading("GNU General Public License", level=1)
+    for paragraph in gpl.split("\n\n")[:80]:
+        document.add_paragraph(paragraph)
+    document.save(str(root / "gpl.docx"))
+    return root
+
+
+def test_a_folder_of_real_documents(
+    folder: Path, clean: Database, make_kb: Callable[[str], KnowledgeBase]
+) -> None:
+    kb = make_kb("documents")
+    results = kb.ingest([folder], chunk_size=CHUNK_SIZE, chunk_overlap=OVERLAP)
+    files = sorted(p for p in folder.iterdir())
+    assert len(results) == len(files) >= 15
+    assert [r.status for r in results] == ["added"] * len(results), [r.error for r in results if r.error]
+    total_tokens = 0
+    for result in results:
+        text = convert_file(result.source_path or "").markdown
+        tokens = count_tokens(text)
+        total_tokens += tokens
+        with clean.transaction(namespace="documents") as conn:
+            sizes = conn.execute(
+                "SELECT token_count, length(content) FROM chunks WHERE namespace = 'documents' AND document_id = %s",
+                (result.document_id,),
+            ).fetchall()
+        assert len(sizes) == result.chunks >= 1
+        assert max(t for t, _ in sizes) <= CHUNK_SIZE, result.source_path
+        # chunks are at least about half full: their number follows the text's size
+        assert result.chunks <= 2 * math.ceil(tokens / (CHUNK_SIZE - OVERLAP)) + 2, result.source_path
+        assert sum(n for _, n in sizes) <= 3 * len(text) + CHUNK_SIZE * 4, result.source_path
+    stats = kb.stats()
+    assert stats.documents == len(files)
+    assert total_tokens <= stats.tokens <= 2 * total_tokens, "no explosion of tokens"
+
+
+@pytest.fixture()
+def make_kb(clean: Database) -> Callable[[str], KnowledgeBase]:
+    def make(namespace: str) -> KnowledgeBase:
+        return KnowledgeBase(clean, HashingEmbedder(), namespace)
+
+    return make
