@@ -14,19 +14,18 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import os
-import platform
 import statistics
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import harness
 import numpy as np
 import psycopg
+from harness import fresh_database, percentiles
 from psycopg import sql
 
 from hello_pgmem import (
@@ -36,8 +35,6 @@ from hello_pgmem import (
     MemoryManager,
     Settings,
     TextDocument,
-    dev,
-    migrations,
 )
 from hello_pgmem.graph.extraction import RuleExtractor
 from hello_pgmem.graph.normalize import normalize_name
@@ -49,30 +46,6 @@ MODEL_DIM = 384
 
 
 # --------------------------------------------------------------------------- setup
-
-
-@contextmanager
-def fresh_database() -> Iterator[Settings]:
-    server = psycopg.conninfo.make_conninfo(dev.up(), dbname="postgres")
-    name = f"pgmem_bench_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(server, autocommit=True) as conn:
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    try:
-        settings = Settings(database_url=psycopg.conninfo.make_conninfo(server, dbname=name), pool_max_size=4)
-        migrations.upgrade(settings)
-        yield settings
-    finally:
-        with psycopg.connect(server, autocommit=True) as conn:
-            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
-
-
-def percentiles(values: Sequence[float]) -> dict[str, float]:
-    ordered = sorted(values)
-
-    def at(p: float) -> float:
-        return ordered[min(len(ordered) - 1, round(p * (len(ordered) - 1)))]
-
-    return {"p50": at(0.50), "p95": at(0.95), "p99": at(0.99), "mean": statistics.fmean(ordered)}
 
 
 def embed_all(embedder: HashingEmbedder, texts: list[str], batch: int = 4096) -> tuple[np.ndarray, float]:
@@ -525,24 +498,10 @@ def measure_rag(settings: Settings, documents: int) -> dict[str, Any]:
 
 
 def machine() -> dict[str, Any]:
-    with psycopg.connect(dev.up()) as conn:
-        server = conn.execute("SHOW server_version").fetchone()[0]
-        vector = conn.execute(
-            "SELECT default_version FROM pg_available_extensions WHERE name = 'vector'"
-        ).fetchone()[0]
-        age = conn.execute(
-            "SELECT default_version FROM pg_available_extensions WHERE name = 'age'"
-        ).fetchone()[0]
     return {
-        "platform": platform.platform(),
-        "cpus": os.cpu_count(),
-        "python": platform.python_version(),
-        "postgresql": server,
-        "pgvector": vector,
-        "age": age,
+        **harness.machine(),
         "embedder": f"hashing-v1-{MODEL_DIM}",
         "hnsw": {"m": 16, "ef_construction": 64},
-        "date": dt.datetime.now(dt.UTC).isoformat(),
     }
 
 

@@ -22,6 +22,10 @@ AGE_MIN = (1, 5, 0)
 _INSTALLED = text("SELECT extversion FROM pg_extension WHERE extname = :name")
 _AVAILABLE = text("SELECT default_version FROM pg_available_extensions WHERE name = :name")
 _WHERE = text("SELECT current_database(), current_user")
+_SCHEMA_OF = text(
+    "SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace"
+    " WHERE e.extname = :name"
+)
 
 
 def version_tuple(version: str) -> tuple[int, ...]:
@@ -45,27 +49,38 @@ def _create(conn: Connection, name: str, statement: str) -> bool:
     return True
 
 
+def ensure_extension(
+    conn: Connection, name: str, package: str | None = None, *, beside: str | None = None
+) -> str:
+    """Make sure extension ``name`` is installed in this database (create it when the role may,
+    in the schema of extension ``beside`` if given); return its version, or raise
+    ExtensionMissingError with the statement for a DBA."""
+    version = conn.execute(_INSTALLED, {"name": name}).scalar()
+    if version is not None:
+        return str(version)
+    schema = conn.execute(_SCHEMA_OF, {"name": beside}).scalar() if beside else None
+    where = f" SCHEMA {conn.dialect.identifier_preparer.quote_identifier(schema)}" if schema else ""
+    statement = f"CREATE EXTENSION {name}{where};"
+    database, role = conn.execute(_WHERE).one()
+    if conn.execute(_AVAILABLE, {"name": name}).scalar() is None:
+        source = f"the {package} package or your platform's {name}" if package else f"the {name} extension"
+        raise ExtensionMissingError(
+            f"{name} is not available on this server (database {database!r}): install {source}, "
+            f"then have a superuser run: {statement}",
+            statement,
+        )
+    if not _create(conn, name, f"CREATE EXTENSION IF NOT EXISTS {name}{where}"):
+        raise ExtensionMissingError(
+            f"{name} is not installed in database {database!r} and role {role!r} may not create it: "
+            f"ask a superuser to run: {statement}",
+            statement,
+        )
+    return str(conn.execute(_INSTALLED, {"name": name}).scalar_one())
+
+
 def ensure_vector(conn: Connection) -> str:
     """Make sure pgvector >= 0.8.0 is installed in this database; return its version."""
-    version = conn.execute(_INSTALLED, {"name": "vector"}).scalar()
-    statement = "CREATE EXTENSION vector;"
-    if version is None:
-        database, role = conn.execute(_WHERE).one()
-        if conn.execute(_AVAILABLE, {"name": "vector"}).scalar() is None:
-            raise ExtensionMissingError(
-                f"pgvector is not available on this server (database {database!r}): install the "
-                f"postgresql-17-pgvector package or your platform's pgvector, then have a "
-                f"superuser "
-                f"run: {statement}",
-                statement,
-            )
-        if not _create(conn, "vector", "CREATE EXTENSION IF NOT EXISTS vector"):
-            raise ExtensionMissingError(
-                f"pgvector is not installed in database {database!r} and role {role!r} may not "
-                f"create it: ask a superuser to run: {statement}",
-                statement,
-            )
-        version = conn.execute(_INSTALLED, {"name": "vector"}).scalar_one()
+    version = ensure_extension(conn, "vector", "postgresql-17-pgvector")
     if version_tuple(version) < MIN_VECTOR:
         statement = "ALTER EXTENSION vector UPDATE;"
         raise ExtensionMissingError(

@@ -24,6 +24,9 @@ from hello_pgmem.errors import InvalidInputError
 MemoryType = Literal["working", "episodic", "semantic", "perceptual"]
 MEMORY_TYPES: tuple[MemoryType, ...] = ("working", "episodic", "semantic", "perceptual")
 LONG_TERM_TYPES: tuple[MemoryType, ...] = ("episodic", "semantic", "perceptual")
+Scoring = Literal["hybrid", "lexical", "vector", "reference"]
+SCORINGS: tuple[Scoring, ...] = ("hybrid", "lexical", "vector", "reference")
+Fusion = Literal["weighted", "rrf"]
 ForgetStrategy = Literal["importance_based", "time_based", "capacity_based"]
 FORGET_STRATEGIES: tuple[ForgetStrategy, ...] = ("importance_based", "time_based", "capacity_based")
 Modality = Literal["text", "image", "audio", "video"]
@@ -136,6 +139,36 @@ def check_limit(limit: object, maximum: int, field: str = "limit") -> int:
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= maximum:
         raise InvalidInputError(field, f"must be an integer between 1 and {maximum}")
     return limit
+
+
+def check_scoring(scoring: object, field: str = "scoring") -> Scoring:
+    """Return ``scoring`` if it names a scoring mode (hybrid, lexical, vector or reference)."""
+    if scoring not in SCORINGS:
+        raise InvalidInputError(field, f"must be one of {', '.join(SCORINGS)}, got {scoring!r}")
+    return scoring
+
+
+def check_timestamp(value: object, field: str = "timestamp") -> datetime:
+    """An event time: a timezone-aware datetime, or ISO 8601 text with an offset."""
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value.strip())
+        except ValueError as exc:
+            raise InvalidInputError(field, f"must be an ISO 8601 date and time, got {value!r}") from exc
+    if not isinstance(value, datetime):
+        raise InvalidInputError(field, "must be a datetime or ISO 8601 text")
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise InvalidInputError(field, "must carry a timezone (e.g. 2023-05-08T13:56:00+00:00)")
+    return value
+
+
+def check_timestamps(values: object, count: int, default: datetime) -> list[datetime]:
+    """One event time per memory of a batch (``default`` for all when ``values`` is None)."""
+    if values is None:
+        return [default] * count
+    if isinstance(values, str) or not isinstance(values, list | tuple) or len(values) != count:
+        raise InvalidInputError("timestamps", "must have one entry per content")
+    return [check_timestamp(value, "timestamps") for value in values]
 
 
 def check_strategy(strategy: object) -> ForgetStrategy:
@@ -266,6 +299,10 @@ class MemoryConfig(BaseModel):
     max_content_chars: int = Field(default=DEFAULT_MAX_CONTENT_CHARS, ge=1, le=1_000_000)
     candidate_multiplier: int = Field(default=5, ge=1, le=50)
     max_search_limit: int = Field(default=200, ge=1, le=1000)
+    # ranking (docs/search.md): hybrid (lexical + vector, relevance first) unless "reference"
+    scoring: Scoring = "hybrid"
+    fusion: Fusion = "weighted"
+    graph_search: bool = True  # expand semantic searches through the entities a query names
 
     def settings_overrides(self) -> dict[str, Any]:
         """The Settings fields this config sets (those not None)."""

@@ -17,7 +17,6 @@ from sqlalchemy import (
     BigInteger,
     CheckConstraint,
     Column,
-    Computed,
     DateTime,
     Double,
     ForeignKey,
@@ -33,7 +32,7 @@ from sqlalchemy import (
     UniqueConstraint,
     text,
 )
-from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSVECTOR, UUID
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB, REGCONFIG, TSVECTOR, UUID
 
 metadata = MetaData()
 
@@ -41,8 +40,10 @@ MEMORY_TYPES = ("episodic", "semantic", "perceptual")
 MODALITIES = ("text", "image", "audio", "video")
 
 
-def _now() -> Column[object]:
-    return Column("created_at", DateTime(timezone=True), nullable=False, server_default=text("now()"))
+def _now(comment: str | None = None) -> Column[object]:
+    return Column(
+        "created_at", DateTime(timezone=True), nullable=False, server_default=text("now()"), comment=comment
+    )
 
 
 def _updated() -> Column[object]:
@@ -51,6 +52,31 @@ def _updated() -> Column[object]:
 
 def _metadata_column() -> Column[object]:
     return Column("metadata", JSONB, nullable=False, server_default=text("'{}'::jsonb"))
+
+
+def _text_columns() -> list[Column[object]]:
+    """The full-text columns a trigger writes (revision 0009): configuration, lexemes, length."""
+    return [
+        Column(
+            "text_config",
+            REGCONFIG,
+            nullable=False,
+            comment="The text search configuration of the content (text_config_for unless given).",
+        ),
+        Column(
+            "lexemes",
+            TSVECTOR,
+            nullable=False,
+            comment="The lexemes of the content under text_config: the lexical branch of search.",
+        ),
+        Column(
+            "term_count",
+            Integer,
+            nullable=False,
+            server_default=text("0"),
+            comment="How many terms the lexemes hold (BM25 document length).",
+        ),
+    ]
 
 
 embedding_models = Table(
@@ -76,17 +102,24 @@ memories = Table(
     Column("session_id", Text),
     Column("modality", Text),
     _metadata_column(),
-    _now(),
+    _now("When what the memory records happened (given on add; the insertion time by default)."),
     _updated(),
     Column("last_accessed_at", DateTime(timezone=True)),
     Column("access_count", Integer, nullable=False, server_default=text("0")),
     Column("forgotten_at", DateTime(timezone=True)),
     Column("embedding", VECTOR()),
     Column("embedding_model", Text, ForeignKey("embedding_models.model")),
-    Column("search_text", TSVECTOR, Computed("fts_document(content)", persisted=True)),
     # revision 0002: the text space of perceptual memories (their description, any modality)
     Column("text_embedding", VECTOR()),
     Column("text_embedding_model", Text, ForeignKey("embedding_models.model")),
+    *_text_columns(),  # revision 0009
+    Column(
+        "recorded_at",
+        DateTime(timezone=True),
+        nullable=False,
+        server_default=text("now()"),
+        comment="When the memory was stored.",
+    ),
     PrimaryKeyConstraint("user_id", "id", name="memories_pkey"),
     CheckConstraint("btrim(user_id) <> '' AND length(user_id) <= 255", name="memories_user_id"),
     CheckConstraint(f"memory_type IN {MEMORY_TYPES!r}", name="memories_memory_type"),
@@ -101,7 +134,13 @@ memories = Table(
     ),
     Index("memories_user_type_created", "user_id", "memory_type", "created_at"),
     Index("memories_user_session", "user_id", "session_id", "created_at"),
-    Index("memories_search_text", "search_text", postgresql_using="gin"),
+    Index(
+        "memories_user_lexemes",
+        "user_id",
+        "lexemes",
+        postgresql_using="gin",
+        postgresql_where=text("forgotten_at IS NULL"),
+    ),
     comment="Long-term memories (episodic, semantic, perceptual) with their embeddings.",
 )
 
@@ -165,7 +204,7 @@ chunks = Table(
     Column("token_count", Integer, nullable=False),
     Column("embedding", VECTOR()),
     Column("embedding_model", Text, ForeignKey("embedding_models.model")),
-    Column("search_text", TSVECTOR, Computed("fts_document(content)", persisted=True)),
+    *_text_columns(),
     PrimaryKeyConstraint("namespace", "id", name="chunks_pkey"),
     ForeignKeyConstraint(
         ["namespace", "document_id"],
@@ -178,8 +217,27 @@ chunks = Table(
     CheckConstraint("start_char >= 0 AND end_char >= start_char", name="chunks_span"),
     CheckConstraint("token_count >= 0", name="chunks_token_count"),
     CheckConstraint("(embedding IS NULL) = (embedding_model IS NULL)", name="chunks_embedding_model"),
-    Index("chunks_search_text", "search_text", postgresql_using="gin"),
+    Index("chunks_namespace_lexemes", "namespace", "lexemes", postgresql_using="gin"),
     comment="RAG chunks of documents, with heading path, character span and embedding.",
+)
+
+memory_text_totals = Table(
+    "memory_text_totals",
+    metadata,
+    Column("user_id", Text, primary_key=True),
+    Column("memories", BigInteger, nullable=False, server_default=text("0")),
+    Column("terms", BigInteger, nullable=False, server_default=text("0")),
+    comment="Per user: how many memories (live or forgotten) and how many terms they hold, kept by "
+    "triggers; BM25 reads the average length and the number of documents here.",
+)
+
+chunk_text_totals = Table(
+    "chunk_text_totals",
+    metadata,
+    Column("namespace", Text, primary_key=True),
+    Column("chunks", BigInteger, nullable=False, server_default=text("0")),
+    Column("terms", BigInteger, nullable=False, server_default=text("0")),
+    comment="Per namespace: how many chunks and terms, kept by triggers, for BM25 over chunks.",
 )
 
 embedding_cache = Table(

@@ -25,7 +25,7 @@ def test_reference_demo_episodic(make_manager: Callable[..., MemoryManager]) -> 
     manager = make_manager()
     for content, importance in PEOPLE:
         manager.add_memory(content, "episodic", importance)
-    results = manager.retrieve_memories("前端工程师", memory_types=["episodic"], limit=3)
+    results = manager.retrieve_memories("前端工程师", memory_types=["episodic"], limit=3, scoring="reference")
     assert results[0].content.startswith("李四")
     top = results[0].metadata
     assert {"relevance_score", "vector_score", "recency_score"} <= set(top)
@@ -113,9 +113,15 @@ def test_keyword_fallback_when_no_vectors_of_the_model(
     old = make_manager(embedder=HashingEmbedder(256))
     old.add_memory("李四是前端工程师", "episodic", 0.7)
     new = make_manager()  # 384 dimensions: another model, no vectors yet
-    found = new.episodic.retrieve("前端工程师")
+    found = new.episodic.retrieve("前端工程师", scoring="reference")
     assert [m.content for m in found] == ["李四是前端工程师"]
     assert found[0].metadata["vector_score"] == 0.5
+    [hybrid] = new.episodic.retrieve("前端工程师")  # the lexical branch needs no vector
+    assert (hybrid.content, hybrid.metadata["text_score"], hybrid.metadata["vector_score"]) == (
+        "李四是前端工程师",
+        1.0,
+        0.0,
+    )
 
 
 def test_reembed_moves_memories_in_resumable_batches(

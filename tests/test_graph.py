@@ -49,7 +49,7 @@ def test_reference_demo_semantic(make: Factory, any_database: Database) -> None:
     manager = make()
     for content, importance in PEOPLE:
         manager.add_memory(content, "semantic", importance)
-    results = manager.retrieve_memories("前端工程师", memory_types=["semantic"], limit=3)
+    results = manager.retrieve_memories("前端工程师", memory_types=["semantic"], limit=3, scoring="reference")
     assert results[0].content.startswith("李四")
     top = results[0].metadata
     assert top["graph_score"] == 1.0
@@ -360,3 +360,31 @@ def test_llm_extraction_and_its_fallback(make: Factory, any_database: Database) 
     assert {e.name for e in manager.memory_entities(third)} == {"王五", "产品经理"}
     steps = manager.graph_path("赵六", "量子计算")
     assert [(s.source, s.relation_type, s.target) for s in steps] == [("赵六", "研究", "量子计算")]
+
+
+def test_chat_words_never_become_entities(make: Factory, any_database: Database) -> None:
+    manager = make()
+    for text in (
+        "Wow, thanks Caroline! What a great idea. You should try it.",
+        "Hey Mel! Good to see you! How have you been?",
+        "哇，谢谢你！你什么时候去北京？哈哈",
+    ):
+        manager.add_memory(text, "semantic")
+    names = {row[0] for row in relational(any_database, "SELECT name FROM entities WHERE user_id = 'alice'")}
+    assert names == {"Caroline", "Mel", "北京"}
+    explicit = manager.extractor.extract("Thanks Anna!")  # every extractor's output passes the same filter
+    assert [e.name for e in explicit.entities] == ["Anna"]
+
+
+def test_graph_expansion_can_be_turned_off(make: Factory) -> None:
+    from hello_pgmem.models import MemoryConfig
+
+    manager = make()
+    for content, importance in PEOPLE:
+        manager.add_memory(content, "semantic", importance)
+    with_graph = manager.retrieve_memories("李四", memory_types=["semantic"])
+    without = make(config=MemoryConfig(graph_search=False)).retrieve_memories(
+        "李四", memory_types=["semantic"]
+    )
+    assert with_graph[0].metadata["graph_score"] > 0
+    assert all(m.metadata["graph_score"] == 0 for m in without)

@@ -98,7 +98,7 @@ def test_recency_follows_the_perceptual_formula(
     manager = perceptual_manager(make_manager)
     manager.add_memory("海边的红色日落照片", "perceptual", 0.5, {"file_path": str(files["sunset"])})
     clock.advance(hours=48)  # type: ignore[attr-defined]
-    [hit] = manager.retrieve_memories("日落照片", memory_types=["perceptual"])
+    [hit] = manager.retrieve_memories("日落照片", memory_types=["perceptual"], scoring="reference")
     assert hit.metadata["recency_score"] == pytest.approx(float(np.exp(-0.1 * 48 / 24)))
 
 

@@ -45,6 +45,7 @@ def line(state: State, item: MemoryItem, size: int = 80) -> str:
 @click.option("--importance", type=float, help="0-1; estimated when omitted.")
 @click.option("--file", "file_path", help="The media file of a perceptual memory.")
 @click.option("--modality", type=click.Choice(["text", "image", "audio", "video"]))
+@click.option("--when", "timestamp", help="When it happened, ISO 8601 with a time zone (long-term types).")
 @click.pass_obj
 def add(
     state: State,
@@ -53,6 +54,7 @@ def add(
     importance: float | None,
     file_path: str | None,
     modality: str | None,
+    timestamp: str | None,
 ) -> None:
     """Add a memory for --user and print its id."""
     with memory_tool(state) as tool:
@@ -61,7 +63,9 @@ def add(
             meta["file_path"] = file_path
         if modality:
             meta["modality"] = modality
-        memory_id = tool.memory_manager.add_memory(content, memory_type, importance, meta)
+        memory_id = tool.memory_manager.add_memory(
+            content, memory_type, importance, meta, timestamp=timestamp
+        )
     emit(state, {"id": str(memory_id), "memory_type": memory_type}, str(memory_id))
 
 
@@ -70,14 +74,28 @@ def add(
 @click.option("--limit", default=5, show_default=True, type=int)
 @click.option("--type", "memory_types", type=TYPES, multiple=True, help="Repeat to search several types.")
 @click.option("--min-importance", default=0.0, show_default=True, type=float)
+@click.option(
+    "--scoring",
+    type=click.Choice(["hybrid", "lexical", "vector", "reference"]),
+    help="Ranking (default: hybrid; reference is the chapter's formulas).",
+)
 @click.pass_obj
 def search(
-    state: State, query: str, limit: int, memory_types: tuple[str, ...], min_importance: float
+    state: State,
+    query: str,
+    limit: int,
+    memory_types: tuple[str, ...],
+    min_importance: float,
+    scoring: str | None,
 ) -> None:
     """Search --user's memories, best first, with each score component in --json."""
     with memory_tool(state) as tool:
         found = tool.memory_manager.retrieve_memories(
-            query, memory_types=list(memory_types) or None, limit=limit, min_importance=min_importance
+            query,
+            memory_types=list(memory_types) or None,
+            limit=limit,
+            min_importance=min_importance,
+            scoring=scoring,
         )
     lines = [f"{i}. ({item.score or 0:.3f}) {line(state, item)}" for i, item in enumerate(found, 1)]
     nothing = f"未找到与 '{query}' 相关的记忆" if state.zh else f"no memory matches {query!r}"

@@ -52,7 +52,9 @@ class LocalEmbedder(Embedder):
             self._model = SentenceTransformer(str(model), device="cpu", local_files_only=True)
         except (OSError, ValueError) as exc:
             raise ConfigurationError(f"cannot load local embedding model {str(model)!r}: {exc}") from exc
-        dimension = self._model.get_sentence_embedding_dimension()
+        # sentence-transformers 5 renamed the method; 3 and 4 have only the old name
+        model_dimension = getattr(self._model, "get_embedding_dimension", None)
+        dimension = (model_dimension or self._model.get_sentence_embedding_dimension)()
         if not dimension:
             raise ConfigurationError(f"model {str(model)!r} does not report its dimension")
         self.dimension = int(dimension)

@@ -9,6 +9,7 @@ from typing import Protocol
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from hello_pgmem.graph.normalize import normalize_name
+from hello_pgmem.graph.not_entities import is_not_an_entity
 
 _ENTITY_TYPE = re.compile(r"^[A-Z][A-Z_]{0,39}$")
 MAX_ENTITIES = 50
@@ -49,7 +50,8 @@ class ExtractedRelation(BaseModel):
 
 
 class Extraction(BaseModel):
-    """Entities and relations of one text. Relation endpoints are always among the entities."""
+    """Entities and relations of one text. Relation endpoints are always among the entities;
+    words that are never entities (graph/not_entities.py) are dropped, with their relations."""
 
     entities: list[ExtractedEntity] = Field(default_factory=list, max_length=MAX_ENTITIES)
     relations: list[ExtractedRelation] = Field(default_factory=list, max_length=MAX_RELATIONS)
@@ -59,13 +61,15 @@ class Extraction(BaseModel):
         merged: dict[str, ExtractedEntity] = {}
         for entity in self.entities:
             key = normalize_name(entity.name)
+            if is_not_an_entity(key):
+                continue
             known = merged.get(key)
             if known is None or (known.type == "MISC" and entity.type != "MISC"):
                 merged[key] = entity
         relations: dict[tuple[str, str, str], ExtractedRelation] = {}
         for relation in self.relations:
             source, target = normalize_name(relation.source), normalize_name(relation.target)
-            if source == target:
+            if source == target or is_not_an_entity(source) or is_not_an_entity(target):
                 continue
             for name, key in ((relation.source, source), (relation.target, target)):
                 merged.setdefault(key, ExtractedEntity(name=name))

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from hello_pgmem.graph import lexicon as lx
+from hello_pgmem.graph.not_entities import is_not_an_entity
 from hello_pgmem.graph.tokens import SPACY_LABELS, is_trained, spacy_pipeline, tech_type
 
 Entities = list[tuple[str, str]]
@@ -90,13 +91,14 @@ class EnglishRules:
 
     @staticmethod
     def _en_names(doc: Any) -> list[str]:
-        """Runs of capitalised words (not pronouns or sentence-initial function words)."""
+        """Runs of capitalised words (not pronouns, interjections or sentence-initial function words)."""
         names: list[str] = []
         run: list[str] = []
         for token in [*doc, None]:
             text = token.text if token is not None else ""
             capital = token is not None and (token.is_title or (token.is_upper and len(text) > 1))
-            if capital and text.lower() not in lx.EN_PRONOUNS and text.lower() not in lx.EN_STOP_TITLE:
+            lowered = text.lower()
+            if capital and lowered not in lx.EN_STOP_TITLE and not is_not_an_entity(lowered):
                 run.append(text)
             else:
                 if run:

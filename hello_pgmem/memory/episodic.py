@@ -1,20 +1,22 @@
 """Episodic memory: events with a session, context, outcome, participants and tags.
 
-Retrieval is the SQL function ``search_episodic``: structured filters and vector similarity in
-one query, a candidate pool of limit × 5, score ``(vec × 0.8 + recency × 0.2) × importance
-weight``. When the vector search finds nothing (no vectors of the active model yet, say),
-keyword matching takes over as in the reference.
+Retrieval is hybrid by default (SQL ``search_memories``: BM25 of the episode, its neighbours and
+its session, cosine similarity, a speaker the query names, relevance first). With
+``scoring="reference"`` it is the reference's ``search_episodic``: filters and vector similarity
+in one query, a pool of limit × 5, score ``(vec × 0.8 + recency × 0.2) × importance weight``;
+when that vector search finds nothing, keyword matching takes over as in the reference.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 import numpy as np
 
 from hello_pgmem.memory import queries as q
 from hello_pgmem.memory.longterm import LongTermMemory, row_to_item
-from hello_pgmem.models import MemoryItem, MemoryType, SessionInfo
+from hello_pgmem.models import MemoryItem, MemoryType, Scoring, SessionInfo
 
 
 class EpisodicMemory(LongTermMemory):
@@ -32,8 +34,21 @@ class EpisodicMemory(LongTermMemory):
         since: datetime | None = None,
         until: datetime | None = None,
         min_importance: float | None = None,
+        scoring: Scoring | None = None,
     ) -> list[MemoryItem]:
-        """Ranked episodes; each carries relevance_score, vector_score and recency_score."""
+        """Ranked episodes; each carries relevance_score and its components.
+
+        Hybrid scoring (the default) is ``search_memories``; ``scoring="reference"`` is the
+        reference's ``(vector × 0.8 + recency × 0.2) × importance weight`` (``search_episodic``).
+        """
+        if not self.uses_reference(scoring):
+            filters: dict[str, Any] = {
+                "session_id": session_id,
+                "since": since,
+                "until": until,
+                "min_importance": min_importance,
+            }
+            return self.search(query, limit, vector=vector, scoring=scoring, **filters)
         found = self.ranked(
             q.SEARCH_EPISODIC,
             query,

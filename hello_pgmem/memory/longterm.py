@@ -20,8 +20,19 @@ from psycopg.types.json import Jsonb
 from hello_pgmem.db import Conn, Database
 from hello_pgmem.embedding import Embedder
 from hello_pgmem.errors import InvalidInputError
+from hello_pgmem.graph.normalize import name_candidates
 from hello_pgmem.memory import queries as q
-from hello_pgmem.models import FORGET_STRATEGIES, ForgetStrategy, MemoryItem, MemoryType, TypeStats, utcnow
+from hello_pgmem.memory.when import time_range
+from hello_pgmem.models import (
+    FORGET_STRATEGIES,
+    ForgetStrategy,
+    Fusion,
+    MemoryItem,
+    MemoryType,
+    Scoring,
+    TypeStats,
+    utcnow,
+)
 
 
 def row_to_item(user_id: str, row: Sequence[Any], scores: dict[str, Any] | None = None) -> MemoryItem:
@@ -67,6 +78,9 @@ class LongTermMemory:
         clock: Callable[[], datetime] = utcnow,
         max_capacity: int = 100,
         candidate_multiplier: int = 5,
+        scoring: Scoring = "hybrid",
+        fusion: Fusion = "weighted",
+        graph_search: bool = True,
     ) -> None:
         self.db = db
         self.embedder = embedder
@@ -74,6 +88,9 @@ class LongTermMemory:
         self.clock = clock
         self.max_capacity = max_capacity
         self.candidate_multiplier = candidate_multiplier
+        self.scoring: Scoring = scoring
+        self.fusion: Fusion = fusion
+        self.graph_search = graph_search
 
     # ------------------------------------------------------------------ writing
 
@@ -259,6 +276,60 @@ class LongTermMemory:
         with self.db.transaction(self.user_id) as conn:
             rows = conn.execute(q.KEYWORD, params).fetchall()
         return [scored_item(self.user_id, row, ("vector_score", "recency_score")) for row in rows]
+
+    def uses_reference(self, scoring: Scoring | None) -> bool:
+        """Whether a search ranks by the reference's formulas (this call's scoring, else the configured)."""
+        return (scoring or self.scoring) == "reference"
+
+    def search(
+        self,
+        query: str,
+        limit: int,
+        *,
+        vector: np.ndarray | None = None,
+        types: Sequence[str] | None = None,
+        space: str = "embedding",
+        scoring: Scoring | None = None,
+        per_type: int | None = None,
+        session_id: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        min_importance: float | None = None,
+        modality: str | None = None,
+        max_hops: int = 2,
+    ) -> list[MemoryItem]:
+        """Hybrid search (SQL ``search_memories``) of this user's memories of ``types`` (this type
+        by default): lexical, vector and graph branches; a time the query names is favoured."""
+        now = self.clock()
+        named_time = time_range(query, now)
+        mode = scoring or self.scoring
+        names = name_candidates(query)
+        params = {
+            "user_id": self.user_id,
+            "model": self.embedder.model_name,
+            "query": self.embedder.encode_one(query) if vector is None else vector,
+            "query_text": query,
+            "limit": limit,
+            "types": list(types or [self.memory_type]),
+            "session_id": session_id,
+            "since": since,
+            "until": until,
+            "min_importance": min_importance,
+            "modality": modality,
+            "space": space,
+            "now": now,
+            "names": names,
+            "seeds": names if self.graph_search else None,
+            "max_hops": max_hops,
+            "time_from": named_time[0] if named_time else None,
+            "time_to": named_time[1] if named_time else None,
+            "mode": "hybrid" if mode == "reference" else mode,
+            "fusion": self.fusion,
+            "per_type": per_type,
+        }
+        with self.db.transaction(self.user_id) as conn:
+            rows = conn.execute(q.SEARCH, params).fetchall()
+        return [scored_item(self.user_id, row, q.HYBRID_SCORES) for row in rows]
 
     def ranked(
         self,

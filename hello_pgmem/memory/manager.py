@@ -44,6 +44,8 @@ from hello_pgmem.models import (
     check_memory_type,
     check_metadata,
     check_strategy,
+    check_timestamp,
+    check_timestamps,
     check_update,
     check_user_id,
     utcnow,
@@ -133,20 +135,25 @@ class MemoryManager(GraphQuestions, SharesDatabase):
         metadata: dict[str, Any] | None = None,
         auto_classify: bool = False,
         extraction: Extraction | None = None,
+        timestamp: datetime | str | None = None,
     ) -> UUID:
         """Store a memory and return its id.
 
         Without ``importance`` the documented heuristic estimates it; with ``auto_classify``
         the type comes from ``metadata["type"]`` or the reference's keyword lists. A semantic
         memory's entities and relations are extracted, unless ``extraction`` gives them.
+        ``timestamp`` is when the event happened (long-term types; now by default).
         """
         content = check_content(content, self.config.max_content_chars)
         meta = check_metadata(metadata)
         kind = classify(content, meta) if auto_classify else check_memory_type(memory_type)
         if auto_classify and kind not in self.enabled_types:
             kind = "working" if "working" in self.enabled_types else self.enabled_types[0]
+        when = self.clock() if timestamp is None else check_timestamp(timestamp)
+        if timestamp is not None and kind == "working":
+            raise InvalidInputError("timestamp", "working memory lives from now on: give it no timestamp")
         store = self.store(kind)
-        item = self.parts.new_item(content, kind, importance, meta, self.clock())
+        item = self.parts.new_item(content, kind, importance, meta, when)
         if extraction is not None and isinstance(store, SemanticMemory):
             return store.add_many([item], prepared=[extraction])[0]
         return store.add(item)
@@ -158,14 +165,19 @@ class MemoryManager(GraphQuestions, SharesDatabase):
         memory_type: str = "episodic",
         importance: float | Sequence[float] | None = None,
         metadata: Sequence[dict[str, Any]] | None = None,
+        timestamps: Sequence[datetime | str] | None = None,
     ) -> list[UUID]:
-        """Add many memories of one long-term type in one transaction (the batch API)."""
+        """Add many memories of one long-term type in one transaction (the batch API);
+        ``timestamps``, one per memory, say when each event happened (now by default)."""
         kind, batch = check_batch(memory_type, contents, importance, metadata, self.config.max_content_chars)
+        times = check_timestamps(timestamps, len(batch), self.clock())
         store = self.store(kind)
         assert not isinstance(store, WorkingMemory)
-        now = self.clock()
         return store.add_many(
-            [self.parts.new_item(text, kind, value, meta, now) for text, value, meta in batch]
+            [
+                self.parts.new_item(text, kind, value, meta, when)
+                for (text, value, meta), when in zip(batch, times, strict=True)
+            ]
         )
 
     @retry_transient
@@ -245,11 +257,13 @@ class MemoryManager(GraphQuestions, SharesDatabase):
         target_modality: str | None = None,
         query_modality: str = "text",
         track_access: bool = True,
+        scoring: str | None = None,
     ) -> list[MemoryItem]:
         """Search the enabled types, merged by relevance score (then importance), best first.
 
         ``target_modality`` and ``query_modality`` concern perceptual memory; a query of another
-        modality than text is a file path and searches perceptual memory only.
+        modality than text is a file path and searches perceptual memory only. ``scoring``
+        (hybrid, lexical, vector or reference) overrides the configured one for this search.
         """
         kinds = self.enabled_types if memory_types is None else memory_types
         request = SearchRequest.checked(
@@ -262,6 +276,7 @@ class MemoryManager(GraphQuestions, SharesDatabase):
             time_range,
             target_modality,
             query_modality,
+            scoring,
         )
         for kind in request.kinds:
             self.store(kind)  # every type asked for must be enabled

@@ -100,6 +100,9 @@ class MemoryParts:
             "clock": self.clock,
             "max_capacity": self.config.max_capacity,
             "candidate_multiplier": self.config.candidate_multiplier,
+            "scoring": self.config.scoring,
+            "fusion": self.config.fusion,
+            "graph_search": self.config.graph_search,
         }
 
     @cached_property

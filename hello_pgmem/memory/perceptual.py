@@ -20,7 +20,7 @@ from psycopg.types.json import Jsonb
 from hello_pgmem.errors import InvalidInputError
 from hello_pgmem.memory import queries as q
 from hello_pgmem.memory.longterm import LongTermMemory, scored_item
-from hello_pgmem.models import MemoryItem, MemoryType
+from hello_pgmem.models import MemoryItem, MemoryType, Scoring
 from hello_pgmem.perceptual.encoders import MediaEncoder, file_hash, infer_modality, read_media
 
 SCORES = ("vector_score", "recency_score")
@@ -108,11 +108,19 @@ class PerceptualMemory(LongTermMemory):
         since: datetime | None = None,
         until: datetime | None = None,
         min_importance: float | None = None,
+        scoring: Scoring | None = None,
     ) -> list[MemoryItem]:
-        """Text queries search every modality through descriptions; a file query its own space."""
+        """Text queries search every modality through descriptions (hybrid by default, or the
+        reference's scoring); a file query searches its own modality's space by the reference's."""
         if target_modality is not None and target_modality not in self.modalities:
             raise InvalidInputError("target_modality", f"must be one of {', '.join(self.modalities)}")
         common = {"limit": limit, "since": since, "until": until, "min_importance": min_importance}
+        if query_modality == "text" and not self.uses_reference(scoring):
+            filters: dict[str, Any] = {"since": since, "until": until, "min_importance": min_importance}
+            space = "text_embedding"
+            return self.search(
+                query, limit, vector=vector, scoring=scoring, space=space, modality=target_modality, **filters
+            )
         if query_modality == "text":
             return self.ranked(
                 q.SEARCH_PERCEPTUAL,

@@ -183,6 +183,27 @@ SELECT id::text FROM memories WHERE user_id = %(user_id)s AND memory_type = 'sem
 
 # ---------------------------------------------------------------------------- ranked search
 
+HYBRID_SCORES = (
+    "vector_score",
+    "text_score",
+    "context_score",
+    "session_score",
+    "speaker_score",
+    "graph_score",
+    "time_score",
+    "recency_score",
+)
+"""The components search_memories returns between ``COLUMNS`` and importance_weight, score."""
+
+SEARCH = f"""
+SELECT id, memory_type, content, importance, session_id, modality, metadata, created_at,
+       {", ".join(HYBRID_SCORES)}, importance_weight, score
+FROM search_memories(%(user_id)s, %(model)s, %(query)s, %(query_text)s, %(limit)s, %(types)s,
+                     %(session_id)s, %(since)s, %(until)s, %(min_importance)s, %(modality)s, %(space)s,
+                     %(now)s, %(names)s, %(seeds)s, %(max_hops)s, %(time_from)s, %(time_to)s,
+                     %(mode)s, %(fusion)s, %(per_type)s)
+"""
+
 SEARCH_EPISODIC = """
 SELECT id, memory_type, content, importance, session_id, NULL::text AS modality, metadata,
        created_at, vector_score, recency_score, importance_weight, score
@@ -213,7 +234,7 @@ FROM memories
 CROSS JOIN LATERAL (SELECT episodic_recency(
     greatest(0, extract(epoch FROM %(now)s::timestamptz - created_at)::float8 / 86400)) AS recency) r
 WHERE user_id = %(user_id)s AND memory_type = %(memory_type)s AND forgotten_at IS NULL
-  AND (search_text @@ fts_query(%(query)s) OR strpos(lower(content), lower(%(query)s)) > 0)
+  AND (lexemes @@ terms_query(query_terms(%(query)s)) OR strpos(lower(content), lower(%(query)s)) > 0)
   AND (%(session_id)s::text IS NULL OR session_id = %(session_id)s)
   AND (%(since)s::timestamptz IS NULL OR created_at >= %(since)s)
   AND (%(until)s::timestamptz IS NULL OR created_at <= %(until)s)

@@ -6,6 +6,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 from uuid import UUID
 
 from hello_pgmem.memory import queries as q
@@ -16,10 +17,12 @@ from hello_pgmem.models import (
     MemoryConfig,
     MemoryItem,
     MemoryType,
+    Scoring,
     check_content,
     check_importance,
     check_limit,
     check_memory_type,
+    check_scoring,
 )
 from hello_pgmem.retrieval_log import log_retrieval
 
@@ -37,6 +40,7 @@ class SearchRequest:
     until: datetime | None = None
     target_modality: str | None = None
     query_modality: str = "text"
+    scoring: Scoring | None = None
 
     @classmethod
     def checked(
@@ -50,6 +54,7 @@ class SearchRequest:
         time_range: tuple[datetime | None, datetime | None] | None,
         target_modality: str | None,
         query_modality: str,
+        scoring: object = None,
     ) -> SearchRequest:
         """A request from a caller's arguments, each checked (InvalidInputError names the field)."""
         text = check_content(query, config.max_content_chars, "query")
@@ -73,39 +78,14 @@ class SearchRequest:
             until,
             target_modality,
             query_modality,
+            None if scoring is None else check_scoring(scoring),
         )
 
 
 def search(parts: MemoryParts, request: SearchRequest, track_access: bool = True) -> list[MemoryItem]:
-    """Every type's best ``per_type``, merged by relevance score (then importance), best first."""
+    """The best ``limit`` memories of the asked types (each type at most ``per_type``), best first."""
     started = time.perf_counter()
-    long_term = [k for k in request.kinds if k != "working"]
-    vector = None
-    if long_term and request.query_modality == "text":
-        vector = parts.registered_embedder.encode_one(request.query)  # once for every type
-    floor, since, until = request.min_importance, request.since, request.until
-    results: list[MemoryItem] = []
-    for kind in request.kinds:
-        store = parts.of_type(kind)
-        if isinstance(store, WorkingMemory):
-            results += store.retrieve(
-                request.query, request.per_type, min_importance=floor, since=since, until=until
-            )
-        elif isinstance(store, PerceptualMemory):
-            results += store.retrieve(
-                request.query,
-                request.per_type,
-                vector=vector,
-                target_modality=request.target_modality,
-                query_modality=request.query_modality,
-                min_importance=floor,
-                since=since,
-                until=until,
-            )
-        else:
-            results += store.retrieve(
-                request.query, request.per_type, vector=vector, min_importance=floor, since=since, until=until
-            )
+    results = ranked(parts, request)
     results.sort(key=lambda item: (-(item.score or 0.0), -item.importance, str(item.id)))
     results = results[: request.limit]
     if track_access:
@@ -114,6 +94,58 @@ def search(parts: MemoryParts, request: SearchRequest, track_access: bool = True
     log_retrieval(
         parts.db, parts.user_id, "memory", request.query, [(i.id, i.score) for i in results], elapsed_ms
     )
+    return results
+
+
+def ranked(parts: MemoryParts, request: SearchRequest) -> list[MemoryItem]:
+    """Each asked type's results: working memory by its own scoring; the long-term types in one
+    hybrid search (one query vector, one statement, scores comparable across types), or each by
+    the reference's formula when the scoring is "reference"."""
+    floor, since, until = request.min_importance, request.since, request.until
+    results: list[MemoryItem] = []
+    if "working" in request.kinds:
+        results += parts.working.retrieve(
+            request.query, request.per_type, min_importance=floor, since=since, until=until
+        )
+    long_term = [kind for kind in request.kinds if kind != "working"]
+    if not long_term:
+        return results
+    if request.query_modality != "text":  # a file: perceptual memory of its modality
+        return results + parts.perceptual.retrieve(
+            request.query,
+            request.per_type,
+            target_modality=request.target_modality,
+            query_modality=request.query_modality,
+            min_importance=floor,
+            since=since,
+            until=until,
+        )
+    vector = parts.registered_embedder.encode_one(request.query)
+    scoring = request.scoring or parts.config.scoring
+    separate = long_term if scoring == "reference" else []
+    if request.target_modality is not None and "perceptual" in long_term:
+        separate = list(dict.fromkeys([*separate, "perceptual"]))  # the modality filters perceptual only
+    joint = [kind for kind in long_term if kind not in separate]
+    if joint:
+        results += parts.long_term(joint[0]).search(
+            request.query,
+            request.limit,
+            vector=vector,
+            types=joint,
+            space="text",
+            scoring=scoring,
+            per_type=request.per_type,
+            min_importance=floor,
+            since=since,
+            until=until,
+        )
+    for kind in separate:
+        store = parts.of_type(kind)
+        assert not isinstance(store, WorkingMemory)
+        common: dict[str, Any] = {"vector": vector, "min_importance": floor, "since": since, "until": until}
+        if isinstance(store, PerceptualMemory):
+            common["target_modality"] = request.target_modality
+        results += store.retrieve(request.query, request.per_type, scoring=scoring, **common)
     return results
 
 

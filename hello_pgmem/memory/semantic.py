@@ -22,7 +22,7 @@ from hello_pgmem.graph.normalize import name_candidates
 from hello_pgmem.graph.store import GraphStore
 from hello_pgmem.memory import queries as q
 from hello_pgmem.memory.longterm import LongTermMemory
-from hello_pgmem.models import MemoryItem, MemoryType
+from hello_pgmem.models import MemoryItem, MemoryType, Scoring
 
 
 class SemanticMemory(LongTermMemory):
@@ -59,8 +59,18 @@ class SemanticMemory(LongTermMemory):
         until: datetime | None = None,
         min_importance: float | None = None,
         max_hops: int | None = None,
+        scoring: Scoring | None = None,
     ) -> list[MemoryItem]:
-        """Ranked knowledge; each carries relevance_score, vector_score and graph_score."""
+        """Ranked knowledge; each carries relevance_score, vector_score and graph_score.
+
+        Hybrid scoring (the default) adds the knowledge graph's expansion of the entities the query
+        names to the lexical and vector branches; ``scoring="reference"`` is the reference's
+        ``(vector × 0.7 + graph × 0.3) × importance weight`` (``search_semantic``).
+        """
+        hops = self.max_hops if max_hops is None else max_hops
+        if not self.uses_reference(scoring):
+            filters: dict[str, Any] = {"since": since, "until": until, "min_importance": min_importance}
+            return self.search(query, limit, vector=vector, scoring=scoring, max_hops=hops, **filters)
         found = self.ranked(
             q.SEARCH_SEMANTIC,
             query,
@@ -68,7 +78,7 @@ class SemanticMemory(LongTermMemory):
             vector,
             limit=limit,
             seeds=name_candidates(query),
-            max_hops=self.max_hops if max_hops is None else max_hops,
+            max_hops=hops,
             since=since,
             until=until,
             min_importance=min_importance,

@@ -24,7 +24,7 @@ from psycopg import sql
 from hello_pgmem.errors import ConfigurationError, InvalidInputError, SchemaNotMigratedError
 from hello_pgmem.settings import IDENTIFIER, Settings
 
-RLS_TABLES = (  # the tables with row-level security (revision 0008)
+WRITTEN_TABLES = (  # the tables of user or namespace data the application writes (RLS since 0008)
     "memories",
     "working_memories",
     "entities",
@@ -34,8 +34,10 @@ RLS_TABLES = (  # the tables with row-level security (revision 0008)
     "chunks",
     "retrieval_log",
 )
-DATA_TABLES = (*RLS_TABLES, "embedding_cache")  # the cache holds no text and no user id: no policy
-READ_ONLY_TABLES = ("embedding_models", "alembic_version")
+TOTALS_TABLES = ("memory_text_totals", "chunk_text_totals")  # kept by triggers (0009), read by search
+RLS_TABLES = (*WRITTEN_TABLES, *TOTALS_TABLES)  # the tables with row-level security
+DATA_TABLES = (*WRITTEN_TABLES, "embedding_cache")  # the cache holds no text and no user id: no policy
+READ_ONLY_TABLES = ("embedding_models", "alembic_version", *TOTALS_TABLES)
 AGE_CATALOG = ("ag_graph", "ag_label")
 
 Statement = sql.SQL | sql.Composed
@@ -81,6 +83,7 @@ def owner_statements(
     statements: list[Statement] = _create_role(conn, owner) if create else []
     statements += [
         sql.SQL("CREATE EXTENSION IF NOT EXISTS vector"),
+        sql.SQL("CREATE EXTENSION IF NOT EXISTS btree_gin"),
         sql.SQL("CREATE SCHEMA IF NOT EXISTS {} AUTHORIZATION {}").format(schema, role),
         sql.SQL("GRANT CONNECT, CREATE ON DATABASE {} TO {}").format(
             sql.Identifier(str(conn.info.dbname)), role

@@ -105,6 +105,7 @@ class MemoryTool(ActionsTool):
         file_path: str | None = None,
         modality: str | None = None,
         metadata: dict[str, Any] | None = None,
+        timestamp: str | None = None,
         **extra: Any,
     ) -> str:
         """添加记忆
@@ -116,6 +117,8 @@ class MemoryTool(ActionsTool):
             file_path: 感知记忆的文件路径
             modality: 感知记忆的模态 text、image、audio、video（省略时按扩展名推断）
             metadata: 附加元数据（其余未知参数也会存入元数据）
+            timestamp: 事件发生的时间，ISO 8601 且带时区（如 2023-05-08T13:56:00+08:00），
+                长期记忆可用，省略时为现在
         """
         meta = {**(metadata or {}), **extra}
         if memory_type == "perceptual":
@@ -125,7 +128,9 @@ class MemoryTool(ActionsTool):
             if modality or inferred:
                 meta["modality"] = modality or inferred
         meta["session_id"] = self.current_session_id
-        memory_id = self.memory_manager.add_memory(content, memory_type, importance, meta)
+        memory_id = self.memory_manager.add_memory(
+            content, memory_type, importance, meta, timestamp=timestamp
+        )
         return f"✅ 记忆已添加 (ID: {memory_id})"
 
     @tool_action("search", "搜索相关记忆")

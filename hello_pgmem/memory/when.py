@@ -1,0 +1,149 @@
+"""Time named in a query ("last week", "in May 2023", "昨天", "去年五月") as a time range.
+
+Chinese dates are read by the rules below (dateparser misreads 年/月 forms); other expressions by
+``dateparser`` (English and Chinese), relative to ``now``, and widened to the period they name:
+a day, a week (Monday to Monday), a month or a year. A query without a time expression gives None
+and costs nothing: dateparser (a fifth of a second to load) is imported only when the query has a
+digit or a time word.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from datetime import datetime, timedelta
+
+log = logging.getLogger(__name__)
+
+TimeRange = tuple[datetime, datetime]
+
+_DIGITS = {
+    "零": 0,
+    "一": 1,
+    "二": 2,
+    "两": 2,
+    "三": 3,
+    "四": 4,
+    "五": 5,
+    "六": 6,
+    "七": 7,
+    "八": 8,
+    "九": 9,
+    "十": 10,
+}
+_NUMBER = r"\d{1,2}|[一二两三四五六七八九十]{1,3}"
+_CHINESE_DATE = re.compile(
+    rf"(?P<year>今年|去年|前年|明年|\d{{4}}年)?(?P<month>{_NUMBER})月(?:份)?(?:(?P<day>{_NUMBER})[日号])?"
+)
+_CHINESE_RELATIVE = {
+    "今天": ("day", 0),
+    "昨天": ("day", -1),
+    "前天": ("day", -2),
+    "本周": ("week", 0),
+    "这周": ("week", 0),
+    "上周": ("week", -1),
+    "上个星期": ("week", -1),
+    "本月": ("month", 0),
+    "这个月": ("month", 0),
+    "上个月": ("month", -1),
+    "今年": ("year", 0),
+    "去年": ("year", -1),
+    "前年": ("year", -2),
+}
+# "5 people", "her 18th birthday": a number or an ordinal alone is no date
+_BARE_NUMBER = re.compile(r"^\W*(?:in|on|at|of|the)?\W*\d{1,3}(?:st|nd|rd|th)?\W*$", re.IGNORECASE)
+_TIME_WORDS = re.compile(
+    r"\d|yesterday|today|tomorrow|\blast\b|\bago\b|\bweek|\bmonth|\byear|monday|tuesday|wednesday|thursday|"
+    r"friday|saturday|sunday|january|february|march|april|\bmay\b|june|july|august|september|october|"
+    r"november|december|[年月日号周天]",
+    re.IGNORECASE,
+)
+
+
+def _chinese_number(text: str) -> int:
+    if text.isdigit():
+        return int(text)
+    if text.startswith("十"):
+        return 10 + (_DIGITS[text[1]] if len(text) > 1 else 0)
+    if len(text) == 3 and text[1] == "十":
+        return _DIGITS[text[0]] * 10 + _DIGITS[text[2]]
+    if len(text) == 2 and text[1] == "十":
+        return _DIGITS[text[0]] * 10
+    return _DIGITS[text[0]]
+
+
+def period(start: datetime, unit: str) -> TimeRange:
+    """The day, week (from Monday), month or year that contains ``start``."""
+    day = start.replace(hour=0, minute=0, second=0, microsecond=0)
+    if unit == "day":
+        return day, day + timedelta(days=1)
+    if unit == "week":
+        monday = day - timedelta(days=day.weekday())
+        return monday, monday + timedelta(days=7)
+    if unit == "month":
+        first = day.replace(day=1)
+        return first, (first + timedelta(days=32)).replace(day=1)
+    first = day.replace(month=1, day=1)
+    return first, first.replace(year=first.year + 1)
+
+
+def _shift(now: datetime, unit: str, steps: int) -> datetime:
+    if unit == "day":
+        return now + timedelta(days=steps)
+    if unit == "week":
+        return now + timedelta(weeks=steps)
+    if unit == "month":
+        month = now.month - 1 + steps
+        return now.replace(year=now.year + month // 12, month=month % 12 + 1, day=1)
+    return now.replace(year=now.year + steps, month=1, day=1)
+
+
+def chinese_range(query: str, now: datetime) -> TimeRange | None:
+    """A Chinese date (2023年5月, 去年五月, 三月十六号) or relative day, week, month or year."""
+    match = _CHINESE_DATE.search(query)
+    if match is not None:
+        year_text = match.group("year")
+        years = {"今年": now.year, "去年": now.year - 1, "前年": now.year - 2, "明年": now.year + 1}
+        year = years.get(
+            year_text or "", int(year_text[:4]) if year_text and year_text[0].isdigit() else now.year
+        )
+        month = _chinese_number(match.group("month"))
+        if not 1 <= month <= 12:
+            return None
+        day = _chinese_number(match.group("day")) if match.group("day") else 1
+        if year_text is None and (month, day) > (now.month, now.day):
+            year -= 1  # a month named alone is the last one that has begun
+        try:
+            start = now.replace(year=year, month=month, day=day)
+        except ValueError:
+            return None
+        return period(start, "day" if match.group("day") else "month")
+    for word, (unit, steps) in _CHINESE_RELATIVE.items():
+        if word in query:
+            return period(_shift(now, unit, steps), unit)
+    return None
+
+
+def time_range(query: str, now: datetime) -> TimeRange | None:
+    """The time range a query names, or None (see the module docstring)."""
+    if not _TIME_WORDS.search(query):
+        return None
+    found = chinese_range(query, now)
+    if found is not None:
+        return found
+    try:
+        from dateparser.date import DateDataParser
+        from dateparser.search import search_dates
+    except ImportError:  # the dependency is declared; an installation without it reads no dates
+        log.info("dateparser is not installed: time expressions in queries are not read")
+        return None
+    base = now.replace(tzinfo=None)
+    options = {"RELATIVE_BASE": base, "PREFER_DATES_FROM": "past"}
+    hits = search_dates(query, languages=["en", "zh"], settings=options)
+    hits = [(text, moment) for text, moment in hits or [] if not _BARE_NUMBER.match(text)]
+    if not hits:
+        return None
+    text, moment = hits[0]
+    data = DateDataParser(languages=["en", "zh"], settings=options).get_date_data(text)
+    start, end = period(moment, data.period or "day")
+    return start.replace(tzinfo=now.tzinfo), end.replace(tzinfo=now.tzinfo)

@@ -1,0 +1,185 @@
+"""Ranking properties of the hybrid search, on the real database: relevance first, a rare word
+found among many, results that do not move as the limit grows, time named in the question."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from hello_pgmem import Database
+from hello_pgmem.errors import InvalidInputError
+from hello_pgmem.memory import MemoryManager
+from hello_pgmem.models import MemoryConfig
+from tests.conftest import Clock, row_counts
+
+_TOPICS = (
+    "coffee morning walk garden book movie dinner friend work meeting weather rain sunny music "
+    "guitar painting kids school weekend trip beach mountain city train car bike lunch recipe "
+    "cake birthday party gift phone call email project deadline office team plan idea story"
+)
+WORDS = _TOPICS.split()
+
+
+def chatter(count: int, seed: int = 7) -> list[str]:
+    """Plausible small talk that shares the common words of the questions below."""
+    pick = random.Random(seed)
+    return [
+        f"{pick.choice(['Alice', 'Bob'])}: I had a {pick.choice(WORDS)} and a {pick.choice(WORDS)} "
+        f"with my {pick.choice(WORDS)} on the {pick.choice(WORDS)}, what a day"
+        for _ in range(count)
+    ]
+
+
+def test_an_old_strong_match_outranks_a_fresh_weak_one(
+    make_manager: Callable[..., MemoryManager], clock: Clock
+) -> None:
+    manager = make_manager()
+    old = manager.add_memory(
+        "Alice adopted a golden retriever puppy named Biscuit from the shelter",
+        "episodic",
+        0.3,
+        timestamp=clock() - timedelta(days=700),
+    )
+    manager.add_memories(chatter(30), "episodic", importance=0.9)  # fresh, important, weakly related
+    manager.add_memory("Alice said the shelter was busy today", "episodic", 1.0)
+    [first, *_] = manager.retrieve_memories("What is the name of Alice's golden retriever?", limit=5)
+    assert first.id == old
+    assert first.metadata["recency_score"] < 0.01  # nearly two years old, and still first
+    reference = manager.retrieve_memories(
+        "What is the name of Alice's golden retriever?", scoring="reference"
+    )
+    assert reference[0].id != old  # the reference's recency term puts a fresh memory first
+
+
+def test_an_exact_rare_keyword_is_found_among_ten_thousand(
+    make_manager: Callable[..., MemoryManager], clean: Database
+) -> None:
+    manager = make_manager()
+    manager.add_memories(chatter(9_999, seed=11), "episodic")
+    needle = manager.add_memory("Bob: my locker code at the gym is QX-7741, do not tell anyone", "episodic")
+    for question in ("what is the QX-7741 code for?", "Bob's locker code", "qx-7741"):
+        found = manager.retrieve_memories(question, limit=3)
+        assert found[0].id == needle, question
+    assert row_counts(clean)["memories"] == 10_000
+
+
+def test_results_do_not_move_as_the_limit_grows(
+    make_manager: Callable[..., MemoryManager], clock: Clock
+) -> None:
+    manager = make_manager()
+    texts = chatter(300, seed=3)
+    manager.add_memories(
+        texts,
+        "episodic",
+        timestamps=[clock() - timedelta(hours=i) for i in range(len(texts))],
+        metadata=[{"session_id": f"s{i // 20}", "speaker": t.split(":")[0]} for i, t in enumerate(texts)],
+    )
+    for question in ("What did Alice paint at the weekend?", "Bob's birthday party", "guitar music"):
+        tops = [
+            [m.id for m in manager.retrieve_memories(question, limit=n, track_access=False)]
+            for n in (3, 10, 40)
+        ]
+        assert tops[1][:3] == tops[0] and tops[2][:10] == tops[1], question
+
+
+def test_a_time_named_in_the_question_prefers_memories_of_that_time(
+    make_manager: Callable[..., MemoryManager], clock: Clock
+) -> None:
+    clock.now = datetime(2024, 3, 1, 12, tzinfo=UTC)  # what "last August" means; no server time is read
+    manager = make_manager()
+    may = manager.add_memory(
+        "Went hiking with Sam by the lake", "episodic", timestamp=datetime(2023, 5, 14, tzinfo=UTC)
+    )
+    august = manager.add_memory(
+        "Went hiking with Sam by the lake", "episodic", timestamp=datetime(2023, 8, 20, tzinfo=UTC)
+    )
+    recent = manager.add_memory(
+        "Went hiking with Sam by the lake", "episodic", timestamp=clock() - timedelta(days=2)
+    )
+    assert manager.retrieve_memories("Who went hiking in May 2023?", limit=1)[0].id == may
+    assert manager.retrieve_memories("hiking last August", limit=1)[0].id == august
+    assert manager.retrieve_memories("去年五月和谁去爬山了？hiking", limit=1)[0].id == may
+    assert (
+        manager.retrieve_memories("hiking with Sam", limit=1)[0].id == recent
+    )  # no time: recency breaks the tie
+    [hit] = manager.retrieve_memories("Who went hiking in May 2023?", limit=1)
+    assert hit.metadata["time_score"] == 1.0
+
+
+def test_a_memory_is_found_by_its_neighbours_words(
+    make_manager: Callable[..., MemoryManager], clock: Clock
+) -> None:
+    """The answer shares no word with the question; the turn before it does (context BM25)."""
+    manager = make_manager()
+    turns = [
+        "Bob: how was the adoption agency interview last week?",
+        "Alice: it went really well, they said we should hear back in a month",
+        "Bob: fingers crossed for you",
+    ]
+    ids = manager.add_memories(
+        [*chatter(50), *turns],
+        "episodic",
+        timestamps=[clock() - timedelta(minutes=60 - i) for i in range(53)],
+        metadata=[{"session_id": "s1"}] * 53,
+    )
+    found = [m.id for m in manager.retrieve_memories("How did Alice's adoption interview go?", limit=3)]
+    assert ids[-3] in found and ids[-2] in found
+
+
+def test_every_scoring_mode_can_be_chosen_and_a_bad_one_is_refused(
+    make_manager: Callable[..., MemoryManager], clean: Database
+) -> None:
+    manager = make_manager()
+    manager.add_memories(["Python is my favourite language", "I walked the dog"], "episodic")
+    for mode in ("hybrid", "lexical", "vector", "reference"):
+        found = manager.retrieve_memories("favourite programming language python", scoring=mode)
+        assert found[0].content.startswith("Python"), mode
+    lexical = manager.retrieve_memories("favourite language", scoring="lexical")
+    assert [m.content for m in lexical] == ["Python is my favourite language"]  # no vector candidates
+    rrf = make_manager(config=MemoryConfig(fusion="rrf")).retrieve_memories("python language")
+    assert rrf[0].content.startswith("Python")
+    before = row_counts(clean)
+    with pytest.raises(InvalidInputError, match="scoring"):
+        manager.retrieve_memories("python", scoring="bm25")
+    assert row_counts(clean) == before
+
+
+def test_one_search_ranks_every_long_term_type_together(
+    make_manager: Callable[..., MemoryManager],
+) -> None:
+    manager = make_manager(enable_perceptual=True)
+    episode = manager.add_memory("We argued about the Rust borrow checker at lunch", "episodic")
+    fact = manager.add_memory("Carol is a Rust compiler engineer", "semantic")
+    manager.add_memory("a photo of a red bicycle", "perceptual", metadata={"modality": "text"})
+    found = manager.retrieve_memories("Rust compiler", memory_types=["episodic", "semantic", "perceptual"])
+    assert [m.id for m in found[:2]] == [fact, episode]
+    assert found[0].score is not None and found[1].score is not None and found[0].score > found[1].score
+    capped = manager.retrieve_memories(
+        "Rust", memory_types=["episodic", "semantic"], per_type_limit=1, limit=5
+    )
+    assert sorted(m.memory_type for m in capped) == ["episodic", "semantic"]
+
+
+def test_event_times_are_checked_and_kept(
+    make_manager: Callable[..., MemoryManager], clean: Database
+) -> None:
+    manager = make_manager()
+    when = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
+    memory_id = manager.add_memory("Caroline went to a support group", "episodic", timestamp=when.isoformat())
+    stored = manager.get_memory(memory_id)
+    assert stored is not None and stored.timestamp == when
+    before = row_counts(clean)
+    bad: list[tuple[dict[str, object], str]] = [
+        ({"timestamp": datetime(2023, 5, 8)}, "timestamp"),  # no time zone
+        ({"timestamp": "last Tuesday"}, "timestamp"),
+        ({"timestamp": when, "memory_type": "working"}, "timestamp"),
+    ]
+    for options, field in bad:
+        with pytest.raises(InvalidInputError, match=field):
+            manager.add_memory("x", **{"memory_type": "episodic", **options})  # type: ignore[arg-type]
+    with pytest.raises(InvalidInputError, match="timestamps"):
+        manager.add_memories(["a", "b"], "episodic", timestamps=[when])
+    assert row_counts(clean) == before

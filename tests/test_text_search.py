@@ -1,0 +1,116 @@
+"""The full-text layer of revision 0009: a configuration per text, lexemes kept by a trigger,
+BM25 totals kept by statement triggers, existing rows backfilled by the migration."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import psycopg
+import pytest
+
+from hello_pgmem import Database, HashingEmbedder, KnowledgeBase, MemoryManager, Settings, migrations
+
+
+def scalar(db: Database, query: str, *params: object) -> object:
+    with db.connection() as conn:
+        row = conn.execute(query, params).fetchone()
+    return row[0] if row else None
+
+
+@pytest.mark.parametrize(
+    ("text", "config"),
+    [
+        ("Caroline went running with her dogs", "english"),
+        ("用户张三是一名Python开发者", "simple"),
+        ("東京で寿司を食べました", "simple"),
+        ("Le café était très bon, merci beaucoup à vous", "simple"),
+        ("I'd love a café au lait, the one from the corner shop", "english"),
+    ],
+)
+def test_each_text_gets_the_configuration_of_its_language(database: Database, text: str, config: str) -> None:
+    assert scalar(database, "SELECT text_config_for(%s)::text", text) == config
+
+
+def query_terms(db: Database, query: str) -> set[str]:
+    terms = scalar(db, "SELECT query_terms(%s)", query)
+    assert isinstance(terms, list)
+    return {str(term) for term in terms}
+
+
+def test_query_terms_are_stems_words_and_character_pairs(database: Database) -> None:
+    terms = query_terms(database, "Who was running the Python meetups?")
+    assert {"run", "running", "python", "meetup", "meetups"} <= terms
+    assert not {"who", "was", "the"} & terms
+    assert {"张三", "前端", "工程", "程师"} <= query_terms(database, "张三是前端工程师吗？")
+    assert scalar(database, "SELECT terms_query(query_terms(%s))", "the, of and") is None
+
+
+def totals_agree(db: Database) -> bool:
+    """The trigger-kept totals equal a count over the rows, for every user and namespace."""
+    with db.connection() as conn:
+        memories = conn.execute(
+            "SELECT coalesce(t.user_id, m.user_id), t.memories, t.terms, m.memories, m.terms"
+            " FROM memory_text_totals t FULL JOIN (SELECT user_id, count(*) AS memories,"
+            " sum(term_count) AS terms FROM memories GROUP BY 1) m USING (user_id)"
+        ).fetchall()
+        chunks = conn.execute(
+            "SELECT coalesce(t.namespace, c.namespace), t.chunks, t.terms, c.chunks, c.terms"
+            " FROM chunk_text_totals t FULL JOIN (SELECT namespace, count(*) AS chunks,"
+            " sum(term_count) AS terms FROM chunks GROUP BY 1) c USING (namespace)"
+        ).fetchall()
+    return all((r[1] or 0, r[2] or 0) == (r[3] or 0, r[4] or 0) for r in [*memories, *chunks])
+
+
+def test_lexemes_and_totals_follow_every_change(
+    make_manager: Callable[..., MemoryManager], clean: Database, embedder: HashingEmbedder
+) -> None:
+    alice, bob = make_manager("alice"), make_manager("bob")
+    ids = alice.add_memories(["I love hiking in the Alps", "My cat is called Miso"], "episodic")
+    bob.add_memory("Bob plays the bass guitar", "semantic")
+    assert totals_agree(clean)
+    alice.update_memory(ids[0], content="I love climbing mountains in Switzerland every summer")
+    assert alice.retrieve_memories("climbing Switzerland", limit=1)[0].id == ids[0]
+    assert not alice.retrieve_memories("hiking Alps", scoring="lexical")
+    alice.remove_memory(ids[1])
+    assert totals_agree(clean)
+    kb = KnowledgeBase(clean, embedder, "docs")
+    kb.add_text("# Guide\n\nInstall the package, then run the migrations.", "guide")
+    kb.add_text("# Other\n\nNothing to see.", "other")
+    kb.remove_document("other")
+    assert totals_agree(clean)
+    hit = kb.search("installing packages", 1)[0]  # English stems: installing -> install
+    assert hit.document_id == "guide" and hit.text_score == 1.0
+    bob.clear_all()
+    assert totals_agree(clean)
+    assert scalar(clean, "SELECT memories FROM memory_text_totals WHERE user_id = 'bob'") == 0
+    with clean.connection() as conn:  # a DBA's TRUNCATE empties the totals too
+        conn.execute("TRUNCATE memories, chunks CASCADE")
+    assert scalar(clean, "SELECT count(*) FROM memory_text_totals") == 0
+    assert scalar(clean, "SELECT count(*) FROM chunk_text_totals") == 0
+
+
+def test_the_migration_fills_the_text_of_existing_rows(new_database: Callable[[], str]) -> None:
+    url = new_database()
+    settings = Settings(database_url=url)
+    migrations.upgrade(settings, "0008")
+    with psycopg.connect(url) as conn:
+        conn.execute("SET search_path TO pgmem, public")
+        conn.execute(
+            "INSERT INTO memories (user_id, id, memory_type, content) VALUES"
+            " ('u', gen_random_uuid(), 'episodic', 'The ferries to Naxos were cancelled'),"
+            " ('u', gen_random_uuid(), 'semantic', '李四是前端工程师')"
+        )
+    migrations.upgrade(settings)
+    with Database(settings) as db:
+        with db.transaction("u") as conn:
+            rows = conn.execute(
+                "SELECT text_config::text, lexemes::text, term_count FROM memories ORDER BY content"
+            ).fetchall()
+        assert rows[0] == ("english", "'cancel':6 'ferri':2 'naxo':4", 3)
+        assert rows[1][0] == "simple" and "'前端'" in rows[1][1]
+        assert totals_agree(db)
+        manager = MemoryManager.of_types(
+            "u", ["episodic", "semantic"], database=db, embedder=HashingEmbedder()
+        )
+        found = manager.retrieve_memories("ferry to Naxos", scoring="lexical")
+        assert [m.content for m in found] == ["The ferries to Naxos were cancelled"]
