@@ -221,6 +221,18 @@ chunks = Table(
     comment="RAG chunks of documents, with heading path, character span and embedding.",
 )
 
+memory_accesses = Table(
+    "memory_accesses",
+    metadata,
+    Column("user_id", Text, nullable=False),
+    Column("memory_id", UUID(as_uuid=True), nullable=False),
+    Column("accessed_at", DateTime(timezone=True), nullable=False),
+    Index("memory_accesses_user", "user_id"),
+    prefixes=["UNLOGGED"],
+    comment="Memories returned by searches and not yet folded into memories.access_count "
+    "(fold_accesses); UNLOGGED: a crash loses these counts, never a memory.",
+)
+
 memory_text_totals = Table(
     "memory_text_totals",
     metadata,

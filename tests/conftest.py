@@ -87,6 +87,7 @@ TABLES = (
     "documents",
     "working_memories",
     "memories",
+    "memory_accesses",
 )
 
 

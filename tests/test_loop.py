@@ -14,6 +14,7 @@ from hello_pgmem.loop.assembler import ContextLine, MemoryAssembler, render
 from hello_pgmem.loop.system import AgentMemorySystem, MemoryDecay
 from hello_pgmem.loop.writer import LoopConfig, same_text
 from hello_pgmem.memory import MemoryManager
+from hello_pgmem.ops.maintain import maintain
 from hello_pgmem.text import count_tokens
 from tests.conftest import Clock
 from tests.fake_openai import FakeOpenAI, serve
@@ -122,10 +123,11 @@ def test_duplicates_are_refreshed_not_stored_twice(
     system.process_turn("我喜欢喝咖啡", "好的", "u")
     result = system.process_turn("我真的喜欢喝咖啡", "记住了", "u")
     assert result.decisions[0].action == "duplicate"
-    # one refresh by the duplicate, and one recall by each turn's context
+    # one refresh by the duplicate (written), and one recall by each turn's context (logged)
     assert rows(clean, "SELECT content, importance, access_count FROM memories") == [
-        ("用户喜欢喝咖啡", 0.8, 3)
+        ("用户喜欢喝咖啡", 0.8, 1)
     ]
+    assert rows(clean, "SELECT access_count FROM decay_candidates") == [(3,)]
 
 
 def test_contradiction_updates_and_keeps_history(
@@ -212,11 +214,22 @@ def test_access_is_tracked_for_returned_memories_only(
     manager = make_manager("u")
     kept = manager.add_memory("张三喜欢喝咖啡", "semantic", 0.5)
     manager.add_memory("完全无关的一条事件记录", "episodic", 0.5)
+    versions = rows(clean, "SELECT id, xmin::text FROM memories ORDER BY id")
     manager.retrieve_memories("咖啡", memory_types=["semantic"], limit=1)
     manager.retrieve_memories("咖啡", memory_types=["semantic"], limit=1)
+    assert rows(clean, "SELECT id, xmin::text FROM memories ORDER BY id") == versions, (
+        "a search wrote a memory"
+    )
+    assert rows(clean, "SELECT memory_id, count(*) FROM memory_accesses GROUP BY 1") == [(kept, 2)]
+    assert rows(clean, "SELECT id, access_count FROM decay_candidates ORDER BY access_count DESC")[0] == (
+        kept,
+        2,
+    )
+    assert maintain(clean, retention_days=30)["accesses_folded"] == 2
     found = rows(clean, "SELECT id, access_count, last_accessed_at FROM memories ORDER BY access_count DESC")
     assert found[0][:2] == (kept, 2) and found[0][2] == clock()
     assert found[1][1:] == (0, None)
+    assert rows(clean, "SELECT count(*) FROM memory_accesses") == [(0,)]
 
 
 def test_retention_score_by_hand(conn: Any) -> None:

@@ -132,6 +132,7 @@ def test_maintain_is_idempotent(
         "the purge took the graph along"
     )
     assert maintain(clean, retention_days=30) == {
+        "accesses_folded": 0,
         "expired_working": 0,
         "decayed": 0,
         "purged": 0,

@@ -323,3 +323,21 @@ def test_passages_can_feed_the_memory_of_a_user(clean: Database, embedder: Hashi
     tool.run("search", query=SEED[0][1])
     ids = memory.memory_manager.find_by_metadata("document_id", "python_intro")
     assert len(ids) == 1, "stored once, however often it is found"
+
+
+def test_common_words_do_not_make_every_chunk_a_candidate(kb: KnowledgeBase) -> None:
+    """More chunks than the cap (200 for top 5) share the query's common words: the lexical branch
+    scores the chunks with a rarer word, or, with none, the chunks that hold every word."""
+    documents = [
+        TextDocument(f"# Note {i}\n\nThe deployment pipeline ran at step {i} for the team.", f"note{i}")
+        for i in range(260)
+    ]
+    documents.append(
+        TextDocument("# Kraken\n\nThe deployment pipeline of the kraken service failed.", "kraken")
+    )
+    documents.append(TextDocument("# Other\n\nA deployment without any pipeline at all.", "other"))
+    kb.add_texts(documents)
+    assert kb.search("why did the kraken deployment fail?", 1)[0].document_id == "kraken"
+    common = {hit.document_id: hit.text_score for hit in kb.search("deployment pipeline", 5)}
+    assert sum(score > 0 for score in common.values()) >= 3  # found by both words
+    assert common.get("other", 0.0) == 0.0  # lacks "pipeline": not a lexical candidate

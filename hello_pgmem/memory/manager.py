@@ -238,6 +238,7 @@ class MemoryManager(GraphQuestions, SharesDatabase):
         """Delete every memory of this user (all types, all sessions, their graph); others untouched."""
         with self.transaction() as conn:
             self.graph.clear(conn)
+            conn.execute(q.CLEAR_ACCESSES, {"user_id": self.user_id})
             long_term = conn.execute(q.CLEAR_USER, {"user_id": self.user_id}).rowcount
             return long_term + self.working.clear_user(conn)
 

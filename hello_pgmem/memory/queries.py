@@ -61,10 +61,14 @@ FROM (SELECT id, row_number() OVER (ORDER BY importance DESC, created_at DESC, i
 WHERE m.user_id = %(user_id)s AND m.id = r.id AND r.rank > %(capacity)s
 """
 
-TRACK_ACCESS = """
-UPDATE memories SET access_count = access_count + 1, last_accessed_at = %(now)s
-WHERE user_id = %(user_id)s AND id = ANY(%(ids)s)
+LOG_ACCESS = """
+INSERT INTO memory_accesses (user_id, memory_id, accessed_at)
+SELECT %(user_id)s, unnest(%(ids)s::uuid[]), %(now)s
 """
+"""A search's accesses go to the UNLOGGED log, never to memories (revision 0010)."""
+
+FOLD_ACCESSES = "SELECT fold_accesses(%(user_id)s)"
+CLEAR_ACCESSES = "DELETE FROM memory_accesses WHERE user_id = %(user_id)s"
 
 REFRESH = """
 UPDATE memories

@@ -150,8 +150,9 @@ def ranked(parts: MemoryParts, request: SearchRequest) -> list[MemoryItem]:
 
 
 def record_access(parts: MemoryParts, memory_ids: Sequence[UUID]) -> None:
-    """Count one access (and its time) for each memory, in one statement."""
+    """Log one access (and its time) for each memory: one round trip, nothing written to memories
+    (``fold_accesses`` moves the log into the counters; maintain and decay run it)."""
     if memory_ids:
         params = {"user_id": parts.user_id, "ids": list(memory_ids), "now": parts.clock()}
-        with parts.db.transaction(parts.user_id) as conn:
-            conn.execute(q.TRACK_ACCESS, params)
+        with parts.db.transaction(parts.user_id, pipeline=True) as conn:
+            conn.execute(q.LOG_ACCESS, params)

@@ -122,11 +122,14 @@ def current_revision(conn: Connection, schema: str) -> str | None:
 
 
 def prepare_sql_session(conn: Connection) -> None:
-    """Set the migration's search_path (our schema, pgvector's, pg_temp) and load pgvector.
+    """Set the migration's search_path (our schema, pgvector's, pg_temp), load pgvector, and ask
+    for every row.
 
     SQL scripts create unqualified objects in our schema; functions capture this search_path
     (``SET search_path FROM CURRENT``). pgvector is loaded so that its hnsw.* settings exist
-    before a function sets them (PostgreSQL refuses unknown settings to non-superusers).
+    before a function sets them (PostgreSQL refuses unknown settings to non-superusers). A script
+    that rewrites existing rows (a backfill) must see them all: row-level security, forced on the
+    owner too since revision 0008, shows the owner every row only with ``pgmem.all_rows``.
     """
     from alembic import context
     from sqlalchemy import text
@@ -138,6 +141,7 @@ def prepare_sql_session(conn: Connection) -> None:
     ).scalar_one()
     conn.exec_driver_sql("SELECT '[1]'::vector")
     conn.exec_driver_sql(f"SET LOCAL search_path TO {quote(settings.schema_name)}, {vector_schema}, pg_temp")
+    conn.exec_driver_sql("SET LOCAL pgmem.all_rows = on")
 
 
 def run_sql_script(conn: Connection, script: str) -> None:

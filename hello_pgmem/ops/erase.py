@@ -19,10 +19,19 @@ def erase_user(db: Database, user_id: str) -> dict[str, int]:
         counts = {
             "retrieval_log": erase_log(conn, user_id),
             "working_memories": WorkingMemory(db, user_id).clear_user(conn),
+            "memory_accesses": conn.execute(q.CLEAR_ACCESSES, {"user_id": user_id}).rowcount,
             "memories": conn.execute(q.CLEAR_USER, {"user_id": user_id}).rowcount,
             "entities": graph.clear(conn),
             "mentions": mentions,
             "relations": relations,
         }
-    names = ("memories", "working_memories", "entities", "mentions", "relations", "retrieval_log")
+    names = (
+        "memories",
+        "working_memories",
+        "entities",
+        "mentions",
+        "relations",
+        "retrieval_log",
+        "memory_accesses",
+    )
     return {name: counts[name] for name in names}

@@ -33,6 +33,7 @@ WRITTEN_TABLES = (  # the tables of user or namespace data the application write
     "documents",
     "chunks",
     "retrieval_log",
+    "memory_accesses",
 )
 TOTALS_TABLES = ("memory_text_totals", "chunk_text_totals")  # kept by triggers (0009), read by search
 RLS_TABLES = (*WRITTEN_TABLES, *TOTALS_TABLES)  # the tables with row-level security

@@ -18,18 +18,29 @@ from hello_pgmem.memory.working import expire_all
 from hello_pgmem.models import utcnow
 from hello_pgmem.retrieval_log import purge_log
 
-ANALYZE = "ANALYZE memories, working_memories, entities, mentions, relations, documents, chunks"
+ANALYZE = (
+    "ANALYZE memories, memory_accesses, working_memories, entities, mentions, relations, documents, chunks"
+)
 
 
 def maintain(
     db: Database, *, retention_days: float = 30, max_memories: int | None = None, analyze: bool = True
 ) -> dict[str, Any]:
-    """Expire working memory, evict beyond ``max_memories`` per user, purge memories forgotten for
-    more than ``retention_days`` (with their graph), trim the retrieval log, refresh statistics."""
+    """Fold the access log into the counters, expire working memory, evict beyond ``max_memories``
+    per user, purge memories forgotten for more than ``retention_days`` (with their graph), trim
+    the retrieval log, refresh statistics."""
     db.require_all_rows("maintain")
     now = utcnow()
-    report: dict[str, Any] = {"expired_working": 0, "decayed": 0, "purged": 0, "log_rows_purged": 0}
+    report: dict[str, Any] = {
+        "accesses_folded": 0,
+        "expired_working": 0,
+        "decayed": 0,
+        "purged": 0,
+        "log_rows_purged": 0,
+    }
     with db.transaction(all_rows=True) as conn:
+        folded = conn.execute(q.FOLD_ACCESSES, {"user_id": None}).fetchone()
+        report["accesses_folded"] = folded[0] if folded else 0
         report["expired_working"] = expire_all(conn, now)
     if max_memories is not None:
         with db.transaction(all_rows=True) as conn:

@@ -20,6 +20,7 @@ from pydantic import ValidationError as PydanticValidationError
 
 from hello_pgmem.db import Database
 from hello_pgmem.errors import InvalidInputError
+from hello_pgmem.memory import queries as q
 from hello_pgmem.models import check_user_id, utcnow
 
 FORMAT = "hello-pgmem-export"
@@ -198,6 +199,7 @@ def export_user(db: Database, user_id: str) -> Iterator[str]:
         ensure_ascii=False,
     )
     with db.transaction(user_id) as conn:
+        conn.execute(q.FOLD_ACCESSES, {"user_id": user_id})  # the access counts, up to date
         for kind, query in EXPORTS.items():
             for row in conn.execute(query, {"user_id": user_id}):
                 record = {"kind": kind, **{name: _json(v) for name, v in zip(FIELDS[kind], row, strict=True)}}

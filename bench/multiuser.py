@@ -1,0 +1,176 @@
+"""Search as users run it, beside plain pgvector: many users in one table, the public API.
+
+    .venv/bin/python bench/multiuser.py                 # 10x1k, 100x1k, 10x10k, 1x100k (about 15 min)
+    .venv/bin/python bench/multiuser.py --scenarios 10x1k --queries 100
+    .venv/bin/python bench/multiuser.py --scenarios 1x1000k     # once: an hour and more
+
+Each scenario is a fresh database, bulk-loaded with COPY (bench/workload.py's memories, hashing
+embedder, 384 dimensions). For each: plain pgvector (`WHERE user_id = … ORDER BY embedding <=> q
+LIMIT 10` on the same partial HNSW index, iterative scan on), and hello_pgmem's
+`retrieve_memories` through the public API (hybrid ranking, the default) and with
+`scoring="vector"`; warm, queries spread over the users, held-out memories as questions. Reported:
+p50/p95/p99, rows returned, rows of `memories` updated by the searches (pg_stat_user_tables), and
+the recall@10 of the hybrid ranking against the same function with the vector branch exact.
+Writes bench/results/multiuser-<date>.json and prints a table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import random
+import time
+from pathlib import Path
+from typing import Any
+
+import harness
+import numpy as np
+from harness import fresh_database, percentiles
+from psycopg.rows import tuple_row
+from suite import bulk_load
+from workload import Workload
+
+from hello_pgmem import Database, HashingEmbedder, MemoryManager
+
+RESULTS = Path(__file__).resolve().parent / "results"
+K = 10
+
+PLAIN = """
+SELECT id FROM memories
+WHERE user_id = %(user)s AND embedding_model = %(model)s AND forgotten_at IS NULL
+ORDER BY embedding::vector(384) <=> %(q)s::vector(384)
+LIMIT %(k)s
+"""
+RANKED = """
+SELECT id FROM search_memories(%(user)s, %(model)s, %(q)s, %(text)s, %(k)s, ARRAY['episodic'])
+"""
+UPDATES = "SELECT n_tup_upd FROM pg_stat_user_tables WHERE relname = 'memories'"
+
+
+def questions(users: list[str], count: int, seed: int) -> list[tuple[str, str]]:
+    """(user, question) pairs: held-out memories of the workload, users taken at random."""
+    work, pick = Workload(10_000 + seed), random.Random(seed)
+    return [(pick.choice(users), work.memory()) for _ in range(count)]
+
+
+def updated_rows(db: Database) -> int:
+    time.sleep(1.2)  # statistics reach the shared view at most once a second
+    with db.connection() as conn:
+        conn.execute("SELECT pg_stat_clear_snapshot()")
+        row = conn.execute(UPDATES).fetchone()
+    return int(row[0]) if row else 0
+
+
+def plain_pgvector(db: Database, embedder: HashingEmbedder, asked: list[tuple[str, str]]) -> dict[str, Any]:
+    """The query a pgvector user would write, with the query's embedding timed as the API's is."""
+    latencies, returned = [], []
+    with db.connection() as conn:
+        conn.execute("SET hnsw.iterative_scan = relaxed_order")
+        conn.execute("SET hnsw.ef_search = 40")
+        for run, pairs in (("warm-up", asked[:20]), ("measured", asked)):
+            for user, question in pairs:
+                started = time.perf_counter()
+                params = {
+                    "user": user,
+                    "model": embedder.model_name,
+                    "q": embedder.encode_one(question),
+                    "k": K,
+                }
+                rows = conn.execute(PLAIN, params).fetchall()
+                if run == "measured":
+                    latencies.append((time.perf_counter() - started) * 1000)
+                    returned.append(len(rows))
+        conn.rollback()
+    return {"latency_ms": percentiles(latencies), "rows_min": min(returned)}
+
+
+def through_the_api(
+    db: Database, embedder: HashingEmbedder, asked: list[tuple[str, str]], scoring: str
+) -> dict[str, Any]:
+    managers: dict[str, MemoryManager] = {}
+
+    def manager(user: str) -> MemoryManager:
+        if user not in managers:
+            managers[user] = MemoryManager.of_types(user, ["episodic"], database=db, embedder=embedder)
+        return managers[user]
+
+    for user, question in asked[:20]:  # warm-up
+        manager(user).retrieve_memories(question, limit=K, scoring=scoring)
+    before = updated_rows(db)
+    latencies, returned = [], []
+    for user, question in asked:
+        started = time.perf_counter()
+        found = manager(user).retrieve_memories(question, limit=K, scoring=scoring)
+        latencies.append((time.perf_counter() - started) * 1000)
+        returned.append(len(found))
+    return {
+        "latency_ms": percentiles(latencies),
+        "rows_min": min(returned),
+        "memories_rows_updated": updated_rows(db) - before,
+    }
+
+
+def ranking_recall(db: Database, embedder: HashingEmbedder, asked: list[tuple[str, str]]) -> float:
+    """Recall@10 of search_memories against itself with the vector branch exact (no HNSW)."""
+    shares = []
+    with db.connection() as conn:
+        conn.row_factory = tuple_row
+        for user, question in asked:
+            params = {"user": user, "model": embedder.model_name, "q": embedder.encode_one(question)}
+            params.update(text=question, k=K)
+            conn.execute("SELECT set_config('pgmem.user_id', %s, false)", (user,))
+            fast = {r[0] for r in conn.execute(RANKED, params).fetchall()}
+            conn.execute("SET enable_indexscan = off")  # HNSW serves only index scans
+            exact = {r[0] for r in conn.execute(RANKED, params).fetchall()}
+            conn.execute("RESET enable_indexscan")
+            shares.append(len(fast & exact) / max(1, len(exact)))
+        conn.rollback()
+    return float(np.mean(shares))
+
+
+def scenario(name: str, queries: int) -> dict[str, Any]:
+    users_count, per_user = (
+        int(part.rstrip("k")) * (1000 if part.endswith("k") else 1) for part in name.split("x")
+    )
+    users = {f"user{u:03d}": per_user for u in range(users_count)}
+    embedder = HashingEmbedder()
+    with fresh_database(pool_max_size=4) as settings, Database(settings) as db:
+        load = bulk_load(db, embedder, users)
+        asked = questions(list(users), queries, seed=users_count)
+        result: dict[str, Any] = {"users": users_count, "per_user": per_user, "load": load}
+        result["plain pgvector"] = plain_pgvector(db, embedder, asked)
+        result["hello_pgmem hybrid"] = through_the_api(db, embedder, asked, "hybrid")
+        result["hello_pgmem vector"] = through_the_api(db, embedder, asked, "vector")
+        result["hybrid recall@10 vs exact"] = ranking_recall(db, embedder, asked[: min(50, queries)])
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--scenarios", default="10x1k,100x1k,10x10k,1x100k")
+    parser.add_argument("--queries", type=int, default=200)
+    args = parser.parse_args()
+    report: dict[str, Any] = {"machine": harness.machine(), "k": K, "scenarios": {}}
+    for name in args.scenarios.split(","):
+        report["scenarios"][name] = result = scenario(name, args.queries)
+        plain = result["plain pgvector"]["latency_ms"]
+        for system in ("plain pgvector", "hello_pgmem hybrid", "hello_pgmem vector"):
+            measured = result[system]
+            ratio = measured["latency_ms"]["p50"] / plain["p50"]
+            print(
+                f"{name:8s} {system:20s} p50 {measured['latency_ms']['p50']:6.2f} ms ({ratio:4.1f}x)"
+                f"  p99 {measured['latency_ms']['p99']:6.2f}  rows>={measured['rows_min']}"
+                f"  updated {measured.get('memories_rows_updated', '-')}",
+                flush=True,
+            )
+        print(f"{name:8s} hybrid recall@10 vs exact {result['hybrid recall@10 vs exact']:.3f}", flush=True)
+    RESULTS.mkdir(exist_ok=True)
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M")
+    (RESULTS / f"multiuser-{stamp}.json").write_text(json.dumps(report, indent=2, default=str))
+
+
+if __name__ == "__main__":
+    main()
