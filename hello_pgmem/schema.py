@@ -371,3 +371,24 @@ retrieval_log = Table(
         "purged by hello-pgmem maintain. RAG searches are logged with user_id 'rag:<namespace>'."
     ),
 )
+
+access_tokens = Table(
+    "access_tokens",
+    metadata,
+    Column("user_id", Text, nullable=False),
+    Column("id", UUID(as_uuid=True), nullable=False, server_default=text("gen_random_uuid()")),
+    Column("token_hash", LargeBinary, nullable=False),
+    Column("namespaces", ARRAY(Text), nullable=False, server_default=text("'{}'::text[]")),
+    Column("label", Text),
+    _now(),
+    Column("expires_at", DateTime(timezone=True)),
+    Column("revoked_at", DateTime(timezone=True)),
+    Column("last_used_at", DateTime(timezone=True)),
+    PrimaryKeyConstraint("user_id", "id", name="access_tokens_pkey"),
+    CheckConstraint("btrim(user_id) <> '' AND length(user_id) <= 255", name="access_tokens_user_id"),
+    CheckConstraint("length(token_hash) = 32", name="access_tokens_hash"),
+    CheckConstraint("label IS NULL OR length(label) <= 200", name="access_tokens_label"),
+    Index("access_tokens_hash", "token_hash", unique=True),
+    comment="Bearer tokens of the MCP server: the SHA-256 of each token, its user and the namespaces it may "
+    "use; hello-pgmem token create|list|revoke manages them.",
+)

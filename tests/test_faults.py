@@ -30,7 +30,7 @@ from hello_pgmem import (
     Settings,
     migrations,
 )
-from hello_pgmem.dev.chroot import DevDB, port_open
+from hello_pgmem.dev.chroot import DevDB
 from hello_pgmem.dev.scratch import ScratchServer
 from hello_pgmem.memory import MemoryManager
 from hello_pgmem.ops.check import check_integrity
@@ -43,13 +43,8 @@ REPO = Path(__file__).resolve().parent.parent
 def scratch(server_url: str) -> Iterator[ScratchServer]:
     if os.environ.get("DATABASE_URL"):
         pytest.skip("the fault tests stop servers: they need the development root, not DATABASE_URL")
-    devdb = DevDB.from_env()
-    port = next(p for p in range(devdb.port + 1, devdb.port + 50) if not port_open(p))
-    server = ScratchServer(devdb, "faults", port)
-    server.create()
-    server.start()
-    yield server
-    server.destroy()
+    with ScratchServer.running(DevDB.from_env(), "faults") as server:
+        yield server
 
 
 def migrated_database(server: ScratchServer, **settings: Any) -> Settings:
@@ -102,7 +97,8 @@ def test_a_server_restart_under_load(scratch: ScratchServer, mode: str) -> None:
             thread.join()
         assert failed_during_outage > 0, "the outage was seen"
         assert {name for name, _ in failures} == {"DatabaseUnavailableError"}, failures
-        assert max(seconds for _, seconds in failures) < 2.5, sorted(round(s, 2) for _, s in failures)
+        # prompt failures, not hangs: a few connect timeouts of 1 s at most, with room for a loaded machine
+        assert max(seconds for _, seconds in failures) < 5, sorted(round(s, 2) for _, s in failures)
         assert len(acked) >= resumed_at + 20, "the pool recovered by itself"
         present = set(memory_copies(db, "eve"))
         expected = {i for i, kind in acked.items() if mode == "fast" or kind != "working"}

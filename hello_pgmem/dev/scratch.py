@@ -4,8 +4,18 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 
-from hello_pgmem.dev.chroot import PG_BIN, PG_MAJOR, SERVER_SETTINGS, DevDB, run_in_root, wait_ready
+from hello_pgmem.dev.chroot import (
+    PG_BIN,
+    PG_MAJOR,
+    SERVER_SETTINGS,
+    DevDB,
+    port_open,
+    run_in_root,
+    wait_ready,
+)
 from hello_pgmem.errors import ConfigurationError
 from hello_pgmem.settings import IDENTIFIER
 
@@ -26,6 +36,20 @@ class ScratchServer:
     @property
     def url(self) -> str:
         return f"postgresql://postgres@127.0.0.1:{self.port}/postgres"
+
+    @classmethod
+    @contextmanager
+    def running(cls, db: DevDB, name: str) -> Iterator[ScratchServer]:
+        """A new scratch server on the first free port after the development server's, started;
+        destroyed on exit."""
+        port = next(p for p in range(db.port + 1, db.port + 200) if not port_open(p))
+        server = cls(db, name, port)
+        server.create()
+        server.start()
+        try:
+            yield server
+        finally:
+            server.destroy()
 
     def create(self) -> None:
         """initdb (replacing an old directory of the same name) with the development settings."""

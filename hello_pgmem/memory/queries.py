@@ -308,3 +308,38 @@ GROUP BY user_id
 """
 
 PURGE = "DELETE FROM memories WHERE user_id = %(user_id)s AND id = ANY(%(ids)s)"
+
+# ---------------------------------------------------------------------------- LangGraph store items
+# Items of hello_pgmem.integrations.langgraph: episodic memories whose metadata holds
+# {"langgraph": {"namespace": [...], "key": ..., "value": {...}}} and whose session_id is the
+# namespace path ("lg." + labels joined by "."; LangGraph labels hold no period).
+
+STORE_ITEMS = """
+SELECT id, metadata -> 'langgraph', created_at, updated_at
+FROM memories
+WHERE user_id = %(user_id)s AND forgotten_at IS NULL AND memory_type = 'episodic'
+  AND session_id LIKE %(prefix)s ESCAPE '\\' AND metadata -> 'langgraph' -> 'value' @> %(filter)s
+ORDER BY updated_at DESC, id
+LIMIT %(limit)s OFFSET %(offset)s
+"""
+
+STORE_GET = """
+SELECT id, metadata -> 'langgraph', created_at, updated_at
+FROM memories
+WHERE user_id = %(user_id)s AND id = ANY(%(ids)s) AND forgotten_at IS NULL AND metadata ? 'langgraph'
+"""
+
+STORE_SEARCH = """
+SELECT s.id, s.metadata -> 'langgraph', s.created_at, m.updated_at, s.score
+FROM search_memories(%(user_id)s, %(model)s, %(query)s, %(query_text)s, %(pool)s, ARRAY['episodic']) AS s
+JOIN memories m ON m.user_id = %(user_id)s AND m.id = s.id
+WHERE s.session_id LIKE %(prefix)s ESCAPE '\\' AND s.metadata -> 'langgraph' -> 'value' @> %(filter)s
+ORDER BY s.score DESC, s.id
+LIMIT %(limit)s OFFSET %(offset)s
+"""
+
+STORE_NAMESPACES = """
+SELECT DISTINCT metadata -> 'langgraph' -> 'namespace'
+FROM memories
+WHERE user_id = %(user_id)s AND forgotten_at IS NULL AND memory_type = 'episodic' AND metadata ? 'langgraph'
+"""

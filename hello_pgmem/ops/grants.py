@@ -135,6 +135,10 @@ def role_statements(
             sql.SQL("GRANT EXECUTE ON FUNCTION {}(text, integer, integer, integer) TO {}").format(
                 sql.Identifier(schema, "register_embedding_model"), role
             ),
+            # the MCP server resolves bearer tokens without reading access_tokens (revision 0011)
+            sql.SQL("GRANT EXECUTE ON FUNCTION {}(bytea) TO {}").format(
+                sql.Identifier(schema, "token_identity"), role
+            ),
         ]
         if has_graph:
             graph_schema = sql.Identifier(graph)

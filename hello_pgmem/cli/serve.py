@@ -1,0 +1,122 @@
+"""``hello-pgmem mcp`` (the MCP server) and ``hello-pgmem token`` (its bearer tokens)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import click
+
+from hello_pgmem.cli.app import State, cli, database, emit
+
+
+@cli.command("mcp")
+@click.option("--http", "use_http", is_flag=True, help="Serve streamable HTTP instead of stdio.")
+@click.option("--host", default="127.0.0.1", show_default=True, help="HTTP: the address to listen on.")
+@click.option("--port", default=8000, show_default=True, type=int, help="HTTP: the port.")
+@click.option("--public-url", help="HTTP: the URL clients reach the server at (default http://HOST:PORT).")
+@click.option(
+    "--files-root",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="HTTP: the folder rag_add_document and rag_ingest may read (refused without it).",
+)
+@click.option(
+    "--rate", default=120, show_default=True, type=click.IntRange(1), help="Calls a minute per token."
+)
+@click.option(
+    "--timeout", default=120.0, show_default=True, type=click.FloatRange(1), help="Seconds a call may take."
+)
+@click.option(
+    "--max-request-bytes",
+    default=1_000_000,
+    show_default=True,
+    type=click.IntRange(1024),
+    help="Largest request.",
+)
+@click.pass_obj
+def mcp(
+    state: State,
+    use_http: bool,
+    host: str,
+    port: int,
+    public_url: str | None,
+    files_root: Path | None,
+    rate: int,
+    timeout: float,
+    max_request_bytes: int,
+) -> None:
+    """Serve the memory and rag tools to MCP clients (needs: pip install 'hello-pgmem[mcp]').
+
+    Over stdio (the default), for a client that starts this command itself, every call works for
+    --user and the knowledge-base --namespace. With --http, at http://HOST:PORT/mcp for remote
+    clients: each request carries "Authorization: Bearer <token>", and the token (made with
+    "hello-pgmem token create") decides the user and the namespaces; a request without a valid
+    token gets 401. Run the server as the application role (DATABASE_URL of a role made by
+    "hello-pgmem grant --app"): row-level security then holds every call to its user.
+    """
+    import anyio
+
+    from hello_pgmem.mcp_server.server import Limits, serve_http, serve_stdio
+    from hello_pgmem.mcp_server.tokens import Identity
+
+    limits = Limits(rate, timeout, max_request_bytes, files_root)
+    with database() as db:
+        if use_http:
+            serve_http(db, host, port, limits, public_url)
+        else:
+            anyio.run(serve_stdio, db, Identity(state.user, (state.namespace,)), limits)
+
+
+@cli.group()
+def token() -> None:
+    """Bearer tokens of the MCP server over HTTP (run as the schema owner)."""
+
+
+@token.command("create")
+@click.option("--namespace", "namespaces", multiple=True, help="A namespace the token may use (repeat).")
+@click.option("--label", help="What the token is for.")
+@click.option("--days", type=click.IntRange(1), help="Expire after this many days (default: never).")
+@click.pass_obj
+def token_create(state: State, namespaces: tuple[str, ...], label: str | None, days: int | None) -> None:
+    """Make a token for --user and print it (only its hash is stored: it cannot be shown again).
+
+    Without --namespace the token's knowledge base is a namespace named after the user.
+    """
+    from hello_pgmem.mcp_server.tokens import create_token
+
+    expires = datetime.now(UTC) + timedelta(days=days) if days else None
+    with database() as db:
+        secret, token_id = create_token(db, state.user, namespaces, label, expires)
+    payload = {"token": secret, "id": str(token_id), "user": state.user, "namespaces": list(namespaces)}
+    emit(state, payload, f"{secret}\n(id {token_id}, user {state.user}; store it now: it is not kept)")
+
+
+@token.command("list")
+@click.option("--all-users", is_flag=True, help="Every user's tokens (not only --user's).")
+@click.pass_obj
+def token_list(state: State, all_users: bool) -> None:
+    """The tokens (never the secrets): id, user, namespaces, label, dates."""
+    from hello_pgmem.mcp_server.tokens import list_tokens
+
+    with database() as db:
+        tokens = list_tokens(db, None if all_users else state.user)
+    lines = [
+        f"{t.id} {t.user_id} [{', '.join(t.namespaces) or t.user_id}] {t.label or ''}"
+        f"{' REVOKED' if t.revoked_at else ''} last used {t.last_used_at or 'never'}"
+        for t in tokens
+    ]
+    emit(state, [vars(t) for t in tokens], "\n".join(lines) or "no tokens")
+
+
+@token.command("revoke")
+@click.argument("token_id")
+@click.pass_obj
+def token_revoke(state: State, token_id: str) -> None:
+    """Revoke --user's token whose id starts with TOKEN_ID (at least 8 characters)."""
+    from hello_pgmem.mcp_server.tokens import revoke_token
+
+    with database() as db:
+        revoked = revoke_token(db, token_id, state.user)
+    if not revoked:
+        raise click.ClickException(f"no live token of {state.user} has an id starting with {token_id}")
+    emit(state, [str(r) for r in revoked], f"revoked {', '.join(str(r) for r in revoked)}")

@@ -1,0 +1,356 @@
+"""The MCP server over the memory and rag tools (``hello-pgmem mcp``).
+
+One MCP tool per tool action (``memory_add``, ``memory_search``, ``rag_search``, …) with the JSON
+Schema, validation and text results of ``MemoryTool`` and ``RAGTool``, plus ``rag_ingest`` (files
+and folders, with progress notifications). A failed action comes back as a tool result with
+``isError`` and the tool's ``❌ field: rule`` text; an unknown tool or a refused request as an MCP
+error. Resources: ``memory://summary``, ``memory://stats``, ``rag://namespaces`` and
+``rag://{namespace}/documents``.
+
+Every call runs for one identity (a user and the namespaces it may use): over stdio the one the
+server was started with, over HTTP the one of the request's bearer token. The database scopes
+every statement to that user by row-level security, so a mistake here still cannot reach another
+user's rows. Over HTTP, tools that read files of the server's machine (``rag_add_document``,
+``rag_ingest``) are refused unless ``files_root`` names a folder, and then stay inside it.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from importlib.metadata import version as package_version
+from pathlib import Path
+from threading import Lock
+from typing import Any
+from uuid import UUID
+
+import anyio
+import mcp_types as types
+from mcp.server.lowlevel import Server
+from mcp.shared.exceptions import MCPError
+
+from hello_pgmem.db import Database
+from hello_pgmem.mcp_server.tokens import Identity, resolve_token
+from hello_pgmem.tools.base import ToolRegistry
+from hello_pgmem.tools.memory_tool import MemoryTool
+from hello_pgmem.tools.rag_tool import RAGTool
+
+log = logging.getLogger(__name__)
+
+INVALID_PARAMS = -32602
+MAX_BOXES = 1000  # tool boxes kept for the most recent identities
+FILE_TOOLS = ("rag_add_document", "rag_ingest")
+INGEST = types.Tool(
+    name="rag_ingest",
+    description="把文件和文件夹（递归，支持的格式）加入知识库，逐个报告进度",
+    input_schema={
+        "type": "object",
+        "properties": {
+            "paths": {"type": "array", "items": {"type": "string"}, "description": "文件或文件夹路径"},
+            "namespace": {"type": "string", "description": "命名空间，默认是工具的命名空间"},
+            "chunk_size": {"type": "integer", "default": 800, "description": "分块大小（token）"},
+            "chunk_overlap": {"type": "integer", "default": 100, "description": "分块重叠（token）"},
+        },
+        "required": ["paths"],
+    },
+)
+RESOURCES = [
+    types.Resource(name="memory summary", uri="memory://summary", mime_type="text/plain"),
+    types.Resource(name="memory stats", uri="memory://stats", mime_type="text/plain"),
+    types.Resource(name="rag namespaces", uri="rag://namespaces", mime_type="text/plain"),
+]
+DOCUMENTS = types.ResourceTemplate(
+    name="rag documents", uri_template="rag://{namespace}/documents", mime_type="text/plain"
+)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one identity may ask of the server."""
+
+    calls_per_minute: int = 120
+    call_timeout_s: float = 120.0
+    max_request_bytes: int = 1_000_000
+    files_root: Path | None = None  # HTTP only: the folder file tools may read (None: refused)
+
+
+@dataclass
+class RateGate:
+    """A token bucket per identity: ``calls_per_minute`` calls, refilled continuously."""
+
+    calls_per_minute: int
+    _buckets: dict[str, tuple[float, float]] = field(default_factory=dict)
+    _lock: Lock = field(default_factory=Lock)
+
+    def allow(self, key: str, now: float | None = None) -> float:
+        """0 when the call may go, else the seconds until it may."""
+        moment = time.monotonic() if now is None else now
+        rate = self.calls_per_minute / 60.0
+        with self._lock:
+            tokens, last = self._buckets.get(key, (float(self.calls_per_minute), moment))
+            tokens = min(float(self.calls_per_minute), tokens + (moment - last) * rate)
+            if tokens < 1:
+                self._buckets[key] = (tokens, moment)
+                return (1 - tokens) / rate
+            self._buckets[key] = (tokens - 1, moment)
+            return 0.0
+
+
+class ToolBox:
+    """The memory and rag tools of one identity, sharing the server's database pool. An identity
+    given no namespace gets one of its own, named after its user."""
+
+    def __init__(self, db: Database, identity: Identity) -> None:
+        self.identity = identity
+        self.memory = MemoryTool(user_id=identity.user_id, database=db, session_id="mcp", expandable=True)
+        namespaces = identity.namespaces or (identity.user_id,)
+        self.rag = RAGTool(rag_namespace=namespaces[0], namespaces=namespaces, database=db, expandable=True)
+        self.registry = ToolRegistry()
+        self.registry.register_tool(self.memory)
+        self.registry.register_tool(self.rag)
+
+
+def tool_list(box: ToolBox) -> list[types.Tool]:
+    """Every tool of a box as MCP tools (the same JSON Schema as the OpenAI form), and rag_ingest."""
+    tools = []
+    for name in box.registry.list_tools():
+        function = box.registry.tools[name].to_openai_schema()["function"]
+        tools.append(
+            types.Tool(name=name, description=function["description"], input_schema=function["parameters"])
+        )
+    return [*tools, INGEST]
+
+
+def text_result(text: str) -> types.CallToolResult:
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=text)], is_error=text.lstrip().startswith("❌")
+    )
+
+
+def inside(root: Path, path: str) -> bool:
+    """Whether ``path`` resolves to a place under ``root`` (symbolic links followed)."""
+    try:
+        return Path(path).expanduser().resolve().is_relative_to(root.resolve())
+    except (OSError, ValueError):
+        return False
+
+
+class PgMemServer:
+    """The lowlevel MCP server, its tool boxes per identity and its limits."""
+
+    def __init__(
+        self,
+        db: Database,
+        identify: Callable[[Any], Identity],
+        limits: Limits | None = None,
+        *,
+        remote: bool = False,
+    ) -> None:
+        self.db = db
+        self.identify = identify
+        self.limits = limits or Limits()
+        self.remote = remote
+        self.gate = RateGate(self.limits.calls_per_minute)
+        self._boxes: OrderedDict[Identity, ToolBox] = OrderedDict()  # the most recently used
+        self._lock = Lock()
+        self.server: Server[Any] = Server(
+            "hello-pgmem",
+            version=package_version("hello-pgmem"),
+            instructions="Long-term memory and a knowledge base in PostgreSQL, for one user per call.",
+            on_list_tools=self.list_tools,
+            on_call_tool=self.call_tool,
+            on_list_resources=self.list_resources,
+            on_list_resource_templates=self.list_resource_templates,
+            on_read_resource=self.read_resource,
+        )
+
+    def box(self, identity: Identity) -> ToolBox:
+        with self._lock:
+            if identity in self._boxes:
+                self._boxes.move_to_end(identity)
+            else:
+                self._boxes[identity] = ToolBox(self.db, identity)
+                while len(self._boxes) > MAX_BOXES:
+                    self._boxes.popitem(last=False)
+            return self._boxes[identity]
+
+    async def list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
+        box = await anyio.to_thread.run_sync(self.box, self.identify(ctx))
+        return types.ListToolsResult(tools=tool_list(box))
+
+    async def call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        identity = self.identify(ctx)
+        wait = self.gate.allow(str(identity.token_id or identity.user_id))
+        if wait:
+            return text_result(
+                f"❌ rate: at most {self.limits.calls_per_minute} calls a minute; retry in {wait:.0f}s"
+            )
+        arguments = dict(params.arguments or {})
+        if len(repr(arguments)) > self.limits.max_request_bytes:
+            return text_result(f"❌ arguments: must be at most {self.limits.max_request_bytes} bytes")
+        box = await anyio.to_thread.run_sync(self.box, identity)
+        if params.name in FILE_TOOLS and self.remote:
+            refused = self.refuse_files(arguments)
+            if refused:
+                return text_result(refused)
+        if params.name == "rag_ingest":
+            return await self.ingest(ctx, box, arguments)
+        tool = box.registry.get_tool(params.name)
+        if tool is None:
+            raise MCPError(INVALID_PARAMS, f"unknown tool {params.name!r}")
+        with anyio.fail_after(self.limits.call_timeout_s):
+            text = await anyio.to_thread.run_sync(tool.run, arguments, abandon_on_cancel=True)
+        return text_result(text)
+
+    def refuse_files(self, arguments: dict[str, Any]) -> str | None:
+        """Why a file tool may not run over HTTP with these arguments, or None."""
+        root = self.limits.files_root
+        if root is None:
+            return "❌ file_path: reading the server's files is off (start the server with --files-root)"
+        paths = arguments.get("paths") if "paths" in arguments else [arguments.get("file_path")]
+        if not isinstance(paths, list) or not all(isinstance(p, str) and inside(root, p) for p in paths):
+            return f"❌ file_path: must be inside {root}"
+        return None
+
+    async def ingest(self, ctx: Any, box: ToolBox, arguments: dict[str, Any]) -> types.CallToolResult:
+        """rag_ingest: every file, one progress notification per file."""
+        paths = arguments.get("paths")
+        if not isinstance(paths, list) or not paths or not all(isinstance(p, str) for p in paths):
+            return text_result("❌ paths: must be a non-empty list of file or folder paths")
+        try:
+            kb = box.rag.knowledge_base(arguments.get("namespace"))
+        except Exception as exc:  # InvalidInputError names the namespace rule
+            return text_result(f"❌ {exc}")
+
+        def progress(done: int, total: int, result: Any) -> None:
+            message = f"{result.status}: {result.source_path or result.document_id}"
+            anyio.from_thread.run(ctx.session.report_progress, done, total, message)
+
+        def run() -> str:
+            results = kb.ingest(
+                paths,
+                chunk_size=int(arguments.get("chunk_size", 800)),
+                chunk_overlap=int(arguments.get("chunk_overlap", 100)),
+                progress=progress,
+            )
+            lines = [f"{r.status}: {r.source_path or r.document_id} ({r.chunks} chunks)" for r in results]
+            failed = [r for r in results if r.status == "failed"]
+            head = f"✅ 已处理 {len(results)} 个文件，失败 {len(failed)} 个（命名空间 {kb.namespace}）"
+            return "\n".join([head, *lines, *(f"  {r.error}" for r in failed)])
+
+        with anyio.fail_after(self.limits.call_timeout_s):
+            return text_result(await anyio.to_thread.run_sync(run, abandon_on_cancel=True))
+
+    async def list_resources(self, ctx: Any, params: Any) -> types.ListResourcesResult:
+        identity = self.identify(ctx)
+        documents = [
+            types.Resource(name=f"documents of {n}", uri=f"rag://{n}/documents", mime_type="text/plain")
+            for n in identity.namespaces or (identity.user_id,)
+        ]
+        return types.ListResourcesResult(resources=[*RESOURCES, *documents])
+
+    async def list_resource_templates(self, ctx: Any, params: Any) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(resource_templates=[DOCUMENTS])
+
+    async def read_resource(
+        self, ctx: Any, params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        identity = self.identify(ctx)
+        box = await anyio.to_thread.run_sync(self.box, identity)
+        uri = str(params.uri)
+        if uri == "memory://summary":
+            text = await anyio.to_thread.run_sync(box.memory.run, "summary")
+        elif uri == "memory://stats":
+            text = await anyio.to_thread.run_sync(box.memory.run, "stats")
+        elif uri == "rag://namespaces":
+            text = "\n".join(identity.namespaces or (identity.user_id,))
+        elif uri.startswith("rag://") and uri.endswith("/documents"):
+            namespace = uri.removeprefix("rag://").removesuffix("/documents")
+            text = await anyio.to_thread.run_sync(
+                lambda: box.rag.run("list_documents", namespace=namespace, limit=1000)
+            )
+        else:
+            raise MCPError(INVALID_PARAMS, f"unknown resource {uri!r}")
+        return types.ReadResourceResult(
+            contents=[types.TextResourceContents(uri=uri, mime_type="text/plain", text=text)]
+        )
+
+    def close(self) -> None:
+        with self._lock:
+            self._boxes.clear()
+
+
+# ---------------------------------------------------------------------------- transports
+
+SCOPE_PREFIX = "namespace:"
+
+
+class DatabaseTokens:
+    """The MCP SDK's token verifier over ``access_tokens`` (through ``token_identity``)."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    async def verify_token(self, token: str) -> Any:
+        from mcp.server.auth.provider import AccessToken
+
+        identity = await anyio.to_thread.run_sync(resolve_token, self.db, token)
+        if identity is None:
+            return None
+        scopes = [SCOPE_PREFIX + n for n in identity.namespaces]
+        return AccessToken(
+            token=token, client_id=identity.user_id, scopes=scopes, subject=str(identity.token_id)
+        )
+
+
+def token_identity(ctx: Any) -> Identity:
+    """The identity of an HTTP request, from the token its bearer middleware verified."""
+    request = getattr(ctx, "request", None)
+    user = request.scope.get("user") if request is not None else None
+    token = getattr(user, "access_token", None)
+    if token is None:  # the middleware lets no request through without one: a bug if it did
+        raise MCPError(INVALID_PARAMS, "no verified bearer token")
+    namespaces = tuple(s.removeprefix(SCOPE_PREFIX) for s in token.scopes if s.startswith(SCOPE_PREFIX))
+    return Identity(token.client_id, namespaces, UUID(token.subject) if token.subject else None)
+
+
+async def serve_stdio(db: Database, identity: Identity, limits: Limits | None = None) -> None:
+    """Serve one identity over stdin and stdout until the client goes."""
+    from mcp.server.stdio import stdio_server
+
+    server = PgMemServer(db, lambda ctx: identity, limits)
+    async with stdio_server() as (read, write):
+        await server.server.run(read, write, server.server.create_initialization_options())
+
+
+def http_app(db: Database, public_url: str, limits: Limits | None = None, host: str = "127.0.0.1") -> Any:
+    """The streamable HTTP application: bearer tokens required, limits applied."""
+    from mcp.server.auth.settings import AuthSettings
+
+    limits = limits or Limits()
+    server = PgMemServer(db, token_identity, limits, remote=True)
+    base = public_url.rstrip("/")
+    return server.server.streamable_http_app(
+        # Tokens are opaque rows of this database, issued for this server only: no audience to check.
+        auth=AuthSettings(
+            issuer_url=base,  # type: ignore[arg-type]
+            resource_server_url=f"{base}/mcp",  # type: ignore[arg-type]
+            validate_token_resource=False,
+        ),
+        token_verifier=DatabaseTokens(db),
+        max_request_body_size=limits.max_request_bytes,
+        host=host,
+    )
+
+
+def serve_http(
+    db: Database, host: str, port: int, limits: Limits | None = None, public_url: str | None = None
+) -> None:
+    """Serve over streamable HTTP at ``http://host:port/mcp`` until interrupted."""
+    import uvicorn
+
+    app = http_app(db, public_url or f"http://{host}:{port}", limits, host)
+    uvicorn.run(app, host=host, port=port, log_level="warning")

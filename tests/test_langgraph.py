@@ -1,0 +1,125 @@
+"""PgMemStore, the LangGraph store over hello_pgmem: each BaseStore method's contract against the
+real database, sync and async, and an agent graph that uses it as its long-term memory."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from langgraph.graph import END, START, StateGraph
+from langgraph.store.base import BaseStore
+from typing_extensions import TypedDict
+
+from hello_pgmem import Database
+from hello_pgmem.integrations.langgraph import PgMemStore
+from hello_pgmem.memory import MemoryManager
+from tests.conftest import row_counts
+
+
+@pytest.fixture()
+def store(make_manager: Callable[..., MemoryManager]) -> PgMemStore:
+    return PgMemStore(make_manager("graph_user"), index=["text"])
+
+
+def test_put_get_update_delete(store: PgMemStore, clean: Database) -> None:
+    store.put(("users", "alice"), "food", {"text": "Alice likes ramen", "rating": 5})
+    item = store.get(("users", "alice"), "food")
+    assert item is not None and item.value == {"text": "Alice likes ramen", "rating": 5}
+    assert (item.namespace, item.key) == (("users", "alice"), "food")
+    store.put(("users", "alice"), "food", {"text": "Alice now prefers udon", "rating": 4})
+    again = store.get(("users", "alice"), "food")
+    assert again is not None and again.value["text"] == "Alice now prefers udon"
+    assert again.updated_at >= item.updated_at and again.created_at == item.created_at
+    assert row_counts(clean)["memories"] == 1  # one row per key
+    assert store.get(("users", "bob"), "food") is None
+    store.delete(("users", "alice"), "food")
+    assert store.get(("users", "alice"), "food") is None and row_counts(clean)["memories"] == 0
+
+
+def test_search_by_meaning_filter_and_prefix(store: PgMemStore) -> None:
+    store.put(
+        ("users", "alice", "prefs"), "a", {"text": "Alice enjoys hiking in the Alps", "kind": "hobby", "n": 3}
+    )
+    store.put(
+        ("users", "alice", "prefs"), "b", {"text": "Alice is allergic to peanuts", "kind": "health", "n": 7}
+    )
+    store.put(
+        ("users", "alice", "notes"), "c", {"text": "Meeting notes about hiking gear", "kind": "note", "n": 1}
+    )
+    store.put(("users", "bob", "prefs"), "d", {"text": "Bob enjoys hiking too", "kind": "hobby", "n": 5})
+    found = store.search(("users", "alice"), query="hiking in the Alps")
+    assert [i.key for i in found][:1] == ["a"] and {i.key for i in found} <= {"a", "b", "c"}
+    assert all(i.score is not None for i in found)
+    assert [i.key for i in store.search(("users", "alice"), filter={"kind": "health"})] == ["b"]
+    assert {i.key for i in store.search(("users",), filter={"n": {"$gte": 3}})} == {"a", "b", "d"}
+    assert {i.key for i in store.search(("users", "alice", "prefs"))} == {"a", "b"}
+    assert len(store.search(("users",), limit=2)) == 2
+    assert len(store.search(("users",), limit=2, offset=3)) == 1
+
+
+def test_list_namespaces(store: PgMemStore) -> None:
+    for namespace in (("a", "b", "c"), ("a", "b", "d"), ("a", "x"), ("z",)):
+        store.put(namespace, "k", {"text": "t"})
+    assert store.list_namespaces() == [("a", "b", "c"), ("a", "b", "d"), ("a", "x"), ("z",)]
+    assert store.list_namespaces(prefix=("a", "b")) == [("a", "b", "c"), ("a", "b", "d")]
+    assert store.list_namespaces(suffix=("d",)) == [("a", "b", "d")]
+    assert store.list_namespaces(prefix=("a", "*", "c")) == [("a", "b", "c")]
+    assert store.list_namespaces(max_depth=1) == [("a",), ("z",)]
+    assert store.list_namespaces(limit=1, offset=1) == [("a", "b", "d")]
+
+
+def test_async_methods_and_batch(store: PgMemStore) -> None:
+    async def scenario() -> None:
+        await store.aput(("docs",), "one", {"text": "PostgreSQL row-level security"})
+        await store.aput(("docs",), "two", {"text": "pgvector HNSW indexes"})
+        item = await store.aget(("docs",), "one")
+        assert item is not None and item.value["text"].startswith("PostgreSQL")
+        hits = await store.asearch(("docs",), query="vector index")
+        assert hits[0].key == "two"
+        await store.adelete(("docs",), "two")
+        assert await store.aget(("docs",), "two") is None
+
+    asyncio.run(scenario())
+
+
+def test_each_store_sees_only_its_user(make_manager: Callable[..., MemoryManager]) -> None:
+    mine, theirs = PgMemStore(make_manager("u1")), PgMemStore(make_manager("u2"))
+    mine.put(("shared", "path"), "secret", {"text": "only u1 knows"})
+    assert theirs.get(("shared", "path"), "secret") is None
+    assert theirs.search(("shared",)) == [] and theirs.list_namespaces() == []
+    assert mine.get(("shared", "path"), "secret") is not None
+
+
+class State(TypedDict):
+    question: str
+    answer: str
+
+
+def test_a_graph_remembers_across_threads(store: PgMemStore) -> None:
+    """A two-node graph: the first node stores what it learns, the second recalls it."""
+
+    def learn(state: State, *, store: BaseStore) -> dict[str, Any]:
+        store.put(("memories",), "fact", {"text": state["question"]})
+        return {}
+
+    def recall(state: State, *, store: BaseStore) -> dict[str, Any]:
+        hits = store.search(("memories",), query=state["question"], limit=1)
+        return {"answer": hits[0].value["text"] if hits else ""}
+
+    builder = StateGraph(State)
+    builder.add_node("learn", learn)
+    builder.add_node("recall", recall)
+    builder.add_edge(START, "learn")
+    builder.add_edge("learn", "recall")
+    builder.add_edge("recall", END)
+    graph = builder.compile(store=store)
+    result = graph.invoke({"question": "The launch is on Friday", "answer": ""})
+    assert result["answer"] == "The launch is on Friday"
+    recall_only = StateGraph(State)
+    recall_only.add_node("recall", recall)
+    recall_only.add_edge(START, "recall")
+    recall_only.add_edge("recall", END)
+    later = recall_only.compile(store=store).invoke({"question": "when is the launch?", "answer": ""})
+    assert later["answer"] == "The launch is on Friday"

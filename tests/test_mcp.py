@@ -1,0 +1,284 @@
+"""The MCP server, through the MCP SDK's own client: over stdio (the hello-pgmem mcp subprocess)
+and over streamable HTTP on 127.0.0.1 with bearer tokens, as the application role."""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import psycopg
+import pytest
+import uvicorn
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.types import ReadResourceResult, TextResourceContents
+
+from hello_pgmem import Database, Settings
+from hello_pgmem.dev.chroot import DevDB
+from hello_pgmem.dev.scratch import ScratchServer
+from hello_pgmem.mcp_server.server import Limits, http_app
+from hello_pgmem.mcp_server.tokens import create_token, list_tokens, resolve_token, revoke_token
+from tests.test_faults import migrated_database
+from tests.test_security import Deployment, deployment  # noqa: F401  (a fixture of this module too)
+
+REPO = Path(__file__).resolve().parent.parent
+HELLO_PGMEM = str(Path(sys.executable).with_name("hello-pgmem"))
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class HttpServer:
+    """The HTTP application under uvicorn in a thread, on a free port of 127.0.0.1."""
+
+    def __init__(self, settings: Settings, limits: Limits | None = None) -> None:
+        self.db = Database(settings)
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/mcp"
+        app = http_app(self.db, f"http://127.0.0.1:{self.port}", limits)
+        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="error"))
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self) -> HttpServer:
+        self.thread.start()
+        deadline = time.monotonic() + 10
+        while not self.server.started and time.monotonic() < deadline:
+            time.sleep(0.02)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(10)
+        self.db.close()
+
+
+@asynccontextmanager
+async def http_client(url: str, token: str) -> AsyncIterator[Client]:
+    headers = {"Authorization": f"Bearer {token}"}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=30) as http,
+        Client(streamable_http_client(url, http_client=http), cache=None) as client,
+    ):
+        yield client
+
+
+def text(result: Any) -> str:
+    return "\n".join(part.text for part in result.content)
+
+
+def resource_text(result: ReadResourceResult) -> str:
+    """The text of a resource read's first part (ours are all text)."""
+    part = result.contents[0]
+    assert isinstance(part, TextResourceContents)
+    return part.text
+
+
+@pytest.fixture(scope="module")
+def owner_db(deployment: Deployment) -> Iterator[Database]:  # noqa: F811
+    with Database(deployment.owner) as db:
+        yield db
+
+
+@pytest.fixture(scope="module")
+def served(deployment: Deployment) -> Iterator[HttpServer]:  # noqa: F811
+    """The HTTP server as the application role, files under this repository's docs/ allowed."""
+    with HttpServer(deployment.app, Limits(files_root=REPO / "docs")) as server:
+        yield server
+
+
+def test_stdio_lists_tools_and_runs_a_round_trip(settings: Settings, clean: Database) -> None:
+    env = {**os.environ, "DATABASE_URL": settings.database_url}
+    params = StdioServerParameters(command=HELLO_PGMEM, args=["--user", "carol", "mcp"], env=env)
+
+    async def scenario() -> None:
+        async with Client(params, cache=None) as client:
+            tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+            assert {
+                "memory_add",
+                "memory_search",
+                "memory_update",
+                "memory_remove",
+                "rag_search",
+                "rag_ingest",
+            } <= set(tools)
+            assert tools["memory_add"].input_schema["required"] == ["content"]
+            assert "importance" in tools["memory_add"].input_schema["properties"]
+            added = text(
+                await client.call_tool(
+                    "memory_add", {"content": "Carol rides a red bike", "memory_type": "episodic"}
+                )
+            )
+            memory_id = added.split("ID: ")[1].rstrip(")")
+            found = await client.call_tool("memory_search", {"query": "red bike"})
+            assert memory_id in text(found) and not found.is_error
+            updated = await client.call_tool(
+                "memory_update", {"memory_id": memory_id, "content": "Carol rides a blue bike"}
+            )
+            assert not updated.is_error
+            assert "blue bike" in text(await client.call_tool("memory_search", {"query": "bike"}))
+            assert not (await client.call_tool("memory_remove", {"memory_id": memory_id})).is_error
+            assert memory_id not in text(await client.call_tool("memory_search", {"query": "bike"}))
+            summary = await client.read_resource("memory://summary")
+            assert "记忆系统摘要" in resource_text(summary)
+            stats = await client.read_resource("memory://stats")
+            assert "总记忆数: 0" in resource_text(stats)  # the one memory was removed
+
+    anyio.run(scenario)
+
+
+def test_two_tokens_never_see_each_others_memories(served: HttpServer, owner_db: Database) -> None:
+    alice, _ = create_token(owner_db, "alice_mcp", ["team_alice"])
+    bob, _ = create_token(owner_db, "bob_mcp")
+
+    async def scenario() -> None:
+        async with http_client(served.url, alice) as client:
+            await client.call_tool(
+                "memory_add", {"content": "Alice's locker code is 7741", "memory_type": "semantic"}
+            )
+            assert "7741" in text(await client.call_tool("memory_search", {"query": "locker code"}))
+            await client.call_tool(
+                "rag_add_text", {"text": "# Plan\n\nShip on Friday.", "document_id": "plan"}
+            )
+        async with http_client(served.url, bob) as client:
+            assert "7741" not in text(await client.call_tool("memory_search", {"query": "locker code"}))
+            other = await client.call_tool("rag_search", {"query": "ship friday", "namespace": "team_alice"})
+            assert other.is_error and "namespace" in text(other)
+            assert "Friday" not in text(await client.call_tool("rag_search", {"query": "ship friday"}))
+            namespaces = await client.read_resource("rag://namespaces")
+            assert resource_text(namespaces) == "bob_mcp"  # a token without namespaces gets its own
+
+    anyio.run(scenario)
+
+
+def test_a_request_without_a_valid_token_gets_401(served: HttpServer, owner_db: Database) -> None:
+    token, token_id = create_token(owner_db, "dave_mcp")
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    for bearer in (None, "pgm_not-a-token", token + "x"):
+        auth = {"Authorization": f"Bearer {bearer}"} if bearer else {}
+        assert httpx2.post(served.url, json=ping, headers={**headers, **auth}).status_code == 401
+    assert resolve_token(owner_db, token) is not None
+    assert revoke_token(owner_db, str(token_id)[:8], "dave_mcp") == [token_id]
+    assert resolve_token(owner_db, token) is None
+    revoked = {"Authorization": f"Bearer {token}"}
+    assert httpx2.post(served.url, json=ping, headers={**headers, **revoked}).status_code == 401
+    [listed] = list_tokens(owner_db, "dave_mcp")
+    assert listed.revoked_at is not None and not hasattr(listed, "token_hash")
+
+
+def test_bad_arguments_come_back_as_errors_and_change_nothing(
+    served: HttpServer,
+    owner_db: Database,
+    deployment: Deployment,  # noqa: F811
+) -> None:
+    token, _ = create_token(owner_db, "erin_mcp")
+
+    def count() -> int:
+        with psycopg.connect(deployment.superuser.database_url) as conn:
+            row = conn.execute("SELECT count(*) FROM pgmem.memories WHERE user_id = 'erin_mcp'").fetchone()
+        return int(row[0]) if row else 0
+
+    async def scenario() -> None:
+        async with http_client(served.url, token) as client:
+            for arguments, field in (
+                ({"content": "x", "importance": "very"}, "importance"),
+                ({"content": "x", "importance": True}, "importance"),
+                ({"content": "", "memory_type": "episodic"}, "content"),
+                ({"content": "x", "memory_type": "dream"}, "memory_type"),
+            ):
+                result = await client.call_tool("memory_add", arguments)
+                assert result.is_error and field in text(result), arguments
+            with pytest.raises(Exception, match="unknown tool"):
+                await client.call_tool("memory_teleport", {})
+
+    anyio.run(scenario)
+    assert count() == 0
+
+
+def test_ingest_reports_progress_and_files_stay_inside_the_root(
+    served: HttpServer, owner_db: Database
+) -> None:
+    token, _ = create_token(owner_db, "fay_mcp", ["fay_docs"])
+    seen: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, total, message))
+
+    async def scenario() -> None:
+        async with http_client(served.url, token) as client:
+            docs = [str(REPO / "docs" / "sql.md"), str(REPO / "docs" / "rag.md")]
+            result = await client.call_tool("rag_ingest", {"paths": docs}, progress_callback=on_progress)
+            assert not result.is_error and "失败 0" in text(result)
+            outside = await client.call_tool("rag_ingest", {"paths": [str(REPO / "README.md")]})
+            assert outside.is_error and "inside" in text(outside)
+            secret = await client.call_tool("rag_add_document", {"file_path": "/etc/passwd"})
+            assert secret.is_error
+            listed = await client.read_resource("rag://fay_docs/documents")
+            assert "sql.md" in resource_text(listed)
+
+    anyio.run(scenario)
+    assert [(p[0], p[1]) for p in seen] == [(1, 2), (2, 2)]
+    assert all(p[2] and p[2].startswith("added") for p in seen)
+
+
+def test_calls_beyond_the_rate_are_refused(deployment: Deployment, owner_db: Database) -> None:  # noqa: F811
+    token, _ = create_token(owner_db, "gus_mcp")
+
+    async def scenario() -> list[bool]:
+        async with http_client(server.url, token) as client:
+            return [(await client.call_tool("memory_stats", {})).is_error for _ in range(4)]
+
+    with HttpServer(deployment.app, Limits(calls_per_minute=3)) as server:
+        assert anyio.run(scenario) == [False, False, False, True]
+
+
+@pytest.fixture(scope="module")
+def scratch(server_url: str) -> Iterator[ScratchServer]:
+    if os.environ.get("DATABASE_URL"):
+        pytest.skip("stopping a server needs the development root, not DATABASE_URL")
+    with ScratchServer.running(DevDB.from_env(), "mcp") as server:
+        yield server
+
+
+def test_the_server_survives_a_database_restart(scratch: ScratchServer) -> None:
+    settings = migrated_database(scratch, connect_timeout_s=2)
+    with Database(settings) as db:
+        token, _ = create_token(db, "hal_mcp")
+
+    async def search(client: Client) -> Any:
+        return await client.call_tool("memory_search", {"query": "anything"})
+
+    async def scenario() -> list[bool]:
+        outcomes = []
+        async with http_client(server.url, token) as client:
+            outcomes.append((await search(client)).is_error)
+            await anyio.to_thread.run_sync(scratch.stop, "immediate")
+            await anyio.to_thread.run_sync(scratch.start)
+            for _ in range(3):  # the pool replaces the dead connections; a call may fail once
+                outcomes.append((await search(client)).is_error)
+        return outcomes
+
+    with HttpServer(settings) as server:
+        outcomes = anyio.run(scenario)
+    assert outcomes[0] is False and outcomes[-1] is False
+
+
+def test_the_rate_gate_refills(monkeypatch: pytest.MonkeyPatch) -> None:
+    from hello_pgmem.mcp_server.server import RateGate
+
+    gate = RateGate(calls_per_minute=2)
+    assert [gate.allow("k", now=0.0) for _ in range(3)] == [0.0, 0.0, 30.0]
+    assert gate.allow("k", now=30.0) == 0.0
+    assert gate.allow("other", now=30.0) == 0.0
