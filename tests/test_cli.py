@@ -228,3 +228,21 @@ def test_chat_with_a_model(
         assert main(["chat"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out == ["agent> 你说的是：你好", "agent> 你说的是：再见"]
+
+
+def test_token_create_list_and_revoke(env: Settings, capsys: pytest.CaptureFixture[str]) -> None:
+    from hello_pgmem.mcp_server.tokens import resolve_token
+
+    assert main(["--json", "token", "create", "--user", "tina", "--namespace", "handbook"]) == 0
+    made = json.loads(capsys.readouterr().out)
+    assert made["user"] == "tina" and made["namespaces"] == ["handbook"] and made["token"].startswith("pgm_")
+    with Database(env) as db:
+        identity = resolve_token(db, made["token"])
+        assert identity is not None and (identity.user_id, identity.namespaces) == ("tina", ("handbook",))
+    assert main(["--json", "token", "list", "--user", "tina"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert [t["id"] for t in listed] == [made["id"]] and "token" not in listed[0]
+    assert main(["token", "revoke", "--user", "someone_else", made["id"][:8]]) == 1
+    assert main(["token", "revoke", "--user", "tina", made["id"][:8]]) == 0
+    with Database(env) as db:
+        assert resolve_token(db, made["token"]) is None

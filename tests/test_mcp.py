@@ -123,6 +123,9 @@ def test_stdio_lists_tools_and_runs_a_round_trip(settings: Settings, clean: Data
             memory_id = added.split("ID: ")[1].rstrip(")")
             found = await client.call_tool("memory_search", {"query": "red bike"})
             assert memory_id in text(found) and not found.is_error
+            structured = found.structured_content or {}
+            assert structured["memories"][0]["id"] == memory_id
+            assert structured["memories"][0]["content"] == "Carol rides a red bike"
             updated = await client.call_tool(
                 "memory_update", {"memory_id": memory_id, "content": "Carol rides a blue bike"}
             )
@@ -151,6 +154,9 @@ def test_two_tokens_never_see_each_others_memories(served: HttpServer, owner_db:
             await client.call_tool(
                 "rag_add_text", {"text": "# Plan\n\nShip on Friday.", "document_id": "plan"}
             )
+            own = await client.call_tool("rag_search", {"query": "ship friday"})
+            chunks = (own.structured_content or {})["chunks"]
+            assert [(c["document_id"], c["heading_path"]) for c in chunks] == [("plan", ["Plan"])]
         async with http_client(served.url, bob) as client:
             assert "7741" not in text(await client.call_tool("memory_search", {"query": "locker code"}))
             other = await client.call_tool("rag_search", {"query": "ship friday", "namespace": "team_alice"})

@@ -17,7 +17,9 @@ import logging
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
+from uuid import UUID
 
 import click
 
@@ -63,9 +65,13 @@ def load_settings(**overrides: Any) -> Settings:
 
 
 def jsonable(value: Any) -> Any:
-    """Pydantic models, lists and dicts of them, as plain JSON values."""
+    """Pydantic models, lists and dicts of them, ids and times, as plain JSON values."""
     if hasattr(value, "model_dump"):
         return value.model_dump(mode="json")
+    if isinstance(value, UUID):
+        return str(value)
+    if isinstance(value, datetime):
+        return value.isoformat()
     if isinstance(value, list | tuple):
         return [jsonable(v) for v in value]
     if isinstance(value, dict):

@@ -72,34 +72,47 @@ def token() -> None:
     """Bearer tokens of the MCP server over HTTP (run as the schema owner)."""
 
 
+def for_user(state: State, user: str | None) -> str:
+    """The user a token command is for: its own --user, else the global one."""
+    return user or state.user
+
+
+USER = click.option("--user", "user", help="The tokens' user (default: the global --user).")
+
+
 @token.command("create")
+@USER
 @click.option("--namespace", "namespaces", multiple=True, help="A namespace the token may use (repeat).")
 @click.option("--label", help="What the token is for.")
 @click.option("--days", type=click.IntRange(1), help="Expire after this many days (default: never).")
 @click.pass_obj
-def token_create(state: State, namespaces: tuple[str, ...], label: str | None, days: int | None) -> None:
+def token_create(
+    state: State, user: str | None, namespaces: tuple[str, ...], label: str | None, days: int | None
+) -> None:
     """Make a token for --user and print it (only its hash is stored: it cannot be shown again).
 
     Without --namespace the token's knowledge base is a namespace named after the user.
     """
     from hello_pgmem.mcp_server.tokens import create_token
 
+    owner = for_user(state, user)
     expires = datetime.now(UTC) + timedelta(days=days) if days else None
     with database() as db:
-        secret, token_id = create_token(db, state.user, namespaces, label, expires)
-    payload = {"token": secret, "id": str(token_id), "user": state.user, "namespaces": list(namespaces)}
-    emit(state, payload, f"{secret}\n(id {token_id}, user {state.user}; store it now: it is not kept)")
+        secret, token_id = create_token(db, owner, namespaces, label, expires)
+    payload = {"token": secret, "id": str(token_id), "user": owner, "namespaces": list(namespaces)}
+    emit(state, payload, f"{secret}\n(id {token_id}, user {owner}; store it now: it is not kept)")
 
 
 @token.command("list")
+@USER
 @click.option("--all-users", is_flag=True, help="Every user's tokens (not only --user's).")
 @click.pass_obj
-def token_list(state: State, all_users: bool) -> None:
+def token_list(state: State, user: str | None, all_users: bool) -> None:
     """The tokens (never the secrets): id, user, namespaces, label, dates."""
     from hello_pgmem.mcp_server.tokens import list_tokens
 
     with database() as db:
-        tokens = list_tokens(db, None if all_users else state.user)
+        tokens = list_tokens(db, None if all_users else for_user(state, user))
     lines = [
         f"{t.id} {t.user_id} [{', '.join(t.namespaces) or t.user_id}] {t.label or ''}"
         f"{' REVOKED' if t.revoked_at else ''} last used {t.last_used_at or 'never'}"
@@ -109,14 +122,16 @@ def token_list(state: State, all_users: bool) -> None:
 
 
 @token.command("revoke")
+@USER
 @click.argument("token_id")
 @click.pass_obj
-def token_revoke(state: State, token_id: str) -> None:
+def token_revoke(state: State, user: str | None, token_id: str) -> None:
     """Revoke --user's token whose id starts with TOKEN_ID (at least 8 characters)."""
     from hello_pgmem.mcp_server.tokens import revoke_token
 
+    owner = for_user(state, user)
     with database() as db:
-        revoked = revoke_token(db, token_id, state.user)
+        revoked = revoke_token(db, token_id, owner)
     if not revoked:
-        raise click.ClickException(f"no live token of {state.user} has an id starting with {token_id}")
+        raise click.ClickException(f"no live token of {owner} has an id starting with {token_id}")
     emit(state, [str(r) for r in revoked], f"revoked {', '.join(str(r) for r in revoked)}")

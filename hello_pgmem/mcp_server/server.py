@@ -34,7 +34,7 @@ from mcp.shared.exceptions import MCPError
 
 from hello_pgmem.db import Database
 from hello_pgmem.mcp_server.tokens import Identity, resolve_token
-from hello_pgmem.tools.base import ToolRegistry
+from hello_pgmem.tools.base import ToolRegistry, ToolText
 from hello_pgmem.tools.memory_tool import MemoryTool
 from hello_pgmem.tools.rag_tool import RAGTool
 
@@ -125,8 +125,12 @@ def tool_list(box: ToolBox) -> list[types.Tool]:
 
 
 def text_result(text: str) -> types.CallToolResult:
+    """A tool's text as an MCP result; an action that answers with data (``ToolText``: search,
+    add) also sends it as structured content."""
     return types.CallToolResult(
-        content=[types.TextContent(type="text", text=text)], is_error=text.lstrip().startswith("❌")
+        content=[types.TextContent(type="text", text=text)],
+        structured_content=text.data if isinstance(text, ToolText) else None,
+        is_error=text.lstrip().startswith("❌"),
     )
 
 

@@ -166,6 +166,18 @@ def openai_schema(name: str, description: str, parameters: list[ToolParameter]) 
     }
 
 
+class ToolText(str):
+    """An action's text for the agent that also carries its answer as JSON-ready ``data`` (the
+    MCP server sends it as structured content); everywhere else it is the plain string."""
+
+    data: dict[str, Any]
+
+    def __new__(cls, text: str, data: dict[str, Any]) -> ToolText:
+        made = super().__new__(cls, text)
+        made.data = data
+        return made
+
+
 class Tool(ABC):
     """Something an agent can call: a name, a description, parameters and ``run``."""
 

@@ -21,7 +21,7 @@ from hello_pgmem.memory.manager import MemoryManager
 from hello_pgmem.models import MemoryConfig, MemoryItem, utcnow
 from hello_pgmem.perceptual.encoders import infer_modality
 from hello_pgmem.settings import Settings
-from hello_pgmem.tools.base import ActionsTool, tool_action
+from hello_pgmem.tools.base import ActionsTool, ToolText, tool_action
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +40,18 @@ CLEAR_ALL_WARNING = (
 
 def _preview(text: str, size: int) -> str:
     return text[:size] + "..." if len(text) > size else text
+
+
+def memory_data(item: MemoryItem) -> dict[str, Any]:
+    """A found memory as JSON: what the text line shows, in full."""
+    return {
+        "id": str(item.id),
+        "memory_type": item.memory_type,
+        "content": item.content,
+        "importance": item.importance,
+        "timestamp": item.timestamp.isoformat(),
+        "score": item.score,
+    }
 
 
 def memory_line(item: MemoryItem, size: int) -> str:
@@ -131,7 +143,7 @@ class MemoryTool(ActionsTool):
         memory_id = self.memory_manager.add_memory(
             content, memory_type, importance, meta, timestamp=timestamp
         )
-        return f"✅ 记忆已添加 (ID: {memory_id})"
+        return ToolText(f"✅ 记忆已添加 (ID: {memory_id})", {"id": str(memory_id)})
 
     @tool_action("search", "搜索相关记忆")
     def search(
@@ -164,11 +176,12 @@ class MemoryTool(ActionsTool):
             target_modality=target_modality,
             query_modality=query_modality,
         )
+        found = {"memories": [memory_data(item) for item in results]}
         if not results:
-            return f"🔍 未找到与 '{query}' 相关的记忆"
+            return ToolText(f"🔍 未找到与 '{query}' 相关的记忆", found)
         lines = [f"🔍 找到 {len(results)} 条相关记忆:"]
         lines += [f"{i}. {memory_line(item, 80)}" for i, item in enumerate(results, 1)]
-        return "\n".join(lines)
+        return ToolText("\n".join(lines), found)
 
     @tool_action("summary", "记忆系统摘要")
     def summary(self, limit: int = 10) -> str:

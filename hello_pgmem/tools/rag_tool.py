@@ -21,7 +21,7 @@ from hello_pgmem.llm import ChatClient, create_chat_client
 from hello_pgmem.rag.knowledge import MAX_TOP_K, KnowledgeBase
 from hello_pgmem.rag.models import ChunkHit, IngestResult
 from hello_pgmem.settings import Settings
-from hello_pgmem.tools.base import ActionsTool, tool_action
+from hello_pgmem.tools.base import ActionsTool, ToolText, tool_action
 from hello_pgmem.tools.memory_tool import MemoryTool
 
 log = logging.getLogger(__name__)
@@ -204,8 +204,9 @@ class RAGTool(ActionsTool, SharesDatabase):
             enable_mqe=enable_advanced_search,
             enable_hyde=enable_advanced_search,
         )
+        found = {"chunks": [hit.model_dump(mode="json") for hit in hits]}
         if not hits:
-            return f"🔍 未找到与 '{text}' 相关的内容"
+            return ToolText(f"🔍 未找到与 '{text}' 相关的内容", found)
         self._remember(hits)
         lines = ["搜索结果："]
         for i, hit in enumerate(hits, 1):
@@ -215,7 +216,7 @@ class RAGTool(ActionsTool, SharesDatabase):
             lines.append(f"   {hit.content[:200]}...")
             if include_citations and hit.heading_path:
                 lines.append(f"   章节: {' > '.join(hit.heading_path)}")
-        return "\n".join(lines)
+        return ToolText("\n".join(lines), found)
 
     @tool_action("ask", "基于知识库回答问题并给出引用")
     def ask(
