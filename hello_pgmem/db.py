@@ -8,7 +8,7 @@ and the configured statement and lock timeouts.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Self
@@ -52,7 +52,7 @@ _SET_SCOPE = (
     "SELECT set_config('pgmem.user_id', %s, true), set_config('pgmem.namespace', %s, true),"
     " set_config('pgmem.all_rows', %s, true)"
 )
-_REGISTER_MODEL = "SELECT register_embedding_model(%s, %s)"
+_REGISTER_MODEL = "SELECT register_embedding_model(%s, %s, %s, %s)"
 _SEES_ALL_ROWS = """
 SELECT r.rolsuper OR r.rolbypassrls OR EXISTS (
     SELECT 1 FROM pg_policy p, unnest(p.polroles) AS holder
@@ -107,6 +107,15 @@ def probe(conn: psycopg.Connection[Any], schema: str, graph: str | None = None) 
 
 
 _UNAVAILABLE_STATES = ("57P01", "57P02", "57P03")  # admin/crash shutdown, cannot connect now
+
+
+def as_columns(rows: Sequence[Mapping[str, Any]], keys: Sequence[str]) -> dict[str, list[Any]]:
+    """Rows as one list per key, the parameters of ``INSERT … SELECT … FROM unnest(…)``: a batch is
+    one statement (one plan, one firing of statement triggers) rather than one per row. A column
+    that is NULL in every row is sent empty: unnest pads the shorter arrays with NULLs, and an
+    array of NULLs alone has no type to send."""
+    columns = {key: [row[key] for row in rows] for key in keys}
+    return {key: [] if all(v is None for v in values) else values for key, values in columns.items()}
 
 
 def is_connection_failure(exc: psycopg.Error) -> bool:
@@ -309,11 +318,13 @@ class Database:
             )
 
     def ensure_embedding_model(self, model: str, dimension: int) -> None:
-        """Register an embedding model once per process (creates its HNSW indexes if new)."""
+        """Register an embedding model once per process (creates its HNSW indexes if new, with
+        PGMEM_HNSW_M and PGMEM_HNSW_EF_CONSTRUCTION; a known model keeps its indexes)."""
         if model in self._models:
             return
         with self.connection() as conn:
-            conn.execute(_REGISTER_MODEL, (model, dimension))
+            hnsw = (self.settings.hnsw_m, self.settings.hnsw_ef_construction)
+            conn.execute(_REGISTER_MODEL, (model, dimension, *hnsw))
         self._models.add(model)
 
     @contextmanager
@@ -332,8 +343,9 @@ class Database:
         get. A transaction that names none of them sees no user data.
 
         With ``pipeline`` the statements are sent without waiting for each other (libpq pipeline
-        mode): a transaction of writes that read no results costs one round trip. Results, and
-        ``rowcount``, are only there once something is fetched, so use it for plain writes.
+        mode): a transaction of writes that read no results costs one round trip, a read that
+        fetches its rows two (the scope, the query and its rows; then COMMIT). ``rowcount`` is only
+        there once something is fetched.
         """
         scope = (user_id or "", namespace or "", "on" if all_rows else "off")
         scoped = bool(user_id or namespace or all_rows)  # settings are transaction-local: unset is empty

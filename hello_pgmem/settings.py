@@ -44,6 +44,10 @@ class Settings(BaseSettings):
     )
     lock_timeout_ms: int = Field(default=5_000, ge=0, validation_alias=AliasChoices("PGMEM_LOCK_TIMEOUT_MS"))
     retries: int = Field(default=3, ge=0, le=10, validation_alias=AliasChoices("PGMEM_RETRIES"))
+    hnsw_m: int = Field(default=16, ge=2, le=100, validation_alias=AliasChoices("PGMEM_HNSW_M"))
+    hnsw_ef_construction: int = Field(
+        default=64, ge=4, le=1000, validation_alias=AliasChoices("PGMEM_HNSW_EF_CONSTRUCTION")
+    )
 
     embed_model_type: str = Field(default="auto", validation_alias=AliasChoices("EMBED_MODEL_TYPE"))
     embed_model_name: str | None = Field(default=None, validation_alias=AliasChoices("EMBED_MODEL_NAME"))

@@ -73,3 +73,26 @@ def test_database_constraints_reject_bad_rows(conn: object) -> None:
                 " VALUES (%s, gen_random_uuid(), %s, %s, %s, %s::jsonb)",
                 (user, kind, content, importance, metadata),
             )
+
+
+def test_a_new_model_gets_the_configured_hnsw_parameters(settings: Settings) -> None:
+    model = f"hnsw-test-{uuid.uuid4().hex[:8]}"
+    tuned = Settings(**{**settings.model_dump(), "hnsw_m": 8, "hnsw_ef_construction": 32})
+    with Database(tuned) as db:
+        db.ensure_embedding_model(model, 12)
+        with db.connection() as conn:
+            definitions = [
+                row[0]
+                for row in conn.execute(
+                    "SELECT indexdef FROM pg_indexes WHERE indexdef LIKE %s", (f"%{model}%",)
+                ).fetchall()
+            ]
+            assert len(definitions) == 3  # memories (text and description vectors) and chunks
+            assert all("m='8'" in d and "ef_construction='32'" in d for d in definitions), definitions
+            conn.execute("DELETE FROM embedding_models WHERE model = %s", (model,))
+            for row in conn.execute(
+                "SELECT indexname FROM pg_indexes WHERE indexdef LIKE %s", (f"%{model}%",)
+            ).fetchall():
+                conn.execute(f'DROP INDEX "{row[0]}"')
+    with pytest.raises(ValueError, match=r"PGMEM_HNSW_M|hnsw_m"):
+        Settings(hnsw_m=1)

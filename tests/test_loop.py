@@ -215,19 +215,22 @@ def test_access_is_tracked_for_returned_memories_only(
     kept = manager.add_memory("张三喜欢喝咖啡", "semantic", 0.5)
     manager.add_memory("完全无关的一条事件记录", "episodic", 0.5)
     versions = rows(clean, "SELECT id, xmin::text FROM memories ORDER BY id")
+    manager.retrieve_memories("咖啡", memory_types=["semantic"], limit=1)  # logged by the search itself
     manager.retrieve_memories("咖啡", memory_types=["semantic"], limit=1)
-    manager.retrieve_memories("咖啡", memory_types=["semantic"], limit=1)
+    manager.add_memory("张三的咖啡杯在桌上", "working", 0.5)
+    mixed = manager.retrieve_memories("咖啡", memory_types=["working", "semantic"], limit=5)  # logged after
+    assert {m.memory_type for m in mixed} == {"working", "semantic"}
     assert rows(clean, "SELECT id, xmin::text FROM memories ORDER BY id") == versions, (
         "a search wrote a memory"
     )
-    assert rows(clean, "SELECT memory_id, count(*) FROM memory_accesses GROUP BY 1") == [(kept, 2)]
+    assert rows(clean, "SELECT memory_id, count(*) FROM memory_accesses GROUP BY 1") == [(kept, 3)]
     assert rows(clean, "SELECT id, access_count FROM decay_candidates ORDER BY access_count DESC")[0] == (
         kept,
-        2,
+        3,
     )
-    assert maintain(clean, retention_days=30)["accesses_folded"] == 2
+    assert maintain(clean, retention_days=30)["accesses_folded"] == 3
     found = rows(clean, "SELECT id, access_count, last_accessed_at FROM memories ORDER BY access_count DESC")
-    assert found[0][:2] == (kept, 2) and found[0][2] == clock()
+    assert found[0][:2] == (kept, 3) and found[0][2] == clock()
     assert found[1][1:] == (0, None)
     assert rows(clean, "SELECT count(*) FROM memory_accesses") == [(0,)]
 

@@ -330,14 +330,18 @@ def test_common_words_do_not_make_every_chunk_a_candidate(kb: KnowledgeBase) -> 
     scores the chunks with a rarer word, or, with none, the chunks that hold every word."""
     documents = [
         TextDocument(f"# Note {i}\n\nThe deployment pipeline ran at step {i} for the team.", f"note{i}")
-        for i in range(260)
+        for i in range(500)
     ]
     documents.append(
         TextDocument("# Kraken\n\nThe deployment pipeline of the kraken service failed.", "kraken")
     )
-    documents.append(TextDocument("# Other\n\nA deployment without any pipeline at all.", "other"))
+    documents.append(TextDocument("# Other\n\nA deployment without any build steps at all.", "other"))
+    documents.append(TextDocument("# Short\n\nDeployment pipeline.", "short"))
     kb.add_texts(documents)
     assert kb.search("why did the kraken deployment fail?", 1)[0].document_id == "kraken"
     common = {hit.document_id: hit.text_score for hit in kb.search("deployment pipeline", 5)}
     assert sum(score > 0 for score in common.values()) >= 3  # found by both words
     assert common.get("other", 0.0) == 0.0  # lacks "pipeline": not a lexical candidate
+    # the shortest chunk with both words is scored (and best) whichever 200 the cap kept: the
+    # nearest chunks that hold every common word are candidates too
+    assert common["short"] == 1.0

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from hello_pgmem import Database
+from hello_pgmem import Database, HashingEmbedder
 from hello_pgmem.errors import InvalidInputError
 from hello_pgmem.memory import MemoryManager
 from hello_pgmem.models import MemoryConfig
@@ -183,3 +183,27 @@ def test_event_times_are_checked_and_kept(
     with pytest.raises(InvalidInputError, match="timestamps"):
         manager.add_memories(["a", "b"], "episodic", timestamps=[when])
     assert row_counts(clean) == before
+
+
+def test_vector_scoring_is_cosine_order_with_type_caps(
+    make_manager: Callable[..., MemoryManager], embedder: HashingEmbedder
+) -> None:
+    """scoring="vector" (its own lean statement) ranks by cosine similarity, full k, caps per type."""
+    manager = make_manager()
+    texts = chatter(60, seed=3)
+    manager.add_memories(texts[:40], "episodic", importance=0.5)
+    manager.add_memories(texts[40:], "semantic", importance=0.5)
+    query = "a guitar and a cake with my team on the beach"
+    found = manager.retrieve_memories(
+        query, memory_types=["episodic", "semantic"], limit=10, scoring="vector"
+    )
+    vectors = embedder.encode(texts)
+    cosine = vectors @ embedder.encode_one(query)
+    best = sorted(range(len(texts)), key=lambda i: -cosine[i])[:10]
+    assert len(found) == 10
+    assert [m.content for m in found][:5] == [texts[i] for i in best][:5]  # ties below may swap
+    assert found[0].metadata["vector_score"] == 1.0 and found[0].metadata["text_score"] == 0.0
+    capped = manager.retrieve_memories(
+        query, memory_types=["episodic", "semantic"], limit=10, per_type_limit=2, scoring="vector"
+    )
+    assert len(capped) == 4 and sorted(m.memory_type for m in capped) == ["episodic"] * 2 + ["semantic"] * 2

@@ -40,7 +40,8 @@ def name_candidates(text: str) -> list[str]:
     found: dict[str, None] = {}
     for i in range(len(units)):
         for j in range(i, min(i + MAX_UNITS, len(units))):
-            candidate = normalize_name(normalized[units[i][1] : units[j][2]])
+            # a span of normalised text from one unit to another is normalised already
+            candidate = normalized[units[i][1] : units[j][2]]
             if len(candidate) >= 2:
                 found[candidate] = None
     return list(found)

@@ -17,7 +17,7 @@ from uuid import UUID
 import numpy as np
 from psycopg.types.json import Jsonb
 
-from hello_pgmem.db import Conn, Database
+from hello_pgmem.db import Conn, Database, as_columns
 from hello_pgmem.embedding import Embedder
 from hello_pgmem.errors import InvalidInputError
 from hello_pgmem.graph.normalize import name_candidates
@@ -146,8 +146,10 @@ class LongTermMemory:
 
     def insert(self, conn: Conn, rows: Sequence[dict[str, Any]], prepared: Sequence[Any]) -> None:
         """Write new memories' rows and what belongs to them, in the caller's transaction."""
-        with conn.cursor() as cur:
-            cur.executemany(q.INSERT, rows)
+        if len(rows) == 1:
+            conn.execute(q.INSERT, rows[0])
+        else:
+            conn.execute(q.INSERT_MANY, {"user_id": self.user_id, **as_columns(rows, q.INSERT_COLUMNS)})
         self.write_extras(conn, [row["id"] for row in rows], prepared, new=True)
 
     def prepare(self, contents: Sequence[str]) -> list[Any]:
@@ -297,13 +299,15 @@ class LongTermMemory:
         min_importance: float | None = None,
         modality: str | None = None,
         max_hops: int = 2,
+        log_access: bool = False,
     ) -> list[MemoryItem]:
         """Hybrid search (SQL ``search_memories``) of this user's memories of ``types`` (this type
-        by default): lexical, vector and graph branches; a time the query names is favoured."""
+        by default): lexical, vector and graph branches; a time the query names is favoured.
+        ``log_access`` logs an access of each result in the same statement."""
         now = self.clock()
         named_time = time_range(query, now)
         mode = scoring or self.scoring
-        names = name_candidates(query)
+        names = None if mode == "vector" else name_candidates(query)  # speakers and graph seeds
         params = {
             "user_id": self.user_id,
             "model": self.embedder.model_name,
@@ -327,8 +331,8 @@ class LongTermMemory:
             "fusion": self.fusion,
             "per_type": per_type,
         }
-        with self.db.transaction(self.user_id) as conn:
-            rows = conn.execute(q.SEARCH, params).fetchall()
+        with self.db.transaction(self.user_id, pipeline=True) as conn:  # scope and search in one trip
+            rows = conn.execute(q.SEARCH_AND_LOG if log_access else q.SEARCH, params).fetchall()
         return [scored_item(self.user_id, row, q.HYBRID_SCORES) for row in rows]
 
     def ranked(

@@ -23,6 +23,36 @@ VALUES (%(user_id)s, %(id)s, %(memory_type)s, %(content)s, %(importance)s, %(ses
         %(text_embedding)s, %(text_model)s)
 """
 
+INSERT_MANY = """
+INSERT INTO memories (user_id, id, memory_type, content, importance, session_id, modality,
+                      metadata, created_at, embedding, embedding_model, text_embedding,
+                      text_embedding_model)
+SELECT %(user_id)s, r.id, r.memory_type, r.content, r.importance, r.session_id, r.modality,
+       r.metadata, r.created_at, r.embedding, r.model, r.text_embedding, r.text_model
+FROM unnest(%(id)s::uuid[], %(memory_type)s::text[], %(content)s::text[], %(importance)s::float8[],
+            %(session_id)s::text[], %(modality)s::text[], %(metadata)s::jsonb[],
+            %(created_at)s::timestamptz[], %(embedding)b::vector[], %(model)s::text[],
+            %(text_embedding)s::vector[], %(text_model)s::text[])
+     WITH ORDINALITY AS r(id, memory_type, content, importance, session_id, modality, metadata,
+                          created_at, embedding, model, text_embedding, text_model, position)
+ORDER BY r.position
+"""
+"""``INSERT`` of many memories of one user in one statement (``db.as_columns`` of the rows)."""
+INSERT_COLUMNS = (
+    "id",
+    "memory_type",
+    "content",
+    "importance",
+    "session_id",
+    "modality",
+    "metadata",
+    "created_at",
+    "embedding",
+    "model",
+    "text_embedding",
+    "text_model",
+)
+
 UPDATE = """
 UPDATE memories
 SET content = coalesce(%(content)s::text, content),
@@ -207,6 +237,15 @@ FROM search_memories(%(user_id)s, %(model)s, %(query)s, %(query_text)s, %(limit)
                      %(now)s, %(names)s, %(seeds)s, %(max_hops)s, %(time_from)s, %(time_to)s,
                      %(mode)s, %(fusion)s, %(per_type)s)
 """
+
+SEARCH_AND_LOG = f"""
+WITH found AS MATERIALIZED ({SEARCH}), logged AS (
+    INSERT INTO memory_accesses (user_id, memory_id, accessed_at)
+    SELECT %(user_id)s, f.id, %(now)s FROM found f
+)
+SELECT * FROM found ORDER BY score DESC, id
+"""
+"""``SEARCH`` that also logs an access of every memory it returns, in the same statement."""
 
 SEARCH_EPISODIC = """
 SELECT id, memory_type, content, importance, session_id, NULL::text AS modality, metadata,

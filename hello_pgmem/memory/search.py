@@ -85,10 +85,10 @@ class SearchRequest:
 def search(parts: MemoryParts, request: SearchRequest, track_access: bool = True) -> list[MemoryItem]:
     """The best ``limit`` memories of the asked types (each type at most ``per_type``), best first."""
     started = time.perf_counter()
-    results = ranked(parts, request)
+    results, logged = ranked(parts, request, track_access)
     results.sort(key=lambda item: (-(item.score or 0.0), -item.importance, str(item.id)))
     results = results[: request.limit]
-    if track_access:
+    if track_access and not logged:
         record_access(parts, [item.id for item in results if item.memory_type != "working"])
     elapsed_ms = (time.perf_counter() - started) * 1000
     log_retrieval(
@@ -97,10 +97,13 @@ def search(parts: MemoryParts, request: SearchRequest, track_access: bool = True
     return results
 
 
-def ranked(parts: MemoryParts, request: SearchRequest) -> list[MemoryItem]:
+def ranked(
+    parts: MemoryParts, request: SearchRequest, track_access: bool = False
+) -> tuple[list[MemoryItem], bool]:
     """Each asked type's results: working memory by its own scoring; the long-term types in one
     hybrid search (one query vector, one statement, scores comparable across types), or each by
-    the reference's formula when the scoring is "reference"."""
+    the reference's formula when the scoring is "reference". True when that one statement also
+    logged the accesses (its results are all the results: nothing else was asked)."""
     floor, since, until = request.min_importance, request.since, request.until
     results: list[MemoryItem] = []
     if "working" in request.kinds:
@@ -109,7 +112,7 @@ def ranked(parts: MemoryParts, request: SearchRequest) -> list[MemoryItem]:
         )
     long_term = [kind for kind in request.kinds if kind != "working"]
     if not long_term:
-        return results
+        return results, False
     if request.query_modality != "text":  # a file: perceptual memory of its modality
         return results + parts.perceptual.retrieve(
             request.query,
@@ -119,13 +122,14 @@ def ranked(parts: MemoryParts, request: SearchRequest) -> list[MemoryItem]:
             min_importance=floor,
             since=since,
             until=until,
-        )
+        ), False
     vector = parts.registered_embedder.encode_one(request.query)
     scoring = request.scoring or parts.config.scoring
     separate = long_term if scoring == "reference" else []
     if request.target_modality is not None and "perceptual" in long_term:
         separate = list(dict.fromkeys([*separate, "perceptual"]))  # the modality filters perceptual only
     joint = [kind for kind in long_term if kind not in separate]
+    log_in_search = track_access and not results and not separate
     if joint:
         results += parts.long_term(joint[0]).search(
             request.query,
@@ -138,6 +142,7 @@ def ranked(parts: MemoryParts, request: SearchRequest) -> list[MemoryItem]:
             min_importance=floor,
             since=since,
             until=until,
+            log_access=log_in_search,
         )
     for kind in separate:
         store = parts.of_type(kind)
@@ -146,7 +151,7 @@ def ranked(parts: MemoryParts, request: SearchRequest) -> list[MemoryItem]:
         if isinstance(store, PerceptualMemory):
             common["target_modality"] = request.target_modality
         results += store.retrieve(request.query, request.per_type, scoring=scoring, **common)
-    return results
+    return results, log_in_search
 
 
 def record_access(parts: MemoryParts, memory_ids: Sequence[UUID]) -> None:

@@ -18,7 +18,7 @@ WHERE model = %(model)s AND content_hash = ANY(%(hashes)s)
 """
 CACHE_STORE = """
 INSERT INTO embedding_cache (model, content_hash, embedding)
-SELECT %(model)s, h, e FROM unnest(%(hashes)s::bytea[], %(embeddings)s::vector[]) AS x(h, e)
+SELECT %(model)s, h, e FROM unnest(%(hashes)s::bytea[], %(embeddings)b::vector[]) AS x(h, e)
 ON CONFLICT DO NOTHING
 """
 
@@ -36,12 +36,36 @@ SET source_path = EXCLUDED.source_path, title = EXCLUDED.title, content_hash = E
     metadata = EXCLUDED.metadata, updated_at = now()
 """
 DELETE_CHUNKS = "DELETE FROM chunks WHERE namespace = %(namespace)s AND document_id = %(id)s"
-INSERT_CHUNK = """
+INSERT_CHUNKS = """
 INSERT INTO chunks (namespace, id, document_id, position, content, content_hash, heading_path,
                     start_char, end_char, token_count, embedding, embedding_model)
-VALUES (%(namespace)s, %(id)s, %(document_id)s, %(position)s, %(content)s, %(content_hash)s,
-        %(heading_path)s, %(start_char)s, %(end_char)s, %(token_count)s, %(embedding)s, %(model)s)
+SELECT %(namespace)s, r.id, r.document_id, r.position, r.content, r.content_hash,
+       ARRAY(SELECT h.name FROM jsonb_array_elements_text(r.heading_path) WITH ORDINALITY AS h(name, n)
+             ORDER BY h.n),
+       r.start_char, r.end_char,
+       r.token_count, r.embedding, r.model
+FROM unnest(%(id)s::uuid[], %(document_id)s::text[], %(position)s::int[], %(content)s::text[],
+            %(content_hash)s::bytea[], %(heading_path)s::jsonb[], %(start_char)s::int[],
+            %(end_char)s::int[], %(token_count)s::int[], %(embedding)b::vector[], %(model)s::text[])
+     WITH ORDINALITY AS r(id, document_id, position, content, content_hash, heading_path, start_char,
+                          end_char, token_count, embedding, model, ordinal)
+ORDER BY r.ordinal
 """
+"""The chunks of one namespace in one statement (``db.as_columns`` of their rows; heading paths
+as JSON arrays: an array of arrays must be rectangular)."""
+CHUNK_COLUMNS = (
+    "id",
+    "document_id",
+    "position",
+    "content",
+    "content_hash",
+    "heading_path",
+    "start_char",
+    "end_char",
+    "token_count",
+    "embedding",
+    "model",
+)
 
 SEARCH = """
 SELECT id, document_id, position, content, heading_path, start_char, end_char, source_path,

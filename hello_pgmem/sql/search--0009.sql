@@ -4,9 +4,9 @@
 --   lexical  BM25 of the memory's own terms, of its context (the memories just before and after
 --            it in its session) and of its session, all with the user's inverse document
 --            frequencies; plus a match of the memory's speaker (metadata.speaker) with a name the
---            query gives. Candidates: the memories with a query term that is not common (in at
---            most 200 of the user's memories), and their neighbours with any
---            query term; when every term is common, at most 200 memories with all of them.
+--            query gives. Candidates: the memories with a query term (GIN, the user's rows only);
+--            a term in more than 30% of the memories (and more than 50) makes a memory a
+--            candidate only next to one with a rarer term.
 --   vector   cosine similarity; candidates: the pool nearest (memory_candidates, HNSW), episodic
 --            and semantic memories by their text vector, perceptual ones by their description's.
 --   graph    for semantic memories, the knowledge-graph expansion of the entities the query names
@@ -47,17 +47,11 @@ DECLARE
     v_query tsquery;
     v_documents double precision;
     v_average double precision;
-    v_pool integer := coalesce(p_pool, greatest(40, coalesce(p_limit, 0)));  -- vector candidates
+    v_pool integer := coalesce(p_pool, greatest(100, coalesce(p_limit, 0) * 5));
     v_types text[];  -- the types searched in the embedding space when p_space is 'text'
     v_perceptual boolean := p_memory_types IS NULL OR 'perceptual' = ANY (p_memory_types);
     v_seeds text[];  -- the named entities specific enough to expand from
     v_common integer;
-    v_cap integer := 200;  -- a term in more of the user's memories is common (fixed: limit changes nothing)
-    v_df double precision[];  -- each term's document frequency (estimated for common terms)
-    v_rare text[];
-    v_frequent text[];
-    v_candidates integer;  -- at most this many lexical candidates (NULL: every match)
-    v_any tsquery;  -- any query term
 BEGIN
     IF p_limit IS NULL OR p_limit NOT BETWEEN 1 AND 1000 THEN
         RAISE EXCEPTION 'limit must be between 1 and 1000, got %', coalesce(p_limit::text, 'NULL')
@@ -78,45 +72,13 @@ BEGIN
     v_types := CASE WHEN p_space = 'text'
                     THEN array_remove(coalesce(p_memory_types, ARRAY['episodic', 'semantic']), 'perceptual')
                     ELSE p_memory_types END;
+    IF p_mode <> 'vector' THEN
+        v_terms := query_terms(coalesce(p_query_text, ''));
+        v_query := terms_query(v_terms);
+    END IF;
     SELECT greatest(t.memories, 1), greatest(t.terms::double precision / greatest(t.memories, 1), 1)
     INTO v_documents, v_average
     FROM memory_text_totals t WHERE t.user_id = p_user_id;
-    IF p_mode <> 'vector' THEN
-        v_terms := query_terms(coalesce(p_query_text, ''));
-        v_any := terms_query(v_terms);
-    END IF;
-    IF v_any IS NOT NULL AND v_documents <= v_cap THEN
-        v_query := v_any;  -- few memories: every match is a candidate, frequencies counted below
-    ELSIF v_any IS NOT NULL AND v_documents IS NOT NULL THEN
-        -- Each term's live memories are counted up to the cap (a GIN scan that stops there). The
-        -- candidates are the memories with a rarer term; when every term found is common, the
-        -- memories with all of those, at most the cap (a speaker's name, in half of a chat, does
-        -- not make every turn a candidate). A common term's frequency is estimated from the
-        -- planner's statistics of the column (most_common_elem_freqs), never below the cap.
-        SELECT array_agg(CASE WHEN n.hits <= v_cap THEN n.hits
-                              ELSE greatest(v_cap + 1, coalesce(f.freq, 0) * v_documents) END ORDER BY t.ord),
-               array_agg(t.term ORDER BY t.ord) FILTER (WHERE n.hits BETWEEN 1 AND v_cap),
-               array_agg(t.term ORDER BY t.ord) FILTER (WHERE n.hits > v_cap)
-        INTO v_df, v_rare, v_frequent
-        FROM unnest(v_terms) WITH ORDINALITY AS t(term, ord)
-        CROSS JOIN LATERAL (
-            SELECT count(*)::double precision AS hits
-            FROM (SELECT 1 FROM memories m
-                  WHERE m.user_id = p_user_id AND m.lexemes @@ terms_query(ARRAY[t.term]) AND m.forgotten_at IS NULL
-                  LIMIT v_cap + 1) AS x) AS n
-        LEFT JOIN LATERAL (
-            SELECT e.freq
-            FROM pg_stats s, unnest(s.most_common_elems::text::text[], s.most_common_elem_freqs) AS e(elem, freq)
-            WHERE s.schemaname = current_schema() AND s.tablename = 'memories' AND s.attname = 'lexemes'
-              AND e.elem = t.term) AS f ON n.hits > v_cap;
-        IF v_rare IS NOT NULL THEN
-            v_query := terms_query(v_rare);
-        ELSIF v_frequent IS NOT NULL THEN
-            v_query := (SELECT to_tsquery('simple'::regconfig, string_agg(quote_literal(x), ' & '))
-                        FROM unnest(v_frequent) AS x);
-            v_candidates := v_cap;
-        END IF;
-    END IF;
     IF p_mode <> 'vector' AND coalesce(array_length(p_seeds, 1), 0) > 0
        AND (p_memory_types IS NULL OR 'semantic' = ANY (p_memory_types)) THEN
         -- An entity that more than 5% of the memories mention (a chat's speakers) says little about
@@ -132,11 +94,10 @@ BEGIN
         SELECT 1 FROM memories m
         WHERE m.user_id = p_user_id AND m.memory_type = 'perceptual' AND m.forgotten_at IS NULL);
     RETURN QUERY
-    WITH lexical AS MATERIALIZED (  -- the candidates (see above), with their entries of every query term
-        SELECT m.id, m.session_id, m.created_at, m.term_count,
-               ts_filter(setweight(m.lexemes, 'A', v_terms), '{a}') AS hits
+    WITH lexical AS MATERIALIZED (  -- the memories with a query term, and those terms' entries
+        SELECT m.id, m.session_id, m.term_count, ts_filter(setweight(m.lexemes, 'A', v_terms), '{a}') AS hits
         FROM memories m
-        WHERE v_query IS NOT NULL
+        WHERE v_query IS NOT NULL AND v_documents IS NOT NULL
           AND m.user_id = p_user_id AND m.lexemes @@ v_query AND m.forgotten_at IS NULL
           AND (p_memory_types IS NULL OR m.memory_type = ANY (p_memory_types))
           AND (p_session_id IS NULL OR m.session_id = p_session_id)
@@ -144,70 +105,44 @@ BEGIN
           AND (p_until IS NULL OR m.created_at <= p_until)
           AND (p_min_importance IS NULL OR m.importance >= p_min_importance)
           AND (p_modality IS NULL OR m.modality = p_modality)
-        LIMIT v_candidates
-    ), adjacent AS MATERIALIZED (  -- the memories just before and after each candidate in its session
-        SELECT l.id, b.id AS previous_id, a.id AS next_id,
-               l.term_count + coalesce(b.term_count, 0) + coalesce(a.term_count, 0) AS length
-        FROM lexical l
-        LEFT JOIN LATERAL (
-            SELECT q.id, q.term_count FROM memories q
-            WHERE q.user_id = p_user_id AND q.session_id = l.session_id AND q.forgotten_at IS NULL
-              AND (q.created_at, q.id) < (l.created_at, l.id)
-            ORDER BY q.created_at DESC, q.id DESC LIMIT 1) AS b ON l.session_id IS NOT NULL
-        LEFT JOIN LATERAL (
-            SELECT q.id, q.term_count FROM memories q
-            WHERE q.user_id = p_user_id AND q.session_id = l.session_id AND q.forgotten_at IS NULL
-              AND (q.created_at, q.id) > (l.created_at, l.id)
-            ORDER BY q.created_at, q.id LIMIT 1) AS a ON l.session_id IS NOT NULL
-    ), neighbours AS MATERIALIZED (  -- those neighbours that hold a query term and are no candidate
-        SELECT m.id, m.session_id, m.created_at, m.term_count,
-               ts_filter(setweight(m.lexemes, 'A', v_terms), '{a}') AS hits
-        FROM (SELECT DISTINCT n.id
-              FROM adjacent j CROSS JOIN LATERAL (VALUES (j.previous_id), (j.next_id)) AS n(id)
-              WHERE n.id IS NOT NULL) AS x
-        JOIN memories m ON m.user_id = p_user_id AND m.id = x.id
-        WHERE m.lexemes @@ v_any AND NOT EXISTS (SELECT 1 FROM lexical l WHERE l.id = x.id)
-    ), chosen AS MATERIALIZED (
-        SELECT l.id, l.session_id, l.term_count, l.hits FROM lexical l
-        UNION ALL
-        SELECT n.id, n.session_id, n.term_count, n.hits FROM neighbours n
-    ), sequence AS MATERIALIZED (  -- every chosen memory with its neighbours (the candidates' known)
-        SELECT j.id, j.previous_id, j.next_id, j.length FROM adjacent j
-        UNION ALL
-        SELECT n.id, b.id, a.id, n.term_count + coalesce(b.term_count, 0) + coalesce(a.term_count, 0)
-        FROM neighbours n
-        LEFT JOIN LATERAL (
-            SELECT q.id, q.term_count FROM memories q
-            WHERE q.user_id = p_user_id AND q.session_id = n.session_id AND q.forgotten_at IS NULL
-              AND (q.created_at, q.id) < (n.created_at, n.id)
-            ORDER BY q.created_at DESC, q.id DESC LIMIT 1) AS b ON n.session_id IS NOT NULL
-        LEFT JOIN LATERAL (
-            SELECT q.id, q.term_count FROM memories q
-            WHERE q.user_id = p_user_id AND q.session_id = n.session_id AND q.forgotten_at IS NULL
-              AND (q.created_at, q.id) > (n.created_at, n.id)
-            ORDER BY q.created_at, q.id LIMIT 1) AS a ON n.session_id IS NOT NULL
     ), term_frequency AS MATERIALIZED (
-        SELECT c.id, u.lexeme, coalesce(array_length(u.positions, 1), 1) AS tf
-        FROM chosen c, unnest(c.hits) AS u
+        SELECT l.id, u.lexeme, coalesce(array_length(u.positions, 1), 1) AS tf
+        FROM lexical l, unnest(l.hits) AS u
     ), idf AS MATERIALIZED (
-        SELECT t.lexeme, ln(1 + (v_documents - t.df + 0.5) / (t.df + 0.5)) AS w
-        FROM unnest(v_terms, v_df) AS t(lexeme, df)
-        WHERE v_df IS NOT NULL
-        UNION ALL  -- every match a candidate: the frequencies are theirs
-        SELECT f.lexeme, ln(1 + (v_documents - count(*) + 0.5) / (count(*) + 0.5))
-        FROM term_frequency f
-        WHERE v_df IS NULL
-        GROUP BY f.lexeme
+        SELECT f.lexeme, count(*) AS df, ln(1 + (v_documents - count(*) + 0.5) / (count(*) + 0.5)) AS w
+        FROM term_frequency f GROUP BY f.lexeme
+    ), strong AS MATERIALIZED (  -- memories with a term that is not common (in more than 30% of the
+        SELECT DISTINCT f.id       -- memories and more than 50), or with any term if every term is
+        FROM term_frequency f JOIN idf i USING (lexeme)
+        WHERE i.df <= greatest(0.3 * v_documents, 50)
+           OR NOT EXISTS (SELECT 1 FROM idf j WHERE j.df <= greatest(0.3 * v_documents, 50))
+    ), sequence AS MATERIALIZED (  -- the memories of the sessions with a strong match, with their neighbours
+        SELECT q.id, lag(q.id) OVER w AS previous_id, lead(q.id) OVER w AS next_id,
+               q.term_count + coalesce(lag(q.term_count) OVER w, 0) + coalesce(lead(q.term_count) OVER w, 0) AS length
+        FROM memories q
+        WHERE q.user_id = p_user_id AND q.forgotten_at IS NULL
+          AND q.session_id IN (SELECT l.session_id FROM lexical l JOIN strong s ON s.id = l.id)
+        WINDOW w AS (PARTITION BY q.session_id ORDER BY q.created_at, q.id)
+    ), chosen AS MATERIALIZED (  -- strong matches, and the matching memories just before or after them
+        SELECT s.id FROM strong s
+        UNION
+        SELECT n.id
+        FROM strong s
+        JOIN sequence q ON q.id = s.id
+        CROSS JOIN LATERAL (VALUES (q.previous_id), (q.next_id)) AS n(id)
+        JOIN lexical l ON l.id = n.id
     ), own AS (
-        SELECT f.id, sum(i.w * f.tf * 2.2 / (f.tf + 1.2 * (0.25 + 0.75 * c.term_count / v_average))) AS bm25
+        SELECT f.id, sum(i.w * f.tf * 2.2 / (f.tf + 1.2 * (0.25 + 0.75 * l.term_count / v_average))) AS bm25
         FROM chosen c
         JOIN term_frequency f ON f.id = c.id
         JOIN idf i USING (lexeme)
+        JOIN lexical l ON l.id = c.id
         GROUP BY f.id
     ), context_bm25 AS (  -- BM25 of the memory with its neighbours, as one text three turns long
         SELECT x.id, sum(i.w * x.tf * 2.2 / (x.tf + 1.2 * (0.25 + 0.75 * x.length / (3 * v_average)))) AS bm25
-        FROM (SELECT c.id, coalesce(q.length, c.term_count) AS length, f.lexeme, sum(f.tf) AS tf
+        FROM (SELECT c.id, coalesce(q.length, l.term_count) AS length, f.lexeme, sum(f.tf) AS tf
               FROM chosen c
+              JOIN lexical l ON l.id = c.id
               LEFT JOIN sequence q ON q.id = c.id
               CROSS JOIN LATERAL unnest(ARRAY[q.previous_id, c.id, q.next_id]) AS member(id)
               JOIN term_frequency f ON f.id = member.id
@@ -217,7 +152,7 @@ BEGIN
     ), session_bm25 AS (  -- BM25 of the session as one text, without length normalisation
         SELECT s.session_id, sum(i.w * s.tf * 2.2 / (s.tf + 1.2)) AS bm25
         FROM (SELECT l.session_id, f.lexeme, sum(f.tf) AS tf
-              FROM term_frequency f JOIN chosen l ON l.id = f.id
+              FROM term_frequency f JOIN lexical l ON l.id = f.id
               WHERE l.session_id IS NOT NULL GROUP BY 1, 2) AS s
         JOIN idf i USING (lexeme)
         GROUP BY s.session_id
@@ -376,14 +311,9 @@ DECLARE
     v_type text;
     v_pool integer := coalesce(p_pool, p_limit * 4);
     v_terms text[] := query_terms(coalesce(p_query_text, ''));
-    v_query tsquery;  -- the chunks the lexical branch scores
+    v_query tsquery;
     v_documents double precision;
     v_average double precision;
-    v_cap integer := greatest(200, coalesce(p_pool, p_limit * 4) * 10);
-    v_df double precision[];  -- each term's document frequency (estimated for common terms)
-    v_rare text[];
-    v_common text[];
-    v_candidates integer;  -- at most this many lexical candidates (NULL: every match)
 BEGIN
     IF p_namespace IS NULL OR btrim(p_namespace) = '' THEN
         RAISE EXCEPTION 'namespace must be a non-empty string' USING ERRCODE = 'invalid_parameter_value';
@@ -400,37 +330,10 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     v_dimension := _query_dimension(p_model, p_query);
+    v_query := terms_query(v_terms);
     SELECT greatest(t.chunks, 1), greatest(t.terms::double precision / greatest(t.chunks, 1), 1)
     INTO v_documents, v_average
     FROM chunk_text_totals t WHERE t.namespace = p_namespace;
-    IF cardinality(v_terms) > 0 AND v_documents IS NOT NULL THEN
-        -- Each term's chunks are counted up to the cap (a GIN scan that stops there). The lexical
-        -- branch scores the chunks that hold a rarer term; when every term found is common (in
-        -- more chunks than the cap), the chunks that hold all of those, at most the cap. A common term's
-        -- frequency comes from the planner's statistics of the column (most_common_elem_freqs).
-        SELECT array_agg(CASE WHEN n.hits <= v_cap THEN n.hits
-                              ELSE greatest(v_cap + 1, coalesce(f.freq, 0) * v_documents) END ORDER BY t.ord),
-               array_agg(t.term ORDER BY t.ord) FILTER (WHERE n.hits BETWEEN 1 AND v_cap),
-               array_agg(t.term ORDER BY t.ord) FILTER (WHERE n.hits > v_cap)
-        INTO v_df, v_rare, v_common
-        FROM unnest(v_terms) WITH ORDINALITY AS t(term, ord)
-        CROSS JOIN LATERAL (
-            SELECT count(*)::double precision AS hits
-            FROM (SELECT 1 FROM chunks c
-                  WHERE c.namespace = p_namespace AND c.lexemes @@ terms_query(ARRAY[t.term])
-                    AND (p_document_ids IS NULL OR c.document_id = ANY (p_document_ids))
-                  LIMIT v_cap + 1) AS x) AS n
-        LEFT JOIN LATERAL (
-            SELECT e.freq FROM pg_stats s, unnest(s.most_common_elems::text::text[], s.most_common_elem_freqs) AS e(elem, freq)
-            WHERE s.schemaname = current_schema() AND s.tablename = 'chunks' AND s.attname = 'lexemes'
-              AND e.elem = t.term) AS f ON n.hits > v_cap;
-        IF v_rare IS NOT NULL THEN
-            v_query := terms_query(v_rare);
-        ELSE
-            v_query := (SELECT to_tsquery('simple'::regconfig, string_agg(quote_literal(x), ' & ')) FROM unnest(v_common) AS x);
-            v_candidates := v_cap;
-        END IF;
-    END IF;
     PERFORM set_config('hnsw.ef_search', least(1000, greatest(40, 2 * v_pool))::text, true);
     v_type := vector_type_for(v_dimension);
     RETURN QUERY EXECUTE format($sql$
@@ -445,17 +348,16 @@ BEGIN
             SELECT n.id, 1 - n.distance AS vector_score,
                    row_number() OVER (ORDER BY n.distance + 0) AS rank
             FROM nearest n
-        ), matching AS MATERIALIZED (  -- the candidate chunks, and their entries of every query term
-            SELECT c.id, ts_filter(setweight(c.lexemes, 'A', $11), '{a}') AS hits, c.term_count
+        ), matching AS MATERIALIZED (
+            SELECT c.id, c.lexemes, c.term_count
             FROM chunks c
             WHERE $8::tsquery IS NOT NULL AND $9::double precision IS NOT NULL
               AND c.namespace = $1 AND c.lexemes @@ $8 AND ($4::text[] IS NULL OR c.document_id = ANY ($4))
-            LIMIT $12
         ), term_frequency AS (
             SELECT m.id, m.term_count, u.lexeme, coalesce(array_length(u.positions, 1), 1) AS tf
-            FROM matching m, unnest(m.hits) AS u
+            FROM matching m, unnest(m.lexemes) AS u WHERE u.lexeme = ANY ($11)
         ), idf AS (
-            SELECT t.lexeme, ln(1 + ($9 - t.df + 0.5) / (t.df + 0.5)) AS w FROM unnest($11, $13) AS t(lexeme, df)
+            SELECT f.lexeme, ln(1 + ($9 - count(*) + 0.5) / (count(*) + 0.5)) AS w FROM term_frequency f GROUP BY 1
         ), by_text AS (
             SELECT s.id, s.bm25 AS text_score, row_number() OVER (ORDER BY s.bm25 DESC, s.id) AS rank
             FROM (SELECT f.id, sum(i.w * f.tf * 2.2 / (f.tf + 1.2 * (0.25 + 0.75 * f.term_count / $10))) AS bm25
@@ -481,13 +383,11 @@ BEGIN
         LIMIT $7
         $sql$, v_type, v_dimension, p_model)
     USING p_namespace, p_query, coalesce(p_query_text, ''), p_document_ids, v_pool, p_fusion, p_limit,
-          v_query, v_documents, v_average, v_terms, v_candidates, v_df;
+          v_query, v_documents, v_average, v_terms;
 END $$;
 COMMENT ON FUNCTION search_chunks(text, text, vector, text, integer, text[], text, integer) IS
     'Hybrid chunk search in one namespace (optionally some documents): the pool (limit * 4 by '
     'default) nearest chunks by vector and the pool best by BM25 over the chunks'' lexemes '
-    '(language-aware, CJK as character pairs; text_score is normalised by the best; the chunks '
-    'scored are those with a term in at most max(200, 10 * pool) chunks, or, when every term is '
-    'that common, at most that many chunks with every term), fused by '
+    '(language-aware, CJK as character pairs; text_score is normalised by the best), fused by '
     'reciprocal rank fusion (k = 60, default) or by 0.7 * vector_score + 0.3 * text_score. '
     'vector_score is the cosine similarity, computed for keyword-only hits too.';
