@@ -140,6 +140,7 @@ memories = Table(
         "lexemes",
         postgresql_using="gin",
         postgresql_where=text("forgotten_at IS NULL"),
+        postgresql_with={"fastupdate": "off"},
     ),
     comment="Long-term memories (episodic, semantic, perceptual) with their embeddings.",
 )
@@ -217,7 +218,13 @@ chunks = Table(
     CheckConstraint("start_char >= 0 AND end_char >= start_char", name="chunks_span"),
     CheckConstraint("token_count >= 0", name="chunks_token_count"),
     CheckConstraint("(embedding IS NULL) = (embedding_model IS NULL)", name="chunks_embedding_model"),
-    Index("chunks_namespace_lexemes", "namespace", "lexemes", postgresql_using="gin"),
+    Index(
+        "chunks_namespace_lexemes",
+        "namespace",
+        "lexemes",
+        postgresql_using="gin",
+        postgresql_with={"fastupdate": "off"},
+    ),
     comment="RAG chunks of documents, with heading path, character span and embedding.",
 )
 

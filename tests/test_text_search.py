@@ -131,3 +131,18 @@ def test_the_migration_fills_the_text_of_existing_rows(
                 sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(str(dbname)))
             )
             conn.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(sql.Identifier(owner)))
+
+
+def test_lexical_indexes_write_through(clean: Database) -> None:
+    """GIN's pending list would make every search read the rows added since the last vacuum."""
+    with clean.connection() as conn:
+        options = dict(
+            conn.execute(
+                "SELECT c.relname, c.reloptions FROM pg_class c"
+                " WHERE c.relname IN ('memories_user_lexemes', 'chunks_namespace_lexemes')"
+            ).fetchall()
+        )
+    assert options == {
+        "memories_user_lexemes": ["fastupdate=off"],
+        "chunks_namespace_lexemes": ["fastupdate=off"],
+    }

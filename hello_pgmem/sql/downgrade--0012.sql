@@ -1,4 +1,7 @@
--- Undo revision 0012: the search functions of revision 0009, word for word.
+-- Undo revision 0012: the search functions of revision 0009, word for word, and GIN's fast update.
+
+ALTER INDEX memories_user_lexemes RESET (fastupdate);
+ALTER INDEX chunks_namespace_lexemes RESET (fastupdate);
 
 CREATE OR REPLACE FUNCTION search_memories(
     p_user_id text, p_model text, p_query vector, p_query_text text, p_limit integer DEFAULT 10,
