@@ -1,4 +1,4 @@
-"""``python -m hello_pgmem.dev up|down|status|url|psql`` (what scripts/devdb runs)."""
+"""``python -m hello_pgmem.dev up|down|status|url|psql|citus`` (what scripts/devdb runs)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,27 @@ from collections.abc import Sequence
 
 from hello_pgmem.dev import DevDB, database_url, down, status, up
 from hello_pgmem.errors import ConfigurationError, DatabaseUnavailableError
+
+
+def citus(command: str) -> int:
+    """``devdb citus up|down|status|url``: the local Citus cluster (hello_pgmem.dev.citus)."""
+    from hello_pgmem.dev.citus import CitusCluster
+
+    cluster = CitusCluster(DevDB.from_env())
+    if command == "up":
+        print(cluster.up())
+    elif command == "down":
+        cluster.down()
+    elif command == "status":
+        ok, text = cluster.status()
+        print(text)
+        return 0 if ok else 1
+    elif command == "url":
+        print(cluster.url())
+    else:
+        print(f"usage: devdb citus up|down|status|url (got {command!r})", file=sys.stderr)
+        return 2
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -27,6 +48,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0 if ok else 1
         elif command == "url":
             print(database_url())
+        elif command == "citus":
+            return citus(args[1] if len(args) > 1 else "status")
         elif command == "psql":
             db = DevDB.from_env()
             target = database_url()
@@ -41,7 +64,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             ]
             os.execvp("env", [*env, "chroot", str(db.root), "psql", target, *args[1:]])
         else:
-            print(f"usage: devdb up|down|status|url|psql (got {command!r})", file=sys.stderr)
+            print(f"usage: devdb up|down|status|url|psql|citus (got {command!r})", file=sys.stderr)
             return 2
     except (ConfigurationError, DatabaseUnavailableError) as exc:
         print(f"devdb: {exc}", file=sys.stderr)

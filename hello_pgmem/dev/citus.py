@@ -1,0 +1,182 @@
+"""A local Citus cluster for development and tests: Citus built from its source tarball into the
+development root, then a coordinator and two workers on 127.0.0.1, each a cluster of its own.
+
+``scripts/devdb citus up|down|status``; the source comes from ``PGMEM_CITUS_SOURCE`` (a
+``citus-<version>.tar.gz``). Citus is not packaged by Debian and its repository may be out of
+reach; production deployments should use the official Citus packages or images (with pgvector).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from hello_pgmem.dev.chroot import PG_BIN, PG_MAJOR, DevDB, locked, port_open, run_in_root
+from hello_pgmem.dev.scratch import ScratchServer
+from hello_pgmem.errors import ConfigurationError, DatabaseUnavailableError
+from hello_pgmem.settings import IDENTIFIER
+
+log = logging.getLogger(__name__)
+
+CITUS_LIBRARY = f"/usr/lib/postgresql/{PG_MAJOR}/lib/citus.so"
+BUILD_PACKAGES = (
+    f"postgresql-server-dev-{PG_MAJOR}",
+    "build-essential",
+    "liblz4-dev",
+    "libzstd-dev",
+    "libkrb5-dev",
+    "libssl-dev",
+    "libselinux1-dev",
+    "libxslt1-dev",
+    "libpam0g-dev",
+    "libreadline-dev",
+    "zlib1g-dev",
+    "libicu-dev",
+    "libcurl4-openssl-dev",
+)
+NODES = ("coordinator", "worker1", "worker2")
+PORT_OFFSET = 10  # the coordinator listens on the development port + 10, the workers after it
+
+
+def source_tarball() -> Path:
+    """The Citus source named by PGMEM_CITUS_SOURCE."""
+    value = os.environ.get("PGMEM_CITUS_SOURCE")
+    if not value:
+        raise ConfigurationError(
+            "PGMEM_CITUS_SOURCE must name a Citus source tarball (citus-<version>.tar.gz)"
+        )
+    path = Path(value).expanduser().resolve()
+    if not path.is_file():
+        raise ConfigurationError(f"PGMEM_CITUS_SOURCE: {path} is not a file")
+    return path
+
+
+def built(db: DevDB) -> bool:
+    return db.inside(CITUS_LIBRARY).exists()
+
+
+def build(db: DevDB, tarball: Path) -> None:
+    """Install the build packages in the root, then configure, make and install Citus (about
+    3 minutes on 2 cores, once)."""
+    if built(db):
+        return
+    log.warning("building Citus from %s in %s (a few minutes, once)", tarball.name, db.root)
+    apt = f"apt-get update -qq && apt-get install -y -qq --no-install-recommends {' '.join(BUILD_PACKAGES)}"
+    done = run_in_root(db, "sh", "-c", apt, as_postgres=False, check=False)
+    if done.returncode != 0:
+        raise DatabaseUnavailableError("installing the Citus build packages failed:\n" + done.stderr[-2000:])
+    source = db.inside("/usr/src/citus")
+    if source.exists():
+        shutil.rmtree(source)
+    source.mkdir(parents=True)
+    shutil.copy(tarball, source / tarball.name)
+    steps = (
+        f"cd /usr/src/citus && tar xzf {tarball.name} && cd citus-* && "
+        f"./configure --without-libcurl PG_CONFIG={PG_BIN}/pg_config >/dev/null && "
+        "make -j2 >/dev/null && make install >/dev/null"
+    )
+    done = run_in_root(db, "sh", "-c", steps, as_postgres=False, check=False)
+    if done.returncode != 0 or not built(db):
+        raise DatabaseUnavailableError("building Citus failed:\n" + done.stderr[-2000:])
+
+
+@dataclass(frozen=True)
+class CitusCluster:
+    """One coordinator and two workers in the development root."""
+
+    db: DevDB
+
+    @property
+    def ports(self) -> dict[str, int]:
+        first = self.db.port + PORT_OFFSET
+        return {name: first + i for i, name in enumerate(NODES)}
+
+    def node(self, name: str) -> ScratchServer:
+        return ScratchServer(self.db, f"citus_{name}", self.ports[name])
+
+    def url(self, dbname: str | None = None) -> str:
+        """The coordinator's URL (the database the cluster serves, by default)."""
+        return f"postgresql://postgres@127.0.0.1:{self.ports['coordinator']}/{dbname or self.db.dbname}"
+
+    def psql(self, name: str, sql: str, dbname: str | None = None) -> str:
+        done = run_in_root(
+            self.db,
+            "psql",
+            "-X",
+            "-q",
+            "-At",
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-d",
+            f"postgresql://postgres@127.0.0.1:{self.ports[name]}/{dbname or self.db.dbname}",
+            "-c",
+            sql,
+            check=False,
+        )
+        if done.returncode != 0:
+            raise DatabaseUnavailableError(f"{name} (port {self.ports[name]}): {done.stderr.strip()}")
+        return done.stdout.strip()
+
+    def up(self) -> str:
+        """Build Citus if needed, create and start the three nodes, and join the workers to the
+        coordinator; idempotent. Returns the coordinator's URL."""
+        with locked(self.db):
+            build(self.db, source_tarball())
+            for name in NODES:
+                self._start(name)
+            self.create_database(self.db.dbname)
+        return self.url()
+
+    def _start(self, name: str) -> None:
+        server = self.node(name)
+        if not self.db.inside(server.data_dir + "/PG_VERSION").exists():
+            server.create()
+            with open(self.db.inside(server.data_dir) / "postgresql.conf", "a") as handle:
+                handle.write("\nshared_preload_libraries = 'citus'\nmax_prepared_transactions = 100\n")
+        if not port_open(self.ports[name]):
+            server.start()
+
+    def create_database(self, dbname: str) -> None:
+        """A database on every node with citus and vector, the workers joined to its coordinator
+        (Citus does not create databases on workers); idempotent."""
+        if not IDENTIFIER.match(dbname):
+            raise ConfigurationError(f"database name must match ^[A-Za-z_][A-Za-z0-9_]*$, got {dbname!r}")
+        for name in NODES:
+            exists = self.psql(name, f"SELECT 1 FROM pg_database WHERE datname = '{dbname}'", "postgres")
+            if exists != "1":
+                self.psql(name, f'CREATE DATABASE "{dbname}"', "postgres")
+            # a worker that holds the cluster's metadata refuses even CREATE EXTENSION IF NOT EXISTS
+            present = self.psql(name, "SELECT string_agg(extname, ',') FROM pg_extension", dbname).split(",")
+            for extension in ("citus", "vector"):
+                if extension not in present:
+                    self.psql(name, f"CREATE EXTENSION {extension}", dbname)
+        known = self.psql("coordinator", "SELECT string_agg(nodeport::text, ',') FROM pg_dist_node", dbname)
+        ports = known.split(",")
+        coordinator = self.ports["coordinator"]
+        if str(coordinator) not in ports:
+            self.psql("coordinator", f"SELECT citus_set_coordinator_host('127.0.0.1', {coordinator})", dbname)
+        for name in NODES[1:]:
+            if str(self.ports[name]) not in ports:
+                self.psql("coordinator", f"SELECT citus_add_node('127.0.0.1', {self.ports[name]})", dbname)
+
+    def drop_database(self, dbname: str) -> None:
+        """Drop a database from every node (the coordinator first)."""
+        if not IDENTIFIER.match(dbname):
+            raise ConfigurationError(f"database name must match ^[A-Za-z_][A-Za-z0-9_]*$, got {dbname!r}")
+        for name in NODES:
+            self.psql(name, f'DROP DATABASE IF EXISTS "{dbname}" WITH (FORCE)', "postgres")
+
+    def down(self) -> None:
+        for name in reversed(NODES):
+            self.node(name).stop()
+
+    def status(self) -> tuple[bool, str]:
+        ports = self.ports
+        lines = [
+            f"{name}: 127.0.0.1:{ports[name]} {'up' if port_open(ports[name]) else 'down'}" for name in NODES
+        ]
+        ok = built(self.db) and all(port_open(p) for p in ports.values())
+        return ok, "\n".join([f"citus built: {'yes' if built(self.db) else 'no'}", *lines])
