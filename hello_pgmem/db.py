@@ -40,7 +40,8 @@ SELECT current_setting('server_version'),
          WHERE e.extname = 'vector'),
        (SELECT extversion FROM pg_extension WHERE extname = 'age'),
        (SELECT rolsuper FROM pg_roles WHERE rolname = current_user),
-       to_regclass(%(version_table)s) IS NOT NULL
+       to_regclass(%(version_table)s) IS NOT NULL,
+       (SELECT extversion FROM pg_extension WHERE extname = 'citus')
 """
 _REVISION = "SELECT version_num FROM {}.alembic_version"
 _FUNCTIONS = """
@@ -52,6 +53,26 @@ _SET_SCOPE = (
     "SELECT set_config('pgmem.user_id', %s, true), set_config('pgmem.namespace', %s, true),"
     " set_config('pgmem.all_rows', %s, true)"
 )
+# Citus sends SET LOCAL to the workers, never set_config: the scope of a transaction on a cluster.
+_PROPAGATE_SETS = "SET LOCAL citus.propagate_set_commands = 'local'"
+_SET_LOCAL = (
+    sql.SQL("SET LOCAL pgmem.user_id = {}"),
+    sql.SQL("SET LOCAL pgmem.namespace = {}"),
+    sql.SQL("SET LOCAL pgmem.all_rows = {}"),
+)
+
+
+def set_scope(conn: psycopg.Connection[Any], scope: tuple[str, str, str], citus: bool) -> None:
+    """Scope a transaction for row-level security; on Citus, so that the workers see it too (SET
+    takes no bound parameter: the values are quoted as literals)."""
+    if not citus:
+        conn.execute(_SET_SCOPE, scope)
+        return
+    conn.execute(_PROPAGATE_SETS)
+    for statement, value in zip(_SET_LOCAL, scope, strict=True):
+        conn.execute(statement.format(sql.Literal(value)))
+
+
 _REGISTER_MODEL = "SELECT register_embedding_model(%s, %s, %s, %s)"
 _SEES_ALL_ROWS = """
 SELECT r.rolsuper OR r.rolbypassrls OR EXISTS (
@@ -74,6 +95,7 @@ class ServerInfo:
     revision: str | None
     functions: tuple[str, ...] = ()
     graph_exists: bool = False
+    citus_version: str | None = None
 
 
 def probe(conn: psycopg.Connection[Any], schema: str, graph: str | None = None) -> ServerInfo:
@@ -81,7 +103,7 @@ def probe(conn: psycopg.Connection[Any], schema: str, graph: str | None = None) 
     version_table = f'"{schema}".alembic_version'
     row = conn.execute(_PROBE, {"version_table": version_table}).fetchone()
     assert row is not None
-    server, vector, vector_schema, age, superuser, migrated = row
+    server, vector, vector_schema, age, superuser, migrated, citus = row
     revision = None
     functions: tuple[str, ...] = ()
     graph_exists: bool = False
@@ -103,6 +125,7 @@ def probe(conn: psycopg.Connection[Any], schema: str, graph: str | None = None) 
         schema=schema,
         revision=revision,
         functions=functions,
+        citus_version=None if citus is None else str(citus),
     )
 
 
@@ -182,6 +205,11 @@ class Database:
             self.open()
         assert self._info is not None
         return self._info
+
+    @property
+    def citus(self) -> bool:
+        """Whether the database is a Citus cluster's coordinator (the scope is then propagated)."""
+        return self.info.citus_version is not None
 
     @property
     def graph_enabled(self) -> bool:
@@ -358,7 +386,7 @@ class Database:
                     with conn.pipeline():
                         conn.execute("BEGIN")
                         if scoped:
-                            conn.execute(_SET_SCOPE, scope)
+                            set_scope(conn, scope, self.citus)
                         yield conn
                         conn.execute("COMMIT")
                 except BaseException:
@@ -372,5 +400,5 @@ class Database:
                 return
             with conn.transaction():
                 if scoped:
-                    conn.execute(_SET_SCOPE, scope)
+                    set_scope(conn, scope, self.citus)
                 yield conn

@@ -12,9 +12,13 @@ from collections.abc import Iterator
 
 import psycopg
 import pytest
+from psycopg.conninfo import make_conninfo
 
+from hello_pgmem import Database, HashingEmbedder, KnowledgeBase, MemoryManager, Settings, migrations
 from hello_pgmem.dev.chroot import DevDB
 from hello_pgmem.dev.citus import CitusCluster
+from hello_pgmem.ops import grants
+from hello_pgmem.ops.citus import distribute
 
 pytestmark = pytest.mark.skipif(
     not os.environ.get("PGMEM_CITUS_SOURCE"), reason="PGMEM_CITUS_SOURCE names no Citus source tarball"
@@ -102,3 +106,53 @@ def test_the_scope_reaches_the_workers_only_as_a_propagated_set_local(database: 
         with psycopg.connect(database, autocommit=True) as conn:
             conn.execute("DROP TABLE notes")
             conn.execute(f"DROP ROLE {role}")
+
+
+def test_the_schema_distributes_and_serves_each_user_from_one_shard(database: str) -> None:
+    """Migrated without AGE, distributed by ``hello-pgmem citus distribute``: memories, the graph
+    and RAG work through the API as the application role, each user sees only their rows (the
+    scope reaches the workers), and a user's search is one task on one worker."""
+    suffix = uuid.uuid4().hex[:6]
+    owner, app, analytics = (f"citus_{kind}_{suffix}" for kind in ("owner", "app", "analytics"))
+    superuser = Settings(database_url=database, age="off")
+    with psycopg.connect(database) as conn:
+        grants.apply(conn, grants.owner_statements(conn, superuser, owner, create=True))
+    as_owner = Settings(database_url=make_conninfo(database, user=owner), age="off")
+    migrations.upgrade(as_owner)
+    placed = distribute(as_owner)
+    assert placed["memories"] == placed["chunks"] == "distributed"
+    assert placed["embedding_models"] == placed["access_tokens"] == "reference"
+    assert distribute(as_owner) == placed  # idempotent
+    with psycopg.connect(database) as conn:
+        grants.apply(conn, grants.role_statements(conn, superuser, app, analytics, create=True))
+    embedder = HashingEmbedder()
+    with Database(Settings(database_url=make_conninfo(database, user=app), age="off")) as db:
+        assert db.citus
+        alice = MemoryManager(user_id="alice", database=db, embedder=embedder)
+        alice.add_memories(["Alice adopted a cat named Biscuit", "Alice moved to Berlin"], "episodic")
+        alice.add_memory("Alice works at Acme as an engineer", "semantic", 0.8)
+        bob = MemoryManager(user_id="bob", database=db, embedder=embedder)
+        bob.add_memory("Bob plays the trumpet", "episodic")
+        for scoring in ("hybrid", "vector", "lexical"):
+            found = alice.retrieve_memories("what is the name of Alice's cat?", limit=3, scoring=scoring)
+            assert found[0].content == "Alice adopted a cat named Biscuit", scoring
+        assert bob.retrieve_memories("cat Biscuit", limit=5, scoring="lexical") == []
+        assert alice.get_memory_stats().total_memories == 3
+        kb = KnowledgeBase(db, embedder, "handbook")
+        kb.add_text("# Leave\n\nTwenty-five days a year.\n\n# Travel\n\nBook trains early.", "policy")
+        assert kb.search("how many days of leave?", top_k=1)[0].heading_path == ["Leave"]
+        with db.transaction("alice") as conn:
+            assert conn.execute("SELECT count(*) FROM memories").fetchone() == (3,)
+        with db.transaction() as conn:
+            assert conn.execute("SELECT count(*) FROM memories").fetchone() == (0,)
+    with psycopg.connect(database, autocommit=True) as conn:
+        model = conn.execute("SELECT model FROM pgmem.embedding_models").fetchone()
+        assert model is not None
+        plan = "\n".join(
+            row[0]
+            for row in conn.execute(
+                "EXPLAIN SELECT pgmem.search_memories('alice', %s, %s::vector, 'cat', 3)",
+                (model[0], str(embedder.encode_one("cat").tolist())),
+            ).fetchall()
+        )
+    assert "Task Count: 1" in plan, plan

@@ -1,4 +1,4 @@
-"""Commands for DBAs: doctor, check, grant, maintain, erase, export, import."""
+"""Commands for DBAs: doctor, check, grant, maintain, erase, export, import, citus."""
 
 from __future__ import annotations
 
@@ -145,3 +145,20 @@ def import_command(state: State, source: BinaryIO, as_user: str | None) -> None:
         counts = import_user(db, text.splitlines(keepends=True), as_user)
     emit(state, counts, "imported " + ", ".join(f"{k} {v}" for k, v in counts.items()))
     sys.stdout.flush()
+
+
+@cli.group()
+def citus() -> None:
+    """A Citus cluster: distribute a migrated schema over it."""
+
+
+@citus.command("distribute")
+@click.pass_obj
+def citus_distribute(state: State) -> None:
+    """Distribute the migrated schema over the cluster DATABASE_URL coordinates (as the schema's
+    owner, after "hello-pgmem migrate" with PGMEM_AGE=off; idempotent)."""
+    from hello_pgmem.ops.citus import distribute
+
+    placed = distribute(load_settings())
+    lines = [f"{table:<20} {how}" for table, how in placed.items()]
+    emit(state, placed, "\n".join(lines))

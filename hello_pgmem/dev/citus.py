@@ -39,6 +39,10 @@ BUILD_PACKAGES = (
 )
 NODES = ("coordinator", "worker1", "worker2")
 PORT_OFFSET = 10  # the coordinator listens on the development port + 10, the workers after it
+# Citus first; pgvector loaded in every session, because the functions a migration creates on the
+# coordinator are created on the workers too, where a SET hnsw.* clause needs the library loaded
+# (PostgreSQL refuses unknown settings to a role that is not superuser).
+NODE_SETTINGS = "\nshared_preload_libraries = 'citus,vector'\nmax_prepared_transactions = 100\n"
 
 
 def source_tarball() -> Path:
@@ -134,8 +138,11 @@ class CitusCluster:
         server = self.node(name)
         if not self.db.inside(server.data_dir + "/PG_VERSION").exists():
             server.create()
-            with open(self.db.inside(server.data_dir) / "postgresql.conf", "a") as handle:
-                handle.write("\nshared_preload_libraries = 'citus'\nmax_prepared_transactions = 100\n")
+        conf = self.db.inside(server.data_dir) / "postgresql.conf"
+        if NODE_SETTINGS not in conf.read_text():
+            with open(conf, "a") as handle:
+                handle.write(NODE_SETTINGS)
+            server.stop()
         if not port_open(self.ports[name]):
             server.start()
 

@@ -20,7 +20,7 @@ WITH input AS (
     ORDER BY name_norm  -- one lock order for every writer: concurrent adds cannot deadlock here
     ON CONFLICT (user_id, name_norm) DO UPDATE
     SET entity_type = CASE WHEN e.entity_type = 'MISC' THEN EXCLUDED.entity_type ELSE e.entity_type END,
-        updated_at = now()
+        updated_at = EXCLUDED.updated_at
     RETURNING e.id, e.name, e.name_norm, e.entity_type, (xmax = 0) AS inserted
 )
 SELECT up.id, up.name, up.name_norm, up.entity_type, up.inserted,
@@ -40,7 +40,7 @@ SELECT %(user_id)s, x.source_id, x.relation_type, x.target_id, %(memory_id)s
 FROM unnest(%(sources)s::uuid[], %(types)s::text[], %(targets)s::uuid[])
      AS x(source_id, relation_type, target_id)
 ON CONFLICT (user_id, source_id, relation_type, target_id, memory_id) DO UPDATE
-SET weight = r.weight + 1, updated_at = now()
+SET weight = r.weight + 1, updated_at = EXCLUDED.updated_at
 """
 
 MENTIONED_BY = """

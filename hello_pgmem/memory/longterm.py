@@ -148,6 +148,9 @@ class LongTermMemory:
         """Write new memories' rows and what belongs to them, in the caller's transaction."""
         if len(rows) == 1:
             conn.execute(q.INSERT, rows[0])
+        elif self.db.citus:  # Citus runs INSERT … SELECT as COPY, which row-level security refuses
+            with conn.cursor() as cur:
+                cur.executemany(q.INSERT, rows)
         else:
             conn.execute(q.INSERT_MANY, {"user_id": self.user_id, **as_columns(rows, q.INSERT_COLUMNS)})
         self.write_extras(conn, [row["id"] for row in rows], prepared, new=True)

@@ -97,6 +97,11 @@ SELECT %(user_id)s, unnest(%(ids)s::uuid[]), %(now)s
 """
 """A search's accesses go to the UNLOGGED log, never to memories (revision 0010)."""
 
+LOG_ONE_ACCESS = """
+INSERT INTO memory_accesses (user_id, memory_id, accessed_at) VALUES (%(user_id)s, %(id)s, %(now)s)
+"""
+"""One access (Citus: INSERT … SELECT runs as COPY there, which row-level security refuses)."""
+
 FOLD_ACCESSES = "SELECT fold_accesses(%(user_id)s)"
 CLEAR_ACCESSES = "DELETE FROM memory_accesses WHERE user_id = %(user_id)s"
 

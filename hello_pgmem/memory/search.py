@@ -129,7 +129,7 @@ def ranked(
     if request.target_modality is not None and "perceptual" in long_term:
         separate = list(dict.fromkeys([*separate, "perceptual"]))  # the modality filters perceptual only
     joint = [kind for kind in long_term if kind not in separate]
-    log_in_search = track_access and not results and not separate
+    log_in_search = track_access and not results and not separate and not parts.db.citus
     if joint:
         results += parts.long_term(joint[0]).search(
             request.query,
@@ -160,4 +160,9 @@ def record_access(parts: MemoryParts, memory_ids: Sequence[UUID]) -> None:
     if memory_ids:
         params = {"user_id": parts.user_id, "ids": list(memory_ids), "now": parts.clock()}
         with parts.db.transaction(parts.user_id, pipeline=True) as conn:
-            conn.execute(q.LOG_ACCESS, params)
+            if parts.db.citus:
+                rows = [{**params, "id": memory_id} for memory_id in memory_ids]
+                with conn.cursor() as cur:
+                    cur.executemany(q.LOG_ONE_ACCESS, rows)
+            else:
+                conn.execute(q.LOG_ACCESS, params)

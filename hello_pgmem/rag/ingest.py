@@ -149,7 +149,13 @@ class Ingest(store.Namespaced):
             with self.transaction(pipeline=True) as conn, conn.cursor() as cur:
                 cur.executemany(store.UPSERT_DOCUMENT, document_rows)
                 cur.executemany(store.DELETE_CHUNKS, [self.params(id=p[1]) for p in changed])
-                cur.execute(store.INSERT_CHUNKS, self.params(**as_columns(chunk_rows, store.CHUNK_COLUMNS)))
+                if self.db.citus:
+                    rows = [{**row, "heading_path": row["heading_path"].obj} for row in chunk_rows]
+                    cur.executemany(store.INSERT_CHUNK, rows)
+                else:
+                    cur.execute(
+                        store.INSERT_CHUNKS, self.params(**as_columns(chunk_rows, store.CHUNK_COLUMNS))
+                    )
         elapsed = int((time.perf_counter() - started) * 1000)
         updated = {p[1] for p in changed}
         return [

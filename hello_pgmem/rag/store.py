@@ -21,6 +21,11 @@ INSERT INTO embedding_cache (model, content_hash, embedding)
 SELECT %(model)s, h, e FROM unnest(%(hashes)s::bytea[], %(embeddings)b::vector[]) AS x(h, e)
 ON CONFLICT DO NOTHING
 """
+CACHE_STORE_ONE = """
+INSERT INTO embedding_cache (model, content_hash, embedding) VALUES (%(model)s, %(hash)s, %(embedding)s)
+ON CONFLICT DO NOTHING
+"""
+"""One vector (Citus runs ``CACHE_STORE``'s INSERT … SELECT in a way the application role may not)."""
 
 DOCUMENT_HASHES = """
 SELECT id, content_hash, metadata->'chunking' FROM documents
@@ -33,7 +38,7 @@ VALUES (%(namespace)s, %(id)s, %(source_path)s, %(title)s, %(content_hash)s, %(t
 ON CONFLICT (namespace, id) DO UPDATE
 SET source_path = EXCLUDED.source_path, title = EXCLUDED.title, content_hash = EXCLUDED.content_hash,
     token_count = EXCLUDED.token_count, chunk_count = EXCLUDED.chunk_count,
-    metadata = EXCLUDED.metadata, updated_at = now()
+    metadata = EXCLUDED.metadata, updated_at = EXCLUDED.updated_at
 """
 DELETE_CHUNKS = "DELETE FROM chunks WHERE namespace = %(namespace)s AND document_id = %(id)s"
 INSERT_CHUNKS = """
@@ -53,6 +58,14 @@ ORDER BY r.ordinal
 """
 """The chunks of one namespace in one statement (``db.as_columns`` of their rows; heading paths
 as JSON arrays: an array of arrays must be rectangular)."""
+INSERT_CHUNK = """
+INSERT INTO chunks (namespace, id, document_id, position, content, content_hash, heading_path,
+                    start_char, end_char, token_count, embedding, embedding_model)
+VALUES (%(namespace)s, %(id)s, %(document_id)s, %(position)s, %(content)s, %(content_hash)s,
+        %(heading_path)s::text[], %(start_char)s, %(end_char)s, %(token_count)s, %(embedding)s, %(model)s)
+"""
+"""One chunk, its heading path a list (on Citus: INSERT … SELECT runs as COPY there, which
+row-level security refuses)."""
 CHUNK_COLUMNS = (
     "id",
     "document_id",
@@ -138,7 +151,17 @@ def embed_cached(
         for start in range(0, len(keys), batch_size):
             vectors.extend(embedder.encode([missing[k] for k in keys[start : start + batch_size]]))
         with db.connection() as conn:
-            conn.execute(CACHE_STORE, {"model": embedder.model_name, "hashes": keys, "embeddings": vectors})
+            if db.citus:
+                rows = [
+                    {"model": embedder.model_name, "hash": key, "embedding": vector}
+                    for key, vector in zip(keys, vectors, strict=True)
+                ]
+                with conn.cursor() as cur:
+                    cur.executemany(CACHE_STORE_ONE, rows)
+            else:
+                conn.execute(
+                    CACHE_STORE, {"model": embedder.model_name, "hashes": keys, "embeddings": vectors}
+                )
         found.update(zip(keys, vectors, strict=True))
     vectors_out = [
         np.asarray(found[d].to_numpy() if hasattr(found[d], "to_numpy") else found[d], dtype=np.float32)

@@ -71,6 +71,8 @@ DECLARE
     v_frequent text[];
     v_candidates integer;  -- at most this many lexical candidates (NULL: every match)
     v_any tsquery;  -- any query term
+    v_stat_terms text[];  -- the query terms the planner's statistics know, and their frequencies
+    v_stat_freqs real[];
 BEGIN
     IF p_limit IS NULL OR p_limit NOT BETWEEN 1 AND 1000 THEN
         RAISE EXCEPTION 'limit must be between 1 and 1000, got %', coalesce(p_limit::text, 'NULL')
@@ -105,7 +107,12 @@ BEGIN
         -- candidates are the memories with a rarer term; when every term found is common, the
         -- memories with all of those, at most the cap (a speaker's name, in half of a chat, does
         -- not make every turn a candidate). A common term's frequency is estimated from the
-        -- planner's statistics of the column (most_common_elem_freqs), never below the cap.
+        -- planner's statistics of the column (most_common_elem_freqs), never below the cap, read
+        -- in a statement of its own (Citus cannot join a catalog view with distributed tables).
+        SELECT array_agg(e.elem), array_agg(e.freq) INTO v_stat_terms, v_stat_freqs
+        FROM pg_stats s, unnest(s.most_common_elems::text::text[], s.most_common_elem_freqs) AS e(elem, freq)
+        WHERE s.schemaname = current_schema() AND s.tablename = 'memories' AND s.attname = 'lexemes'
+          AND e.elem = ANY (v_terms);
         SELECT array_agg(CASE WHEN n.hits <= v_cap THEN n.hits
                               ELSE greatest(v_cap + 1, coalesce(f.freq, 0) * v_documents) END ORDER BY t.ord),
                array_agg(t.term ORDER BY t.ord) FILTER (WHERE n.hits BETWEEN 1 AND v_cap),
@@ -118,10 +125,8 @@ BEGIN
                   WHERE m.user_id = p_user_id AND m.lexemes @@ terms_query(ARRAY[t.term]) AND m.forgotten_at IS NULL
                   LIMIT v_cap + 1) AS x) AS n
         LEFT JOIN LATERAL (
-            SELECT e.freq
-            FROM pg_stats s, unnest(s.most_common_elems::text::text[], s.most_common_elem_freqs) AS e(elem, freq)
-            WHERE s.schemaname = current_schema() AND s.tablename = 'memories' AND s.attname = 'lexemes'
-              AND e.elem = t.term) AS f ON n.hits > v_cap;
+            SELECT e.freq FROM unnest(v_stat_terms, v_stat_freqs) AS e(elem, freq) WHERE e.elem = t.term
+        ) AS f ON n.hits > v_cap;
         IF v_rare IS NOT NULL THEN
             v_query := terms_query(v_rare);
         ELSIF v_frequent IS NOT NULL THEN
@@ -410,6 +415,8 @@ DECLARE
     v_rare text[];
     v_common text[];
     v_candidates integer;  -- at most this many lexical candidates (NULL: every match)
+    v_stat_terms text[];  -- the query terms the planner's statistics know, and their frequencies
+    v_stat_freqs real[];
 BEGIN
     IF p_namespace IS NULL OR btrim(p_namespace) = '' THEN
         RAISE EXCEPTION 'namespace must be a non-empty string' USING ERRCODE = 'invalid_parameter_value';
@@ -433,7 +440,12 @@ BEGIN
         -- Each term's chunks are counted up to the cap (a GIN scan that stops there). The lexical
         -- branch scores the chunks that hold a rarer term; when every term found is common (in
         -- more chunks than the cap), the chunks that hold all of those, at most the cap. A common term's
-        -- frequency comes from the planner's statistics of the column (most_common_elem_freqs).
+        -- frequency comes from the planner's statistics of the column (most_common_elem_freqs),
+        -- read in a statement of its own (Citus cannot join a catalog view with distributed tables).
+        SELECT array_agg(e.elem), array_agg(e.freq) INTO v_stat_terms, v_stat_freqs
+        FROM pg_stats s, unnest(s.most_common_elems::text::text[], s.most_common_elem_freqs) AS e(elem, freq)
+        WHERE s.schemaname = current_schema() AND s.tablename = 'chunks' AND s.attname = 'lexemes'
+          AND e.elem = ANY (v_terms);
         SELECT array_agg(CASE WHEN n.hits <= v_cap THEN n.hits
                               ELSE greatest(v_cap + 1, coalesce(f.freq, 0) * v_documents) END ORDER BY t.ord),
                array_agg(t.term ORDER BY t.ord) FILTER (WHERE n.hits BETWEEN 1 AND v_cap),
@@ -447,9 +459,8 @@ BEGIN
                     AND (p_document_ids IS NULL OR c.document_id = ANY (p_document_ids))
                   LIMIT v_cap + 1) AS x) AS n
         LEFT JOIN LATERAL (
-            SELECT e.freq FROM pg_stats s, unnest(s.most_common_elems::text::text[], s.most_common_elem_freqs) AS e(elem, freq)
-            WHERE s.schemaname = current_schema() AND s.tablename = 'chunks' AND s.attname = 'lexemes'
-              AND e.elem = t.term) AS f ON n.hits > v_cap;
+            SELECT e.freq FROM unnest(v_stat_terms, v_stat_freqs) AS e(elem, freq) WHERE e.elem = t.term
+        ) AS f ON n.hits > v_cap;
         IF v_rare IS NOT NULL THEN
             v_query := terms_query(v_rare);
         ELSE
