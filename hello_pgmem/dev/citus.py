@@ -147,8 +147,9 @@ class CitusCluster:
             server.start()
 
     def create_database(self, dbname: str) -> None:
-        """A database on every node with citus and vector, the workers joined to its coordinator
-        (Citus does not create databases on workers); idempotent."""
+        """A database on every node with citus, the workers joined to its coordinator (Citus does
+        not create databases on workers), then vector made on the coordinator, which Citus
+        creates on the workers as one distributed object; idempotent."""
         if not IDENTIFIER.match(dbname):
             raise ConfigurationError(f"database name must match ^[A-Za-z_][A-Za-z0-9_]*$, got {dbname!r}")
         for name in NODES:
@@ -156,10 +157,8 @@ class CitusCluster:
             if exists != "1":
                 self.psql(name, f'CREATE DATABASE "{dbname}"', "postgres")
             # a worker that holds the cluster's metadata refuses even CREATE EXTENSION IF NOT EXISTS
-            present = self.psql(name, "SELECT string_agg(extname, ',') FROM pg_extension", dbname).split(",")
-            for extension in ("citus", "vector"):
-                if extension not in present:
-                    self.psql(name, f"CREATE EXTENSION {extension}", dbname)
+            if self.psql(name, "SELECT 1 FROM pg_extension WHERE extname = 'citus'", dbname) != "1":
+                self.psql(name, "CREATE EXTENSION citus", dbname)
         known = self.psql("coordinator", "SELECT string_agg(nodeport::text, ',') FROM pg_dist_node", dbname)
         ports = known.split(",")
         coordinator = self.ports["coordinator"]
@@ -168,6 +167,8 @@ class CitusCluster:
         for name in NODES[1:]:
             if str(self.ports[name]) not in ports:
                 self.psql("coordinator", f"SELECT citus_add_node('127.0.0.1', {self.ports[name]})", dbname)
+        if self.psql("coordinator", "SELECT 1 FROM pg_extension WHERE extname = 'vector'", dbname) != "1":
+            self.psql("coordinator", "CREATE EXTENSION vector", dbname)
 
     def drop_database(self, dbname: str) -> None:
         """Drop a database from every node (the coordinator first)."""
