@@ -238,3 +238,16 @@ def test_doctor_passes_a_good_setup_and_finds_a_broken_one(
             conn.execute(
                 "SELECT _create_model_indexes(model, dimension, index_suffix, 16, 64) FROM embedding_models"
             )
+
+
+def test_citus_distribute_refuses_a_server_without_citus(
+    settings: Settings, clean: Database, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hello_pgmem.errors import ConfigurationError
+    from hello_pgmem.ops.citus import distribute
+
+    with pytest.raises(ConfigurationError, match="citus is not installed"):
+        distribute(settings)
+    monkeypatch.setenv("DATABASE_URL", settings.database_url)
+    assert main(["citus", "distribute"]) == 1
+    assert "citus is not installed" in capsys.readouterr().err
