@@ -17,6 +17,7 @@ import psycopg
 from pgvector.psycopg import register_vector
 from psycopg import sql
 from psycopg.pq import TransactionStatus
+from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from hello_pgmem.errors import (
@@ -133,11 +134,13 @@ _UNAVAILABLE_STATES = ("57P01", "57P02", "57P03")  # admin/crash shutdown, canno
 
 
 def as_columns(rows: Sequence[Mapping[str, Any]], keys: Sequence[str]) -> dict[str, list[Any]]:
-    """Rows as one list per key, the parameters of ``INSERT … SELECT … FROM unnest(…)``: a batch is
-    one statement (one plan, one firing of statement triggers) rather than one per row. A column
+    """Rows as one list per key, the parameters of ``INSERT … SELECT … FROM unnest(…)``. A column
     that is NULL in every row is sent empty: unnest pads the shorter arrays with NULLs, and an
-    array of NULLs alone has no type to send."""
-    columns = {key: [row[key] for row in rows] for key in keys}
+    array of NULLs alone has no type to send. A list value is sent as JSON: an array of arrays
+    must be rectangular."""
+    columns = {
+        key: [Jsonb(v) if isinstance(v, list) else v for v in (row[key] for row in rows)] for key in keys
+    }
     return {key: [] if all(v is None for v in values) else values for key, values in columns.items()}
 
 
@@ -210,6 +213,27 @@ class Database:
     def citus(self) -> bool:
         """Whether the database is a Citus cluster's coordinator (the scope is then propagated)."""
         return self.info.citus_version is not None
+
+    def insert_rows(
+        self,
+        conn: psycopg.Connection[Any],
+        one: str,
+        many: str,
+        rows: Sequence[Mapping[str, Any]],
+        columns: Sequence[str],
+        **common: Any,
+    ) -> None:
+        """Insert ``rows`` with ``common`` parameters in the caller's transaction: as one ``many``
+        statement (``INSERT … SELECT FROM unnest(…)`` of ``as_columns``: one plan, one firing of
+        statement triggers), or one ``one`` statement per row, pipelined, for a single row and on
+        Citus, which runs ``INSERT … SELECT`` as a COPY that row-level security refuses."""
+        if not rows:
+            return
+        if self.citus or len(rows) == 1:
+            with conn.cursor() as cur:
+                cur.executemany(one, [{**common, **row} for row in rows])
+        else:
+            conn.execute(many, {**common, **as_columns(rows, columns)})
 
     @property
     def graph_enabled(self) -> bool:

@@ -253,7 +253,8 @@ def wait_ready(db: DevDB, timeout_s: float = 60.0) -> None:
     raise DatabaseUnavailableError(f"server on port {db.port} did not accept connections in {timeout_s:.0f}s")
 
 
-def _psql(db: DevDB, sql: str, dbname: str = "postgres") -> str:
+def psql(db: DevDB, sql: str, dbname: str = "postgres") -> str:
+    """Run ``sql`` with the root's psql on the server at ``db.port``; its output, unaligned."""
     done = run_in_root(
         db,
         "psql",
@@ -272,7 +273,10 @@ def _psql(db: DevDB, sql: str, dbname: str = "postgres") -> str:
         "ON_ERROR_STOP=1",
         "-c",
         sql,
+        check=False,
     )
+    if done.returncode != 0:
+        raise DatabaseUnavailableError(f"psql on port {db.port}: {done.stderr.strip()}")
     return done.stdout.strip()
 
 
@@ -315,9 +319,9 @@ def start_server(db: DevDB) -> None:
 
 
 def ensure_database(db: DevDB) -> None:
-    exists = _psql(db, f"SELECT 1 FROM pg_database WHERE datname = '{db.dbname}'")
+    exists = psql(db, f"SELECT 1 FROM pg_database WHERE datname = '{db.dbname}'")
     if exists != "1":
-        _psql(db, f'CREATE DATABASE "{db.dbname}"')
+        psql(db, f'CREATE DATABASE "{db.dbname}"')
 
 
 def chroot_up(db: DevDB) -> str:

@@ -14,7 +14,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from hello_pgmem.dev.chroot import PG_BIN, PG_MAJOR, DevDB, locked, port_open, run_in_root
+from hello_pgmem.dev.chroot import PG_BIN, PG_MAJOR, DevDB, locked, port_open, psql, run_in_root
 from hello_pgmem.dev.scratch import ScratchServer
 from hello_pgmem.errors import ConfigurationError, DatabaseUnavailableError
 from hello_pgmem.settings import IDENTIFIER
@@ -106,23 +106,9 @@ class CitusCluster:
         return f"postgresql://postgres@127.0.0.1:{self.ports['coordinator']}/{dbname or self.db.dbname}"
 
     def psql(self, name: str, sql: str, dbname: str | None = None) -> str:
-        done = run_in_root(
-            self.db,
-            "psql",
-            "-X",
-            "-q",
-            "-At",
-            "-v",
-            "ON_ERROR_STOP=1",
-            "-d",
-            f"postgresql://postgres@127.0.0.1:{self.ports[name]}/{dbname or self.db.dbname}",
-            "-c",
-            sql,
-            check=False,
-        )
-        if done.returncode != 0:
-            raise DatabaseUnavailableError(f"{name} (port {self.ports[name]}): {done.stderr.strip()}")
-        return done.stdout.strip()
+        """Run ``sql`` on a node, in the cluster's database unless ``dbname`` names another."""
+        node = DevDB(self.db.home, self.ports[name], self.db.dbname)
+        return psql(node, sql, dbname or self.db.dbname)
 
     def up(self) -> str:
         """Build Citus if needed, create and start the three nodes, and join the workers to the

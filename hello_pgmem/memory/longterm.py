@@ -17,7 +17,7 @@ from uuid import UUID
 import numpy as np
 from psycopg.types.json import Jsonb
 
-from hello_pgmem.db import Conn, Database, as_columns
+from hello_pgmem.db import Conn, Database
 from hello_pgmem.embedding import Embedder
 from hello_pgmem.errors import InvalidInputError
 from hello_pgmem.graph.normalize import name_candidates
@@ -146,13 +146,7 @@ class LongTermMemory:
 
     def insert(self, conn: Conn, rows: Sequence[dict[str, Any]], prepared: Sequence[Any]) -> None:
         """Write new memories' rows and what belongs to them, in the caller's transaction."""
-        if len(rows) == 1:
-            conn.execute(q.INSERT, rows[0])
-        elif self.db.citus:  # Citus runs INSERT … SELECT as COPY, which row-level security refuses
-            with conn.cursor() as cur:
-                cur.executemany(q.INSERT, rows)
-        else:
-            conn.execute(q.INSERT_MANY, {"user_id": self.user_id, **as_columns(rows, q.INSERT_COLUMNS)})
+        self.db.insert_rows(conn, q.INSERT, q.INSERT_MANY, rows, q.INSERT_COLUMNS, user_id=self.user_id)
         self.write_extras(conn, [row["id"] for row in rows], prepared, new=True)
 
     def prepare(self, contents: Sequence[str]) -> list[Any]:

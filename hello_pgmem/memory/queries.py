@@ -37,7 +37,7 @@ FROM unnest(%(id)s::uuid[], %(memory_type)s::text[], %(content)s::text[], %(impo
                           created_at, embedding, model, text_embedding, text_model, position)
 ORDER BY r.position
 """
-"""``INSERT`` of many memories of one user in one statement (``db.as_columns`` of the rows)."""
+"""``INSERT`` of many memories of one user in one statement (``Database.insert_rows``)."""
 INSERT_COLUMNS = (
     "id",
     "memory_type",
@@ -93,14 +93,12 @@ WHERE m.user_id = %(user_id)s AND m.id = r.id AND r.rank > %(capacity)s
 
 LOG_ACCESS = """
 INSERT INTO memory_accesses (user_id, memory_id, accessed_at)
-SELECT %(user_id)s, unnest(%(ids)s::uuid[]), %(now)s
+SELECT %(user_id)s, unnest(%(memory_id)s::uuid[]), %(now)s
 """
 """A search's accesses go to the UNLOGGED log, never to memories (revision 0010)."""
-
 LOG_ONE_ACCESS = """
-INSERT INTO memory_accesses (user_id, memory_id, accessed_at) VALUES (%(user_id)s, %(id)s, %(now)s)
+INSERT INTO memory_accesses (user_id, memory_id, accessed_at) VALUES (%(user_id)s, %(memory_id)s, %(now)s)
 """
-"""One access (Citus: INSERT … SELECT runs as COPY there, which row-level security refuses)."""
 
 FOLD_ACCESSES = "SELECT fold_accesses(%(user_id)s)"
 CLEAR_ACCESSES = "DELETE FROM memory_accesses WHERE user_id = %(user_id)s"

@@ -158,11 +158,14 @@ def record_access(parts: MemoryParts, memory_ids: Sequence[UUID]) -> None:
     """Log one access (and its time) for each memory: one round trip, nothing written to memories
     (``fold_accesses`` moves the log into the counters; maintain and decay run it)."""
     if memory_ids:
-        params = {"user_id": parts.user_id, "ids": list(memory_ids), "now": parts.clock()}
+        rows = [{"memory_id": memory_id} for memory_id in memory_ids]
         with parts.db.transaction(parts.user_id, pipeline=True) as conn:
-            if parts.db.citus:
-                rows = [{**params, "id": memory_id} for memory_id in memory_ids]
-                with conn.cursor() as cur:
-                    cur.executemany(q.LOG_ONE_ACCESS, rows)
-            else:
-                conn.execute(q.LOG_ACCESS, params)
+            parts.db.insert_rows(
+                conn,
+                q.LOG_ONE_ACCESS,
+                q.LOG_ACCESS,
+                rows,
+                ("memory_id",),
+                user_id=parts.user_id,
+                now=parts.clock(),
+            )

@@ -45,7 +45,6 @@ def distribute(settings: Settings) -> dict[str, str]:
             )
         )
         conn.execute(read_sql("citus/distribute.sql"))
-        conn.execute("RESET search_path")
         rows = conn.execute(_DISTRIBUTED, (settings.schema_name,)).fetchall()
         placed = {str(row[0]): str(row[1]) for row in rows}
         conn.commit()

@@ -19,7 +19,6 @@ from typing import Any
 import numpy as np
 from psycopg.types.json import Jsonb
 
-from hello_pgmem.db import as_columns
 from hello_pgmem.embedding import Embedder
 from hello_pgmem.errors import HelloPgmemError, InvalidInputError
 from hello_pgmem.llm import ChatClient
@@ -149,13 +148,14 @@ class Ingest(store.Namespaced):
             with self.transaction(pipeline=True) as conn, conn.cursor() as cur:
                 cur.executemany(store.UPSERT_DOCUMENT, document_rows)
                 cur.executemany(store.DELETE_CHUNKS, [self.params(id=p[1]) for p in changed])
-                if self.db.citus:
-                    rows = [{**row, "heading_path": row["heading_path"].obj} for row in chunk_rows]
-                    cur.executemany(store.INSERT_CHUNK, rows)
-                else:
-                    cur.execute(
-                        store.INSERT_CHUNKS, self.params(**as_columns(chunk_rows, store.CHUNK_COLUMNS))
-                    )
+                self.db.insert_rows(
+                    conn,
+                    store.INSERT_CHUNK,
+                    store.INSERT_CHUNKS,
+                    chunk_rows,
+                    store.CHUNK_COLUMNS,
+                    namespace=self.namespace,
+                )
         elapsed = int((time.perf_counter() - started) * 1000)
         updated = {p[1] for p in changed}
         return [
@@ -185,7 +185,7 @@ class Ingest(store.Namespaced):
             position=chunk.position,
             content=chunk.content,
             content_hash=digest,
-            heading_path=Jsonb(chunk.heading_path),
+            heading_path=chunk.heading_path,
             start_char=chunk.start,
             end_char=chunk.end,
             token_count=chunk.tokens,

@@ -18,14 +18,16 @@ WHERE model = %(model)s AND content_hash = ANY(%(hashes)s)
 """
 CACHE_STORE = """
 INSERT INTO embedding_cache (model, content_hash, embedding)
-SELECT %(model)s, h, e FROM unnest(%(hashes)s::bytea[], %(embeddings)b::vector[]) AS x(h, e)
+SELECT %(model)s, h, e FROM unnest(%(content_hash)s::bytea[], %(embedding)b::vector[]) AS x(h, e)
 ON CONFLICT DO NOTHING
 """
 CACHE_STORE_ONE = """
-INSERT INTO embedding_cache (model, content_hash, embedding) VALUES (%(model)s, %(hash)s, %(embedding)s)
+INSERT INTO embedding_cache (model, content_hash, embedding)
+VALUES (%(model)s, %(content_hash)s, %(embedding)s)
 ON CONFLICT DO NOTHING
 """
-"""One vector (Citus runs ``CACHE_STORE``'s INSERT … SELECT in a way the application role may not)."""
+CACHE_COLUMNS = ("content_hash", "embedding")
+"""The embedding cache's writes (``Database.insert_rows``)."""
 
 DOCUMENT_HASHES = """
 SELECT id, content_hash, metadata->'chunking' FROM documents
@@ -56,16 +58,14 @@ FROM unnest(%(id)s::uuid[], %(document_id)s::text[], %(position)s::int[], %(cont
                           end_char, token_count, embedding, model, ordinal)
 ORDER BY r.ordinal
 """
-"""The chunks of one namespace in one statement (``db.as_columns`` of their rows; heading paths
-as JSON arrays: an array of arrays must be rectangular)."""
+"""The chunks of one namespace in one statement (``Database.insert_rows``; heading paths come as JSON)."""
 INSERT_CHUNK = """
 INSERT INTO chunks (namespace, id, document_id, position, content, content_hash, heading_path,
                     start_char, end_char, token_count, embedding, embedding_model)
 VALUES (%(namespace)s, %(id)s, %(document_id)s, %(position)s, %(content)s, %(content_hash)s,
         %(heading_path)s::text[], %(start_char)s, %(end_char)s, %(token_count)s, %(embedding)s, %(model)s)
 """
-"""One chunk, its heading path a list (on Citus: INSERT … SELECT runs as COPY there, which
-row-level security refuses)."""
+"""One chunk (``Database.insert_rows``: a single chunk, and every chunk on Citus)."""
 CHUNK_COLUMNS = (
     "id",
     "document_id",
@@ -150,18 +150,9 @@ def embed_cached(
         vectors: list[np.ndarray] = []
         for start in range(0, len(keys), batch_size):
             vectors.extend(embedder.encode([missing[k] for k in keys[start : start + batch_size]]))
+        rows = [{"content_hash": key, "embedding": vector} for key, vector in zip(keys, vectors, strict=True)]
         with db.connection() as conn:
-            if db.citus:
-                rows = [
-                    {"model": embedder.model_name, "hash": key, "embedding": vector}
-                    for key, vector in zip(keys, vectors, strict=True)
-                ]
-                with conn.cursor() as cur:
-                    cur.executemany(CACHE_STORE_ONE, rows)
-            else:
-                conn.execute(
-                    CACHE_STORE, {"model": embedder.model_name, "hashes": keys, "embeddings": vectors}
-                )
+            db.insert_rows(conn, CACHE_STORE_ONE, CACHE_STORE, rows, CACHE_COLUMNS, model=embedder.model_name)
         found.update(zip(keys, vectors, strict=True))
     vectors_out = [
         np.asarray(found[d].to_numpy() if hasattr(found[d], "to_numpy") else found[d], dtype=np.float32)
