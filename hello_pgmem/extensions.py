@@ -98,6 +98,13 @@ def ensure_age(conn: Connection, mode: Literal["auto", "on", "off"]) -> str | No
     """
     if mode == "off":
         return None
+    if conn.execute(_INSTALLED, {"name": "citus"}).scalar() is not None:
+        if mode == "on":
+            raise ExtensionMissingError(
+                "Apache AGE cannot be distributed and this is a Citus coordinator: set PGMEM_AGE=off or auto"
+            )
+        log.info("Citus: Apache AGE is not used (the relational graph answers every graph question)")
+        return None
     version = conn.execute(_INSTALLED, {"name": "age"}).scalar()
     if version is None:
         available = conn.execute(_AVAILABLE, {"name": "age"}).scalar() is not None

@@ -1,4 +1,5 @@
-"""Fixtures: a real PostgreSQL 17 with pgvector and AGE, brought up by scripts/devdb.
+"""Fixtures: a real PostgreSQL 17 with pgvector and AGE, brought up by scripts/devdb (or the local
+Citus cluster with PGMEM_TEST_DEPLOYMENT=citus: tests/deployments.py).
 
 The session gets a fresh database, migrated to head, and drops it at the end; tests that need
 their own database (migrations, missing extensions) ask ``new_database`` for one.
@@ -6,69 +7,68 @@ their own database (migrations, missing extensions) ask ``new_database`` for one
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import uuid
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
-from psycopg import sql
 
-from hello_pgmem import Database, MemoryConfig, Settings, migrations
+from hello_pgmem import Database, MemoryConfig, Settings
 from hello_pgmem.age import cypher
 from hello_pgmem.embedding import HashingEmbedder
 from hello_pgmem.memory import MemoryManager
 from hello_pgmem.tools import MemoryTool
-
-REPO = Path(__file__).resolve().parent.parent
-
-
-def _devdb(*args: str) -> str:
-    done = subprocess.run(
-        [str(REPO / "scripts" / "devdb"), *args],
-        check=True,
-        text=True,
-        capture_output=True,
-        env={**os.environ, "PYTHON": sys.executable},
-    )
-    return done.stdout.strip()
+from tests.deployments import ON_CITUS, TestServer
 
 
-@pytest.fixture(scope="session")
-def server_url() -> str:
-    """The URL of the server's maintenance database, after ``scripts/devdb up``."""
-    url = _devdb("up")
-    return psycopg.conninfo.make_conninfo(url, dbname="postgres")
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On the Citus cluster, leave out the tests of Apache AGE itself (it cannot be distributed) and
+    of one server's plans."""
+    if not ON_CITUS:
+        return
+    kept = [
+        item for item in items if not any(item.get_closest_marker(m) for m in ("needs_age", "one_server"))
+    ]
+    if len(kept) < len(items):
+        config.hook.pytest_deselected(items=[item for item in items if item not in kept])
+        items[:] = kept
 
 
 @pytest.fixture(scope="session")
-def new_database(server_url: str) -> Iterator[Callable[[], str]]:
+def test_server() -> TestServer:
+    """The development server after ``scripts/devdb up``, or the Citus cluster
+    (PGMEM_TEST_DEPLOYMENT=citus; tests/deployments.py)."""
+    return TestServer.start()
+
+
+@pytest.fixture(scope="session")
+def server_url(test_server: TestServer) -> str:
+    """The URL of the server's maintenance database (the coordinator's on a cluster)."""
+    return test_server.admin_url
+
+
+@pytest.fixture(scope="session")
+def new_database(test_server: TestServer) -> Iterator[Callable[[], str]]:
     """A factory of empty databases (dropped at the end of the session); returns their URLs."""
     created: list[str] = []
 
     def make() -> str:
-        name = f"pgmem_test_{uuid.uuid4().hex[:12]}"
-        with psycopg.connect(server_url, autocommit=True) as conn:
-            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-        created.append(name)
-        return psycopg.conninfo.make_conninfo(server_url, dbname=name)
+        url = test_server.create_database(f"pgmem_test_{uuid.uuid4().hex[:12]}")
+        created.append(url)
+        return url
 
     yield make
-    with psycopg.connect(server_url, autocommit=True) as conn:
-        for name in created:
-            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+    for url in created:
+        test_server.drop_database(url)
 
 
 @pytest.fixture(scope="session")
-def settings(new_database: Callable[[], str]) -> Settings:
-    """Settings for the session's database, migrated to head."""
-    result = Settings(database_url=new_database())
-    migrations.upgrade(result)
+def settings(test_server: TestServer, new_database: Callable[[], str]) -> Settings:
+    """Settings for the session's database, migrated to head (and distributed on a cluster)."""
+    result = test_server.settings(new_database())
+    test_server.migrate(result)
     return result
 
 
@@ -115,20 +115,19 @@ def clean(database: Database) -> Iterator[Database]:
 
 
 @pytest.fixture(scope="session")
-def database_without_age(new_database: Callable[[], str]) -> Iterator[Database]:
+def database_without_age(test_server: TestServer, new_database: Callable[[], str]) -> Iterator[Database]:
     """A second session database migrated with PGMEM_AGE=off: no AGE extension, no graph."""
     settings = Settings(database_url=new_database(), age="off")
-    migrations.upgrade(settings)
+    test_server.migrate(settings)
     with Database(settings) as db:
         yield db
 
 
-@pytest.fixture(params=["with_age", "without_age"])
-def any_database(
-    request: pytest.FixtureRequest, database: Database, database_without_age: Database
-) -> Iterator[Database]:
-    """Runs a test twice: on the database with AGE and on the one without it."""
-    db = database if request.param == "with_age" else database_without_age
+@pytest.fixture(params=["citus"] if ON_CITUS else ["with_age", "without_age"])
+def any_database(request: pytest.FixtureRequest, database: Database) -> Iterator[Database]:
+    """Runs a test twice on one server: on the database with AGE and on the one without it (on a
+    cluster, once: no database there has AGE)."""
+    db = request.getfixturevalue("database_without_age") if request.param == "without_age" else database
     yield db
     wipe(db)
 

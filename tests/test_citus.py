@@ -12,13 +12,14 @@ from collections.abc import Iterator
 
 import psycopg
 import pytest
-from psycopg.conninfo import make_conninfo
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from hello_pgmem import Database, HashingEmbedder, KnowledgeBase, MemoryManager, Settings, migrations
 from hello_pgmem.dev.chroot import DevDB
-from hello_pgmem.dev.citus import CitusCluster
+from hello_pgmem.dev.citus import NODES, CitusCluster
 from hello_pgmem.ops import grants
 from hello_pgmem.ops.citus import distribute
+from hello_pgmem.ops.doctor import diagnose
 
 pytestmark = pytest.mark.skipif(
     not os.environ.get("PGMEM_CITUS_SOURCE"), reason="PGMEM_CITUS_SOURCE names no Citus source tarball"
@@ -49,7 +50,7 @@ def test_the_cluster_is_up_with_two_workers_and_up_is_idempotent(cluster: CitusC
     assert ok, text
     with psycopg.connect(cluster.url()) as conn:
         nodes = conn.execute("SELECT nodeport FROM pg_dist_node ORDER BY nodeport").fetchall()
-        assert [row[0] for row in nodes] == sorted(cluster.ports.values())
+        assert [row[0] for row in nodes] == sorted(cluster.ports[name] for name in NODES)
         assert (
             conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'citus'").fetchone() is not None
         )
@@ -143,6 +144,11 @@ def test_the_schema_distributes_and_serves_each_user_from_one_shard(database: st
         assert kb.search("how many days of leave?", top_k=1)[0].heading_path == ["Leave"]
         with db.transaction("alice") as conn:
             assert conn.execute("SELECT count(*) FROM memories").fetchone() == (3,)
+            # delegated to bob's worker, the search still runs under alice's scope: nothing
+            asked = "SELECT search_memories('bob', %s, %s, 'trumpet', 5)"
+            assert conn.execute(asked, (embedder.model_name, embedder.encode_one("trumpet"))).fetchall() == []
+        with db.transaction("bob") as conn:
+            assert len(conn.execute(asked, (embedder.model_name, embedder.encode_one("trumpet"))).fetchall()) == 1
         with db.transaction() as conn:
             assert conn.execute("SELECT count(*) FROM memories").fetchone() == (0,)
     with psycopg.connect(database, autocommit=True) as conn:
@@ -156,3 +162,68 @@ def test_the_schema_distributes_and_serves_each_user_from_one_shard(database: st
             ).fetchall()
         )
     assert "Task Count: 1" in plan, plan
+
+
+def test_doctor_checks_the_nodes_the_placement_and_every_shards_security(database: str) -> None:
+    superuser = Settings(database_url=database)  # AGE auto: not used on a coordinator
+    migrations.upgrade(superuser, distribute=False)
+    citus_findings = [f for f in diagnose(superuser) if f.check == "citus"]
+    assert [f.level for f in citus_findings] == ["ok", "error"], citus_findings
+    assert "not distributed" in citus_findings[1].message
+    distribute(superuser)
+    findings = diagnose(superuser)
+    assert not [f for f in findings if f.level == "error"], findings
+    assert [f.level for f in findings if f.check == "citus"] == ["ok", "ok", "ok"]
+    with psycopg.connect(database, autocommit=True) as conn:
+        shard = conn.execute(
+            "SELECT shard_name(logicalrelid, shardid), nodeport FROM pg_dist_shard JOIN pg_dist_placement"
+            " USING (shardid) JOIN pg_dist_node USING (groupid)"
+            " WHERE logicalrelid = 'pgmem.memories'::regclass ORDER BY shardid LIMIT 1"
+        ).fetchone()
+    assert shard is not None
+    with psycopg.connect(make_conninfo(database, port=shard[1]), autocommit=True) as worker:
+        worker.execute(f"ALTER TABLE {shard[0]} NO FORCE ROW LEVEL SECURITY")  # behind Citus' back
+    broken = [f for f in diagnose(superuser) if f.level == "error"]
+    assert len(broken) == 1 and "memories (1 of 32 shards)" in broken[0].message, broken
+
+
+def test_a_third_worker_takes_shards_when_rebalanced_and_answers_stay_the_same(
+    cluster: CitusCluster, database: str
+) -> None:
+    """docs/citus.md, 'Adding a worker': citus_add_node, then citus_rebalance_start; the users'
+    memories move to the new worker and every search answers as before."""
+    settings = Settings(database_url=database, age="off")
+    migrations.upgrade(settings)
+    distribute(settings)
+    embedder = HashingEmbedder()
+    users = [f"user{i}" for i in range(12)]
+    with Database(settings) as db:
+        for user in users:
+            MemoryManager(user_id=user, database=db, embedder=embedder).add_memories(
+                [f"{user} keeps a notebook about topic {k}" for k in range(5)], "episodic"
+            )
+
+        def answers() -> dict[str, list[str]]:
+            return {
+                user: [
+                    m.content
+                    for m in MemoryManager(user_id=user, database=db, embedder=embedder).retrieve_memories(
+                        "notebook topic 3", limit=3
+                    )
+                ]
+                for user in users
+            }
+
+        before = answers()
+        port = cluster.add_worker(str(conninfo_to_dict(database)["dbname"]))
+        with psycopg.connect(database, autocommit=True) as conn:
+            conn.execute("SELECT citus_rebalance_start(shard_transfer_mode => 'block_writes')")
+            conn.execute("SELECT citus_rebalance_wait()")
+            moved = conn.execute(
+                "SELECT count(*) FROM citus_shards WHERE table_name = 'pgmem.memories'::regclass AND nodeport = %s",
+                (port,),
+            ).fetchone()
+        assert moved is not None and moved[0] > 0, "the new worker holds shards of memories"
+        assert answers() == before
+        with db.transaction() as conn:
+            assert conn.execute("SELECT count(*) FROM memories").fetchone() == (len(users) * 5,)

@@ -19,6 +19,7 @@ from hello_pgmem import Database, HashingEmbedder, KnowledgeBase, Settings
 from hello_pgmem.memory import MemoryManager
 from hello_pgmem.ops.check import check_integrity
 from tests.conftest import ROOMY, memory_copies
+from tests.deployments import ON_CITUS
 
 USERS = ("ann", "ben", "cat")
 TOPICS = ("Python", "PostgreSQL", "Berlin", "Rust", "hiking", "Acme")
@@ -144,13 +145,18 @@ def test_a_deadlock_victim_is_retried_and_succeeds(clean: Database, caplog: pyte
     manager = MemoryManager(ROOMY, user_id="dora", database=clean, embedder=HashingEmbedder())
     first, second = (manager.add_memory(f"记忆 {i}", "episodic", 0.5) for i in range(2))
     other = psycopg.connect(clean.settings.database_url, autocommit=False)
-    other.execute("SET deadlock_timeout = '10s'")  # so the operation, not this session, is the victim
-    locked, attempts = threading.Event(), []
+    if ON_CITUS:  # the deadlock happens on a worker: the setting must reach it
+        other.execute("SET LOCAL citus.propagate_set_commands = 'local'")
+    # The other session locks first and waits with the longer timeout, so the operation is the
+    # victim on one server (its deadlock check runs first) and on Citus (the youngest is cancelled).
+    other.execute("SET LOCAL deadlock_timeout = '10s'")
+    touch = "UPDATE memories SET importance = %s WHERE user_id = 'dora' AND id = %s"
+    other.execute("SET LOCAL search_path = pgmem")
+    other.execute(touch, (0.6, second))
+    attempts: list[int] = []
 
     def interferer() -> None:
-        other.execute("UPDATE pgmem.memories SET importance = 0.6 WHERE id = %s", (second,))
-        locked.set()
-        other.execute("UPDATE pgmem.memories SET importance = 0.6 WHERE id = %s", (first,))
+        other.execute(touch, (0.6, first))
         other.commit()
 
     class Operation:
@@ -160,11 +166,10 @@ def test_a_deadlock_victim_is_retried_and_succeeds(clean: Database, caplog: pyte
         def touch_both(self) -> None:
             attempts.append(1)
             with self.db.transaction("dora") as conn:
-                conn.execute("UPDATE memories SET importance = 0.7 WHERE id = %s", (first,))
+                conn.execute(touch, (0.7, first))
                 if len(attempts) == 1:
                     threading.Thread(target=interferer).start()
-                    locked.wait(5)
-                conn.execute("UPDATE memories SET importance = 0.7 WHERE id = %s", (second,))
+                conn.execute(touch, (0.7, second))
 
     caplog.set_level("INFO", logger="hello_pgmem.retry")
     try:

@@ -24,7 +24,7 @@ from fpdf import FPDF
 from hello_pgmem import Database, HashingEmbedder, KnowledgeBase
 from hello_pgmem.rag.convert import convert_file
 from hello_pgmem.text import count_tokens
-from tests.conftest import REPO
+from tests.deployments import REPO
 
 pytestmark = pytest.mark.slow
 LICENCES = Path("/usr/share/common-licenses")

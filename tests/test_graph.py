@@ -259,6 +259,7 @@ def test_cypher_needs_age_and_the_user_filter(make: Factory, any_database: Datab
         "match (e:Entity {user_id: $user_id}) create (e)-[:RELATED]->(e) return e",
     ],
 )
+@pytest.mark.needs_age
 def test_cypher_passthrough_only_reads(make_manager: Factory, database: Database, query: str) -> None:
     manager = make_manager()
     manager.add_memory("张三是一名Python开发者", "semantic", 0.8)
@@ -270,6 +271,7 @@ def test_cypher_passthrough_only_reads(make_manager: Factory, database: Database
     assert manager.cypher(quoted) == [], "keywords inside strings and comments are not clauses"
 
 
+@pytest.mark.needs_age
 def test_age_property_indexes_are_used(database: Database) -> None:
     graph = database.settings.graph_name
     with database.connection() as conn:
@@ -286,6 +288,7 @@ def test_age_property_indexes_are_used(database: Database) -> None:
         conn.rollback()
 
 
+@pytest.mark.needs_age
 def test_rebuild_reprojects_from_the_tables(make: Factory, database: Database) -> None:
     if not database.graph_enabled:
         pytest.fail("the session database has AGE")
@@ -320,7 +323,8 @@ def test_names_merge_across_width_case_and_spaces(make: Factory, any_database: D
     assert rows == [("python", 1)]
     assert relational(
         any_database,
-        "SELECT count(*) FROM mentions m JOIN entities e ON e.id = m.entity_id WHERE e.name_norm = 'python'",
+        "SELECT count(*) FROM mentions m JOIN entities e ON e.user_id = m.user_id AND e.id = m.entity_id"
+        " WHERE e.name_norm = 'python'",
     ) == [(3,)]
 
 

@@ -12,6 +12,7 @@ from hello_pgmem import Database, NotFoundError, ValidationError
 from hello_pgmem.memory import MemoryManager
 from hello_pgmem.models import MemoryItem
 from tests.conftest import Clock, row_counts
+from tests.deployments import TestServer
 
 
 def test_merged_results_are_ranked_by_relevance_not_importance(
@@ -141,22 +142,26 @@ def test_consolidate_needs_the_target_enabled(make_manager: Callable[..., Memory
         manager.consolidate_memories("episodic", "semantic", 0.5)
 
 
-def test_consolidation_is_atomic(make_manager: Callable[..., MemoryManager], clean: Database) -> None:
+def test_consolidation_is_atomic(
+    make_manager: Callable[..., MemoryManager], clean: Database, test_server: TestServer
+) -> None:
     manager = make_manager()
     manager.add_memory("boom 重要的工作记忆", "working", 0.9)
     before = row_counts(clean)
     with clean.connection() as conn:
         conn.execute("""CREATE FUNCTION fail_insert() RETURNS trigger LANGUAGE plpgsql AS $$
                         BEGIN RAISE EXCEPTION 'injected failure while moving'; END $$""")
+        test_server.allow_triggers(conn)
         conn.execute("""CREATE TRIGGER fail_insert AFTER INSERT ON memories FOR EACH ROW
                         WHEN (NEW.content LIKE 'boom%%') EXECUTE FUNCTION fail_insert()""")
     try:
-        with pytest.raises(psycopg.errors.RaiseException):
+        with pytest.raises(psycopg.errors.RaiseException, match="injected failure"):
             manager.consolidate_memories("working", "episodic", 0.5)
         assert row_counts(clean) == before
         assert [m.content for m in manager.working.all()] == ["boom 重要的工作记忆"]
     finally:
         with clean.connection() as conn:
+            test_server.allow_triggers(conn)
             conn.execute("DROP TRIGGER fail_insert ON memories")
             conn.execute("DROP FUNCTION fail_insert()")
 

@@ -12,6 +12,7 @@ import psycopg
 import pytest
 
 from hello_pgmem import Database
+from tests.deployments import ON_CITUS
 
 Conn = psycopg.Connection[tuple[Any, ...]]
 MODEL = "test-random-16"
@@ -36,7 +37,10 @@ def _corpus(database: Database) -> Iterator[None]:
 
 @pytest.fixture()
 def populated(_corpus: None, conn: Conn) -> Conn:
-    """The corpus, on a connection whose changes are rolled back."""
+    """The corpus, on a connection whose changes are rolled back (and whose SET LOCAL reaches
+    the workers of a cluster)."""
+    if ON_CITUS:
+        conn.execute("SET LOCAL citus.propagate_set_commands = 'local'")
     return conn
 
 
@@ -82,6 +86,7 @@ def plans(conn: Conn, query: str, args: tuple[object, ...]) -> tuple[list[tuple[
     return rows, "\n".join(notes)
 
 
+@pytest.mark.one_server
 def test_search_uses_the_partial_hnsw_index(populated: Conn) -> None:
     query = unit(np.random.default_rng(1))
     # With sorting forbidden the planner must order by the index: the partial HNSW index has to
@@ -92,6 +97,7 @@ def test_search_uses_the_partial_hnsw_index(populated: Conn) -> None:
     assert "Index Scan using memories_embedding_" in plan
 
 
+@pytest.mark.one_server
 def test_selective_filter_still_returns_the_full_limit(populated: Conn) -> None:
     query = unit(np.random.default_rng(2))
     # Forbid the sort so the planner must walk the HNSW index, where the session filter keeps

@@ -30,12 +30,20 @@ def info_text(info: ServerInfo, settings: Settings) -> str:
     age = (
         f"{info.age_version} (graph {settings.graph_name})"
         if info.age_version
+        else "not used on Citus (it cannot be distributed): graph questions use the tables"
+        if info.citus_version
         else "not installed: everything works except the Cypher interface"
     )
     state = "head" if info.revision == head else f"behind head {head}: run hello-pgmem migrate"
+    citus = (
+        [f"Citus       {info.citus_version} (coordinator; doctor checks the workers)"]
+        if info.citus_version
+        else []
+    )
     return "\n".join(
         [
             f"server      PostgreSQL {info.server_version}",
+            *citus,
             f"pgvector    {info.vector_version or 'missing'} (schema {info.vector_schema or '-'})",
             f"Apache AGE  {age}",
             f"schema      {info.schema} at revision {info.revision or 'none'} ({state})",

@@ -38,6 +38,7 @@ BUILD_PACKAGES = (
     "libcurl4-openssl-dev",
 )
 NODES = ("coordinator", "worker1", "worker2")
+SPARE = "worker3"  # started only by add_worker: a third worker to rebalance onto
 PORT_OFFSET = 10  # the coordinator listens on the development port + 10, the workers after it
 # Citus first; pgvector loaded in every session, because the functions a migration creates on the
 # coordinator are created on the workers too, where a SET hnsw.* clause needs the library loaded
@@ -96,7 +97,7 @@ class CitusCluster:
     @property
     def ports(self) -> dict[str, int]:
         first = self.db.port + PORT_OFFSET
-        return {name: first + i for i, name in enumerate(NODES)}
+        return {name: first + i for i, name in enumerate((*NODES, SPARE))}
 
     def node(self, name: str) -> ScratchServer:
         return ScratchServer(self.db, f"citus_{name}", self.ports[name])
@@ -136,41 +137,68 @@ class CitusCluster:
         """A database on every node with citus, the workers joined to its coordinator (Citus does
         not create databases on workers), then vector made on the coordinator, which Citus
         creates on the workers as one distributed object; idempotent."""
-        if not IDENTIFIER.match(dbname):
-            raise ConfigurationError(f"database name must match ^[A-Za-z_][A-Za-z0-9_]*$, got {dbname!r}")
+        _check_name(dbname)
         for name in NODES:
-            exists = self.psql(name, f"SELECT 1 FROM pg_database WHERE datname = '{dbname}'", "postgres")
-            if exists != "1":
-                self.psql(name, f'CREATE DATABASE "{dbname}"', "postgres")
-            # a worker that holds the cluster's metadata refuses even CREATE EXTENSION IF NOT EXISTS
-            if self.psql(name, "SELECT 1 FROM pg_extension WHERE extname = 'citus'", dbname) != "1":
-                self.psql(name, "CREATE EXTENSION citus", dbname)
-        known = self.psql("coordinator", "SELECT string_agg(nodeport::text, ',') FROM pg_dist_node", dbname)
-        ports = known.split(",")
+            self._create_on(name, dbname)
         coordinator = self.ports["coordinator"]
-        if str(coordinator) not in ports:
+        if str(coordinator) not in self._joined(dbname):
             self.psql("coordinator", f"SELECT citus_set_coordinator_host('127.0.0.1', {coordinator})", dbname)
         for name in NODES[1:]:
-            if str(self.ports[name]) not in ports:
-                self.psql("coordinator", f"SELECT citus_add_node('127.0.0.1', {self.ports[name]})", dbname)
+            self._join(name, dbname)
         if self.psql("coordinator", "SELECT 1 FROM pg_extension WHERE extname = 'vector'", dbname) != "1":
             self.psql("coordinator", "CREATE EXTENSION vector", dbname)
 
+    def add_worker(self, dbname: str | None = None) -> int:
+        """Start the spare third worker and join it to the cluster of ``dbname`` (Citus keeps its
+        node list per database), with the extensions the others have; idempotent. Shards move to
+        it only when rebalanced (``SELECT citus_rebalance_start()``). Returns its port."""
+        dbname = dbname or self.db.dbname
+        _check_name(dbname)
+        with locked(self.db):
+            self._start(SPARE)
+        self._create_on(SPARE, dbname)
+        self._join(SPARE, dbname)
+        return self.ports[SPARE]
+
+    def _create_on(self, name: str, dbname: str) -> None:
+        exists = self.psql(name, f"SELECT 1 FROM pg_database WHERE datname = '{dbname}'", "postgres")
+        if exists != "1":
+            self.psql(name, f'CREATE DATABASE "{dbname}"', "postgres")
+        # a worker that holds the cluster's metadata refuses even CREATE EXTENSION IF NOT EXISTS
+        if self.psql(name, "SELECT 1 FROM pg_extension WHERE extname = 'citus'", dbname) != "1":
+            self.psql(name, "CREATE EXTENSION citus", dbname)
+
+    def _joined(self, dbname: str) -> list[str]:
+        return self.psql(
+            "coordinator", "SELECT string_agg(nodeport::text, ',') FROM pg_dist_node", dbname
+        ).split(",")
+
+    def _join(self, name: str, dbname: str) -> None:
+        if str(self.ports[name]) not in self._joined(dbname):
+            self.psql("coordinator", f"SELECT citus_add_node('127.0.0.1', {self.ports[name]})", dbname)
+
     def drop_database(self, dbname: str) -> None:
         """Drop a database from every node (the coordinator first)."""
-        if not IDENTIFIER.match(dbname):
-            raise ConfigurationError(f"database name must match ^[A-Za-z_][A-Za-z0-9_]*$, got {dbname!r}")
-        for name in NODES:
-            self.psql(name, f'DROP DATABASE IF EXISTS "{dbname}" WITH (FORCE)', "postgres")
+        _check_name(dbname)
+        for name in (*NODES, SPARE):
+            if name != SPARE or port_open(self.ports[name]):
+                self.psql(name, f'DROP DATABASE IF EXISTS "{dbname}" WITH (FORCE)', "postgres")
 
     def down(self) -> None:
-        for name in reversed(NODES):
-            self.node(name).stop()
+        for name in reversed((*NODES, SPARE)):
+            if port_open(self.ports[name]):
+                self.node(name).stop()
 
     def status(self) -> tuple[bool, str]:
         ports = self.ports
+        shown = [name for name in (*NODES, SPARE) if name != SPARE or port_open(ports[name])]
         lines = [
-            f"{name}: 127.0.0.1:{ports[name]} {'up' if port_open(ports[name]) else 'down'}" for name in NODES
+            f"{name}: 127.0.0.1:{ports[name]} {'up' if port_open(ports[name]) else 'down'}" for name in shown
         ]
-        ok = built(self.db) and all(port_open(p) for p in ports.values())
+        ok = built(self.db) and all(port_open(ports[name]) for name in NODES)
         return ok, "\n".join([f"citus built: {'yes' if built(self.db) else 'no'}", *lines])
+
+
+def _check_name(dbname: str) -> None:
+    if not IDENTIFIER.match(dbname):
+        raise ConfigurationError(f"database name must match ^[A-Za-z_][A-Za-z0-9_]*$, got {dbname!r}")

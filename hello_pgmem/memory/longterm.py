@@ -329,7 +329,10 @@ class LongTermMemory:
             "per_type": per_type,
         }
         with self.db.transaction(self.user_id, pipeline=True) as conn:  # scope and search in one trip
-            rows = conn.execute(q.SEARCH_AND_LOG if log_access else q.SEARCH, params).fetchall()
+            if self.db.citus:  # one hop to the user's worker, instead of one per statement inside
+                rows = [row[0] for row in conn.execute(q.SEARCH_DELEGATED, params, binary=True)]
+            else:
+                rows = conn.execute(q.SEARCH_AND_LOG if log_access else q.SEARCH, params).fetchall()
         return [scored_item(self.user_id, row, q.HYBRID_SCORES) for row in rows]
 
     def ranked(

@@ -232,14 +232,21 @@ HYBRID_SCORES = (
 )
 """The components search_memories returns between ``COLUMNS`` and importance_weight, score."""
 
+_SEARCH_CALL = """search_memories(
+    %(user_id)s, %(model)s, %(query)s, %(query_text)s, %(limit)s, %(types)s, %(session_id)s, %(since)s,
+    %(until)s, %(min_importance)s, %(modality)s, %(space)s, %(now)s, %(names)s, %(seeds)s, %(max_hops)s,
+    %(time_from)s, %(time_to)s, %(mode)s, %(fusion)s, %(per_type)s)"""
+
 SEARCH = f"""
 SELECT id, memory_type, content, importance, session_id, modality, metadata, created_at,
        {", ".join(HYBRID_SCORES)}, importance_weight, score
-FROM search_memories(%(user_id)s, %(model)s, %(query)s, %(query_text)s, %(limit)s, %(types)s,
-                     %(session_id)s, %(since)s, %(until)s, %(min_importance)s, %(modality)s, %(space)s,
-                     %(now)s, %(names)s, %(seeds)s, %(max_hops)s, %(time_from)s, %(time_to)s,
-                     %(mode)s, %(fusion)s, %(per_type)s)
+FROM {_SEARCH_CALL}
 """
+
+SEARCH_DELEGATED = f"SELECT {_SEARCH_CALL}"
+"""``SEARCH`` as Citus delegates it, whole, to the worker that holds the user: the bare call (a
+call in a FROM clause is never delegated). Each row is one record, of ``SEARCH``'s columns in
+order; read in binary, its fields come typed."""
 
 SEARCH_AND_LOG = f"""
 WITH found AS MATERIALIZED ({SEARCH}), logged AS (

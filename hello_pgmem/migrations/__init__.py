@@ -59,12 +59,19 @@ def alembic_config(settings: Settings | None = None) -> Config:
     return config
 
 
-def upgrade(settings: Settings | None = None, revision: str = "head") -> None:
-    """Migrate the schema up to ``revision`` (idempotent: at head it does nothing)."""
+def upgrade(settings: Settings | None = None, revision: str = "head", distribute: bool = True) -> None:
+    """Migrate the schema up to ``revision`` (idempotent: at head it does nothing). On a Citus
+    coordinator the schema at head is then distributed over the cluster, once
+    (:func:`hello_pgmem.ops.citus.distribute`; ``distribute=False`` leaves it on the coordinator)."""
     from alembic import command
 
+    settings = settings or Settings()
     with _connection_errors():
         command.upgrade(alembic_config(settings), revision)
+    if distribute and revision == "head":
+        from hello_pgmem.ops.citus import distribute_on_citus
+
+        distribute_on_citus(settings)
 
 
 def downgrade(settings: Settings | None = None, revision: str = "base") -> None:

@@ -16,6 +16,7 @@ from psycopg import sql
 from hello_pgmem.db import Conn, ServerInfo, connect, probe
 from hello_pgmem.extensions import MIN_VECTOR, version_tuple
 from hello_pgmem.migrations import head_revision
+from hello_pgmem.ops import citus
 from hello_pgmem.ops.grants import DATA_TABLES, READ_ONLY_TABLES, RLS_TABLES
 from hello_pgmem.settings import Settings
 
@@ -102,6 +103,9 @@ def check_pgvector(ctx: Context) -> list[Finding]:
 
 def check_age(ctx: Context) -> list[Finding]:
     info, graph = ctx.info, ctx.settings.graph_name
+    if info.age_version is None and info.citus_version is not None:
+        message = "Apache AGE is not used on Citus (it cannot be distributed): graph questions use the tables"
+        return [Finding("ok", "age", message)]
     if info.age_version is None:
         message = "Apache AGE is not installed: everything works except the Cypher interface"
         return [
@@ -196,8 +200,85 @@ def check_settings(ctx: Context) -> list[Finding]:
     return [Finding("ok", "settings", f"maintenance_work_mem is {megabytes} MB")]
 
 
+def check_citus_nodes(ctx: Context) -> list[Finding]:
+    """On a Citus coordinator: every worker answers and has citus and pgvector as here."""
+    if ctx.info.citus_version is None:
+        return []
+    here = f"citus {ctx.info.citus_version}, vector {ctx.info.vector_version}"
+    workers = ctx.conn.execute(citus.WORKER_EXTENSIONS).fetchall()
+    if not workers:
+        fix = "SELECT citus_add_node('<host>', <port>); (docs/citus.md)"
+        return [Finding("error", "citus", "the coordinator has no worker nodes", fix)]
+    findings = []
+    for node, success, extensions in workers:
+        if not success:
+            findings.append(Finding("error", "citus", f"worker {node} does not answer: {extensions}"))
+        elif extensions != here:
+            message = f"worker {node} has {extensions or 'neither extension'}, the coordinator {here}"
+            findings.append(Finding("error", "citus", message, "install the same versions on every node"))
+    return findings or [Finding("ok", "citus", f"{len(workers)} workers, each with {here}")]
+
+
+def check_citus_tables(ctx: Context) -> list[Finding]:
+    """On a Citus coordinator: every table placed as ``hello-pgmem citus distribute`` places it."""
+    if ctx.info.citus_version is None:
+        return []
+    placed = {
+        str(name): (str(method), column, group)
+        for name, method, column, group in ctx.conn.execute(citus.PLACEMENTS, (ctx.settings.schema_name,))
+    }
+    if "memories" not in placed:
+        fix = "hello-pgmem citus distribute (as the schema owner)"
+        return [Finding("error", "citus", "the schema is not distributed over the cluster", fix)]
+    group = placed["memories"][2]
+    wrong = []
+    for table, column in citus.LAYOUT.items():
+        method, actual, colocation = placed.get(table, ("local", None, None))
+        expected = ("n", None) if column is None else ("h", column)
+        if (method, actual) != expected or (column is not None and colocation != group):
+            wrong.append(table)
+    if wrong:
+        message = f"tables not placed as distribute places them: {', '.join(sorted(wrong))}"
+        return [Finding("error", "citus", message, "see docs/citus.md, 'What distribute does'")]
+    return [
+        Finding(
+            "ok",
+            "citus",
+            "user tables by user_id and RAG tables by namespace, co-located; registries on every node",
+        )
+    ]
+
+
+def check_citus_shards(ctx: Context) -> list[Finding]:
+    """On a Citus coordinator: row-level security forced, with policies, on every shard."""
+    if (
+        ctx.info.citus_version is None
+        or not ctx.conn.execute(citus.PLACEMENTS, (ctx.settings.schema_name,)).fetchone()
+    ):
+        return []
+    unprotected, shards = [], 0
+    for table in RLS_TABLES:
+        name = sql.Identifier(ctx.settings.schema_name, table).as_string(ctx.conn)
+        total, protected = ctx.conn.execute(citus.SHARD_RLS, (name,)).fetchone() or (0, 0)
+        shards += int(total)
+        if protected != total:
+            unprotected.append(f"{table} ({int(total) - int(protected)} of {total} shards)")
+    if unprotected:
+        message = f"row-level security is missing on shards of {', '.join(unprotected)}"
+        return [Finding("error", "citus", message, "hello-pgmem migrate, then hello-pgmem citus distribute")]
+    return [Finding("ok", "citus", f"row-level security forced, with policies, on all {shards} shards")]
+
+
 BEFORE_SCHEMA: tuple[Check, ...] = (check_server, check_pgvector, check_age, check_schema)
-AFTER_SCHEMA: tuple[Check, ...] = (check_indexes, check_grants, check_rls, check_settings)
+AFTER_SCHEMA: tuple[Check, ...] = (
+    check_indexes,
+    check_grants,
+    check_rls,
+    check_settings,
+    check_citus_nodes,
+    check_citus_tables,
+    check_citus_shards,
+)
 
 
 def diagnose(settings: Settings, role: str | None = None) -> list[Finding]:

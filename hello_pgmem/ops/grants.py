@@ -22,6 +22,7 @@ import psycopg
 from psycopg import sql
 
 from hello_pgmem.errors import ConfigurationError, InvalidInputError, SchemaNotMigratedError
+from hello_pgmem.ops.citus import CITUS_INSTALLED
 from hello_pgmem.settings import IDENTIFIER, Settings
 
 WRITTEN_TABLES = (  # the tables of user or namespace data the application writes (RLS since 0008)
@@ -90,7 +91,8 @@ def owner_statements(
             sql.Identifier(str(conn.info.dbname)), role
         ),
     ]
-    if settings.age != "off" and _exists(conn, "SELECT 1 FROM pg_available_extensions WHERE name = 'age'"):
+    age_available = _exists(conn, "SELECT 1 FROM pg_available_extensions WHERE name = 'age'")
+    if settings.age != "off" and age_available and not _exists(conn, CITUS_INSTALLED):  # no AGE on Citus
         statements += [
             sql.SQL("CREATE EXTENSION IF NOT EXISTS age"),
             sql.SQL("GRANT USAGE ON SCHEMA ag_catalog TO {}").format(role),
@@ -195,6 +197,10 @@ def apply(conn: psycopg.Connection[Any], statements: list[Statement]) -> None:
     conn.add_notice_handler(collect)
     try:
         with conn.transaction():
+            if conn.execute(CITUS_INSTALLED).fetchone() is not None:
+                # grants on distributed tables run in parallel on their shards, after which Citus
+                # refuses grants on a reference table in the same transaction
+                conn.execute("SET LOCAL citus.multi_shard_modify_mode TO 'sequential'")
             for statement in statements:
                 conn.execute(statement)
                 if warnings:

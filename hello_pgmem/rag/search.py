@@ -73,18 +73,19 @@ class Search(store.Namespaced):
         best: dict[uuid.UUID, ChunkHit] = {}
         with self.transaction() as conn:
             for (kind, text), vector in zip(variants, vectors, strict=True):
-                rows = conn.execute(
-                    store.SEARCH,
-                    self.params(
-                        model=self.embedder.model_name,
-                        query=vector,
-                        text=query if kind == "hyde" else text,
-                        limit=pool,
-                        document_ids=list(document_ids) if document_ids else None,
-                        fusion=self.fusion,
-                        pool=pool,
-                    ),
-                ).fetchall()
+                params = self.params(
+                    model=self.embedder.model_name,
+                    query=vector,
+                    text=query if kind == "hyde" else text,
+                    limit=pool,
+                    document_ids=list(document_ids) if document_ids else None,
+                    fusion=self.fusion,
+                    pool=pool,
+                )
+                if self.db.citus:  # one hop to the namespace's worker (see store.SEARCH_DELEGATED)
+                    rows = [row[0] for row in conn.execute(store.SEARCH_DELEGATED, params, binary=True)]
+                else:
+                    rows = conn.execute(store.SEARCH, params).fetchall()
                 for row in rows:
                     hit = _hit(row)
                     known = best.get(hit.id)

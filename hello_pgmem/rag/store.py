@@ -80,12 +80,18 @@ CHUNK_COLUMNS = (
     "model",
 )
 
-SEARCH = """
+_SEARCH_CALL = """search_chunks(
+    %(namespace)s, %(model)s, %(query)s, %(text)s, %(limit)s, %(document_ids)s, %(fusion)s, %(pool)s)"""
+
+SEARCH = f"""
 SELECT id, document_id, position, content, heading_path, start_char, end_char, source_path,
        vector_score, text_score, score
-FROM search_chunks(%(namespace)s, %(model)s, %(query)s, %(text)s, %(limit)s, %(document_ids)s,
-                   %(fusion)s, %(pool)s)
+FROM {_SEARCH_CALL}
 """
+
+SEARCH_DELEGATED = f"SELECT {_SEARCH_CALL}"
+"""``SEARCH`` as Citus delegates it to the worker that holds the namespace (the bare call; each
+row one record of ``SEARCH``'s columns, typed when read in binary)."""
 
 LIST_DOCUMENTS = """
 SELECT id, source_path, title, chunk_count, token_count, created_at, updated_at

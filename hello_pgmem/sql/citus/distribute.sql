@@ -6,12 +6,14 @@
 --     (looked up by hash before the user is known) become reference tables on every node.
 --   * Citus distributes no table that has triggers or whose policies hold a subquery: triggers
 --     and policies are dropped first and made again after, the policies without the subquery.
+--     Row-level security is off while existing rows are copied into the shards (COPY refuses
+--     it) and on again, forced as before, in the same transaction.
 --   * The term totals are kept by row triggers: statement triggers with transition tables do not
 --     run on shards.
 --   * Foreign keys to embedding_models are added back once it is a reference table (but for the
 --     embedding cache's, see below).
 --   * The search and graph functions run on the worker that holds the user (distributed
---     functions, delegated by their first argument).
+--     functions, delegated by their first argument; the searches even inside transactions).
 CREATE OR REPLACE FUNCTION _count_terms_row()
 RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER
@@ -49,6 +51,10 @@ BEGIN
                pg_get_expr(p.polwithcheck, p.polrelid) AS check_expr
         FROM pg_policy p JOIN pg_class c ON c.oid = p.polrelid
         WHERE c.relnamespace = current_schema()::regnamespace;
+    CREATE TEMP TABLE _secured ON COMMIT DROP AS
+        SELECT c.relname AS relation, c.relforcerowsecurity AS forced
+        FROM pg_class c
+        WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'r' AND c.relrowsecurity;
     CREATE TEMP TABLE _foreign_keys ON COMMIT DROP AS
         SELECT conrelid::regclass::text AS relation, conname AS name, pg_get_constraintdef(oid) AS definition
         FROM pg_constraint
@@ -63,6 +69,11 @@ BEGIN
     END LOOP;
     FOR r IN SELECT * FROM _foreign_keys LOOP
         EXECUTE format('ALTER TABLE %s DROP CONSTRAINT %I', r.relation, r.name);
+    END LOOP;
+    -- the rows a table already has are copied into its shards with COPY, which row-level
+    -- security refuses: it is turned off for the copy and on again, on every shard, below
+    FOR r IN SELECT * FROM _secured LOOP
+        EXECUTE format('ALTER TABLE %I NO FORCE ROW LEVEL SECURITY, DISABLE ROW LEVEL SECURITY', r.relation);
     END LOOP;
 
     PERFORM create_distributed_table('memories', 'user_id');
@@ -87,6 +98,12 @@ BEGIN
         FOR EACH ROW EXECUTE FUNCTION _count_terms_row('memory_text_totals', 'user_id', 'memories');
     CREATE TRIGGER chunks_totals_rows AFTER INSERT OR DELETE ON chunks
         FOR EACH ROW EXECUTE FUNCTION _count_terms_row('chunk_text_totals', 'namespace', 'chunks');
+    FOR r IN SELECT * FROM _secured LOOP
+        EXECUTE format('ALTER TABLE %I ENABLE ROW LEVEL SECURITY', r.relation);
+        IF r.forced THEN
+            EXECUTE format('ALTER TABLE %I FORCE ROW LEVEL SECURITY', r.relation);
+        END IF;
+    END LOOP;
     FOR r IN SELECT * FROM _policies LOOP
         EXECUTE format('CREATE POLICY %I ON %I AS %s FOR %s TO %s USING (%s)%s', r.name, r.relation,
             CASE WHEN r.permissive THEN 'PERMISSIVE' ELSE 'RESTRICTIVE' END,
@@ -100,16 +117,33 @@ BEGIN
                              regexp_replace(r.check_expr, '\( SELECT (\w+)\(\) AS \w+\)', '\1()', 'g')) END);
     END LOOP;
 
+END $distribute$;
+
+-- The search and graph functions run on the worker that holds the user (or namespace): called
+-- bare (SELECT f(...)), Citus delegates them there, the two searches even inside a transaction
+-- block (force_delegation: every library call is one), so a search is one hop to one worker
+-- instead of one per statement inside it. Run on every distribute, so that a schema distributed
+-- before gets it too.
+DO $functions$
+DECLARE
+    r record;
+BEGIN
     FOR r IN
         SELECT p.oid::regprocedure AS signature, CASE WHEN p.proargnames[1] = 'p_user_id' THEN 'memories'
-                                                      ELSE 'documents' END AS colocated
+                                                      ELSE 'documents' END AS colocated,
+               p.proname IN ('search_memories', 'search_chunks') AS forced
         FROM pg_proc p
         WHERE p.pronamespace = current_schema()::regnamespace
           AND p.proname IN ('search_memories', 'memory_candidates', 'graph_memories', 'search_episodic',
                             'search_semantic', 'search_perceptual', 'search_chunks', 'fold_accesses', 'apply_decay')
     LOOP
-        PERFORM create_distributed_function(r.signature, '$1', colocate_with => r.colocated);
+        IF r.forced THEN
+            PERFORM create_distributed_function(r.signature, '$1', colocate_with => r.colocated,
+                                                force_delegation => true);
+        ELSE
+            PERFORM create_distributed_function(r.signature, '$1', colocate_with => r.colocated);
+        END IF;
         -- a delegated call reads reference tables (embedding_models) and its own shard only
         EXECUTE format('ALTER FUNCTION %s SET citus.allow_nested_distributed_execution = on', r.signature);
     END LOOP;
-END $distribute$;
+END $functions$;

@@ -1,0 +1,20 @@
+-- revision 0009's query_terms, word for word (without a search_path)
+CREATE OR REPLACE FUNCTION query_terms(p_query text)
+RETURNS text[]
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE STRICT
+AS $$
+DECLARE
+    v_text text := fts_segment(p_query);
+    v_own tsvector := to_tsvector(text_config_for(p_query), v_text);
+    v_positions smallint[];
+BEGIN
+    SELECT coalesce(array_agg(p), '{}') INTO v_positions FROM unnest(v_own) AS u, unnest(u.positions) AS p;
+    RETURN ARRAY(
+        SELECT u.lexeme FROM unnest(v_own) AS u
+        UNION  -- the same words unstemmed, so that memories written in other configurations match
+        SELECT u.lexeme FROM unnest(to_tsvector('simple'::regconfig, v_text)) AS u WHERE u.positions && v_positions
+        ORDER BY 1);
+END $$;
+COMMENT ON FUNCTION query_terms(text) IS
+    'The search terms of a query: its lexemes under its own configuration (English stems without '
+    'stop words, CJK character pairs), and the unstemmed forms of the same words.';
