@@ -8,6 +8,7 @@ and the configured statement and lock timeouts.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -144,6 +145,37 @@ def as_columns(rows: Sequence[Mapping[str, Any]], keys: Sequence[str]) -> dict[s
     return {key: [] if all(v is None for v in values) else values for key, values in columns.items()}
 
 
+_ROW_VALUES = re.compile(r"\bVALUES\s*(\((?:[^()]|\([^()]*\))*\))", re.IGNORECASE)
+_PLACEHOLDER = re.compile(r"%\((\w+)\)s")
+_MAX_PARAMETERS = 30_000  # of a statement (the protocol's limit is 65,535)
+
+
+def values_statements(
+    one: str, rows: Sequence[Mapping[str, Any]], common: Mapping[str, Any]
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """``one``, a single-row ``INSERT … VALUES (…)``, as multi-row ``VALUES`` statements with their
+    parameters: each row's own placeholders numbered (``%(id)s`` becomes ``%(id_3)s``), the
+    ``common`` ones shared; as many rows per statement as the parameter limit allows."""
+    found = _ROW_VALUES.search(one)
+    if found is None:
+        raise ValueError("a single-row INSERT ... VALUES (...) statement is needed")
+    template, own = found.group(1), set(rows[0])
+    per_statement = max(1, _MAX_PARAMETERS // max(1, len(own)))
+    for start in range(0, len(rows), per_statement):
+        batch = rows[start : start + per_statement]
+        values = ", ".join(
+            _PLACEHOLDER.sub(
+                lambda m, i=i: f"%({m.group(1)}_{i})s" if m.group(1) in own else m.group(0), template
+            )
+            for i in range(len(batch))
+        )
+        params = {
+            **common,
+            **{f"{key}_{i}": value for i, row in enumerate(batch) for key, value in row.items()},
+        }
+        yield one[: found.start(1)] + values + one[found.end(1) :], params
+
+
 def is_connection_failure(exc: psycopg.Error) -> bool:
     """Whether an error means the server cannot be reached (not a failed statement)."""
     state = exc.sqlstate
@@ -225,13 +257,16 @@ class Database:
     ) -> None:
         """Insert ``rows`` with ``common`` parameters in the caller's transaction: as one ``many``
         statement (``INSERT … SELECT FROM unnest(…)`` of ``as_columns``: one plan, one firing of
-        statement triggers), or one ``one`` statement per row, pipelined, for a single row and on
-        Citus, which runs ``INSERT … SELECT`` as a COPY that row-level security refuses."""
+        statement triggers), or the single-row ``one`` for a single row. On Citus, which runs
+        ``INSERT … SELECT`` as a COPY that row-level security refuses, ``one`` with many rows in its
+        ``VALUES`` (:func:`values_statements`): one statement routed to the rows' shard."""
         if not rows:
             return
-        if self.citus or len(rows) == 1:
-            with conn.cursor() as cur:
-                cur.executemany(one, [{**common, **row} for row in rows])
+        if len(rows) == 1:
+            conn.execute(one, {**common, **rows[0]})
+        elif self.citus:
+            for statement, params in values_statements(one, rows, common):
+                conn.execute(statement, params)
         else:
             conn.execute(many, {**common, **as_columns(rows, columns)})
 

@@ -15,8 +15,10 @@ import pytest
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from hello_pgmem import Database, HashingEmbedder, KnowledgeBase, MemoryManager, Settings, migrations
+from hello_pgmem.db import values_statements
 from hello_pgmem.dev.chroot import DevDB
 from hello_pgmem.dev.citus import NODES, CitusCluster
+from hello_pgmem.memory import queries as q
 from hello_pgmem.ops import grants
 from hello_pgmem.ops.citus import distribute
 from hello_pgmem.ops.doctor import diagnose
@@ -148,7 +150,10 @@ def test_the_schema_distributes_and_serves_each_user_from_one_shard(database: st
             asked = "SELECT search_memories('bob', %s, %s, 'trumpet', 5)"
             assert conn.execute(asked, (embedder.model_name, embedder.encode_one("trumpet"))).fetchall() == []
         with db.transaction("bob") as conn:
-            assert len(conn.execute(asked, (embedder.model_name, embedder.encode_one("trumpet"))).fetchall()) == 1
+            assert (
+                len(conn.execute(asked, (embedder.model_name, embedder.encode_one("trumpet"))).fetchall())
+                == 1
+            )
         with db.transaction() as conn:
             assert conn.execute("SELECT count(*) FROM memories").fetchone() == (0,)
     with psycopg.connect(database, autocommit=True) as conn:
@@ -162,6 +167,12 @@ def test_the_schema_distributes_and_serves_each_user_from_one_shard(database: st
             ).fetchall()
         )
     assert "Task Count: 1" in plan, plan
+    rows = [{"memory_id": uuid.uuid4()}, {"memory_id": uuid.uuid4()}]  # a user's batch write: one shard
+    statement, params = next(values_statements(q.LOG_ONE_ACCESS, rows, {"user_id": "alice", "now": "now"}))
+    with psycopg.connect(database, autocommit=True) as conn:
+        conn.execute("SET search_path = pgmem")
+        added = "\n".join(row[0] for row in conn.execute("EXPLAIN " + statement, params).fetchall())
+    assert "Task Count: 1" in added, added
 
 
 def test_doctor_checks_the_nodes_the_placement_and_every_shards_security(database: str) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 
 import numpy as np
+import psycopg
 import pytest
 
 from hello_pgmem import Database, DatabaseUnavailableError, Settings
@@ -96,3 +97,28 @@ def test_a_new_model_gets_the_configured_hnsw_parameters(settings: Settings) -> 
                 conn.execute(f'DROP INDEX "{row[0]}"')
     with pytest.raises(ValueError, match=r"PGMEM_HNSW_M|hnsw_m"):
         Settings(hnsw_m=1)
+
+
+def test_values_statements_number_each_rows_placeholders_and_split_at_the_parameter_limit(
+    conn: psycopg.Connection[tuple[object, ...]],
+) -> None:
+    """The multi-row form of a single-row INSERT (what Citus gets instead of INSERT ... SELECT)."""
+    from hello_pgmem.db import values_statements
+    from hello_pgmem.memory import queries as q
+
+    rows = [{"memory_id": uuid.uuid4()} for _ in range(30_001)]
+    statements = list(values_statements(q.LOG_ONE_ACCESS, rows, {"user_id": "alice", "now": "2026-01-01"}))
+    assert len(statements) == 2, "30,000 parameters at most per statement"
+    first, params = statements[0]
+    assert (
+        "%(memory_id_0)s" in first and "%(memory_id_29999)s" in first and first.count("%(user_id)s") == 30_000
+    )
+    assert params["user_id"] == "alice" and params["memory_id_1"] == rows[1]["memory_id"]
+    for statement, values in statements:
+        conn.execute(statement, values)
+    found = conn.execute(
+        "SELECT count(DISTINCT memory_id) FROM memory_accesses WHERE user_id = 'alice'"
+    ).fetchone()
+    assert found == (30_001,)
+    with pytest.raises(ValueError, match="single-row INSERT"):
+        next(values_statements(q.LOG_ACCESS, rows, {}))

@@ -300,7 +300,8 @@ class LongTermMemory:
     ) -> list[MemoryItem]:
         """Hybrid search (SQL ``search_memories``) of this user's memories of ``types`` (this type
         by default): lexical, vector and graph branches; a time the query names is favoured.
-        ``log_access`` logs an access of each result in the same statement."""
+        ``log_access`` logs an access of each result in the same statement (on Citus, in the
+        same transaction)."""
         now = self.clock()
         named_time = time_range(query, now)
         mode = scoring or self.scoring
@@ -331,6 +332,17 @@ class LongTermMemory:
         with self.db.transaction(self.user_id, pipeline=True) as conn:  # scope and search in one trip
             if self.db.citus:  # one hop to the user's worker, instead of one per statement inside
                 rows = [row[0] for row in conn.execute(q.SEARCH_DELEGATED, params, binary=True)]
+                if log_access:  # the same worker, the same transaction (INSERT ... SELECT is refused)
+                    accessed = [{"memory_id": row[0]} for row in rows]
+                    self.db.insert_rows(
+                        conn,
+                        q.LOG_ONE_ACCESS,
+                        q.LOG_ACCESS,
+                        accessed,
+                        ("memory_id",),
+                        user_id=self.user_id,
+                        now=now,
+                    )
             else:
                 rows = conn.execute(q.SEARCH_AND_LOG if log_access else q.SEARCH, params).fetchall()
         return [scored_item(self.user_id, row, q.HYBRID_SCORES) for row in rows]

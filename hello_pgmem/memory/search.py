@@ -129,7 +129,7 @@ def ranked(
     if request.target_modality is not None and "perceptual" in long_term:
         separate = list(dict.fromkeys([*separate, "perceptual"]))  # the modality filters perceptual only
     joint = [kind for kind in long_term if kind not in separate]
-    log_in_search = track_access and not results and not separate and not parts.db.citus
+    log_in_search = track_access and not results and not separate
     if joint:
         results += parts.long_term(joint[0]).search(
             request.query,
