@@ -56,6 +56,13 @@ def row_to_item(user_id: str, row: Sequence[Any], scores: dict[str, Any] | None 
     )
 
 
+def log_accesses(db: Database, conn: Conn, user_id: str, memory_ids: Sequence[UUID], now: datetime) -> None:
+    """Log one access of each memory, in the caller's transaction: to the UNLOGGED access log,
+    never to ``memories`` (``fold_accesses`` moves the log into the counters)."""
+    rows = [{"memory_id": memory_id} for memory_id in memory_ids]
+    db.insert_rows(conn, q.LOG_ONE_ACCESS, q.LOG_ACCESS, rows, ("memory_id",), user_id=user_id, now=now)
+
+
 def scored_item(user_id: str, row: Sequence[Any], names: Sequence[str]) -> MemoryItem:
     """A search row: ``COLUMNS``, the named score components, the importance weight, the score."""
     components = dict(zip(names, (float(v) for v in row[8 : 8 + len(names)]), strict=True))
@@ -333,16 +340,7 @@ class LongTermMemory:
             if self.db.citus:  # one hop to the user's worker, instead of one per statement inside
                 rows = [row[0] for row in conn.execute(q.SEARCH_DELEGATED, params, binary=True)]
                 if log_access:  # the same worker, the same transaction (INSERT ... SELECT is refused)
-                    accessed = [{"memory_id": row[0]} for row in rows]
-                    self.db.insert_rows(
-                        conn,
-                        q.LOG_ONE_ACCESS,
-                        q.LOG_ACCESS,
-                        accessed,
-                        ("memory_id",),
-                        user_id=self.user_id,
-                        now=now,
-                    )
+                    log_accesses(self.db, conn, self.user_id, [row[0] for row in rows], now)
             else:
                 rows = conn.execute(q.SEARCH_AND_LOG if log_access else q.SEARCH, params).fetchall()
         return [scored_item(self.user_id, row, q.HYBRID_SCORES) for row in rows]

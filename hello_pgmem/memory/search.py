@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from hello_pgmem.memory import queries as q
+from hello_pgmem.memory.longterm import log_accesses
 from hello_pgmem.memory.parts import MemoryParts
 from hello_pgmem.memory.perceptual import PerceptualMemory
 from hello_pgmem.memory.working import WorkingMemory
@@ -158,14 +158,5 @@ def record_access(parts: MemoryParts, memory_ids: Sequence[UUID]) -> None:
     """Log one access (and its time) for each memory: one round trip, nothing written to memories
     (``fold_accesses`` moves the log into the counters; maintain and decay run it)."""
     if memory_ids:
-        rows = [{"memory_id": memory_id} for memory_id in memory_ids]
         with parts.db.transaction(parts.user_id, pipeline=True) as conn:
-            parts.db.insert_rows(
-                conn,
-                q.LOG_ONE_ACCESS,
-                q.LOG_ACCESS,
-                rows,
-                ("memory_id",),
-                user_id=parts.user_id,
-                now=parts.clock(),
-            )
+            log_accesses(parts.db, conn, parts.user_id, memory_ids, parts.clock())
