@@ -34,7 +34,6 @@ from workload import Workload
 from hello_pgmem import Database, HashingEmbedder, MemoryManager, Settings, migrations
 from hello_pgmem.dev.chroot import DevDB
 from hello_pgmem.dev.citus import CitusCluster
-from hello_pgmem.ops.citus import distribute
 
 RESULTS = Path(__file__).resolve().parent / "results"
 K = 10
@@ -61,8 +60,7 @@ def cluster_database() -> Iterator[Settings]:
     cluster.create_database(name)
     try:
         settings = Settings(database_url=cluster.url(name), age="off", pool_max_size=4)
-        migrations.upgrade(settings)
-        distribute(settings)
+        migrations.upgrade(settings)  # distributes the schema on a coordinator
         yield settings
     finally:
         cluster.drop_database(name)

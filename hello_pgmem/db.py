@@ -270,6 +270,17 @@ class Database:
         else:
             conn.execute(many, {**common, **as_columns(rows, columns)})
 
+    def call_rows(
+        self, conn: psycopg.Connection[Any], plain: str, delegated: str, params: Mapping[str, Any]
+    ) -> list[Sequence[Any]]:
+        """The rows of a distributed function's call: ``plain`` (``SELECT … FROM f(…)``) on one
+        server; on Citus ``delegated``, the bare ``SELECT f(…)`` that Citus runs whole on the
+        worker holding its first argument (the only form it delegates), each row one record read
+        in binary so that its fields come typed, in ``plain``'s column order."""
+        if self.citus:
+            return [row[0] for row in conn.execute(delegated, params, binary=True)]
+        return conn.execute(plain, params).fetchall()
+
     @property
     def graph_enabled(self) -> bool:
         """Whether the AGE graph exists and is used (AGE installed, not PGMEM_AGE=off)."""

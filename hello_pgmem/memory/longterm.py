@@ -337,12 +337,12 @@ class LongTermMemory:
             "per_type": per_type,
         }
         with self.db.transaction(self.user_id, pipeline=True) as conn:  # scope and search in one trip
-            if self.db.citus:  # one hop to the user's worker, instead of one per statement inside
-                rows = [row[0] for row in conn.execute(q.SEARCH_DELEGATED, params, binary=True)]
-                if log_access:  # the same worker, the same transaction (INSERT ... SELECT is refused)
-                    log_accesses(self.db, conn, self.user_id, [row[0] for row in rows], now)
-            else:
-                rows = conn.execute(q.SEARCH_AND_LOG if log_access else q.SEARCH, params).fetchall()
+            in_search = log_access and not self.db.citus  # Citus refuses the INSERT ... SELECT there
+            rows = self.db.call_rows(
+                conn, q.SEARCH_AND_LOG if in_search else q.SEARCH, q.SEARCH_DELEGATED, params
+            )
+            if log_access and not in_search:  # the same worker, the same transaction
+                log_accesses(self.db, conn, self.user_id, [row[0] for row in rows], now)
         return [scored_item(self.user_id, row, q.HYBRID_SCORES) for row in rows]
 
     def ranked(

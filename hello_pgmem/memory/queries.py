@@ -244,9 +244,7 @@ FROM {_SEARCH_CALL}
 """
 
 SEARCH_DELEGATED = f"SELECT {_SEARCH_CALL}"
-"""``SEARCH`` as Citus delegates it, whole, to the worker that holds the user: the bare call (a
-call in a FROM clause is never delegated). Each row is one record, of ``SEARCH``'s columns in
-order; read in binary, its fields come typed."""
+"""``SEARCH`` as Citus delegates it, whole, to the worker that holds the user (``Database.call_rows``)."""
 
 SEARCH_AND_LOG = f"""
 WITH found AS MATERIALIZED ({SEARCH}), logged AS (

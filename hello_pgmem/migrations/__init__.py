@@ -62,7 +62,8 @@ def alembic_config(settings: Settings | None = None) -> Config:
 def upgrade(settings: Settings | None = None, revision: str = "head", distribute: bool = True) -> None:
     """Migrate the schema up to ``revision`` (idempotent: at head it does nothing). On a Citus
     coordinator the schema at head is then distributed over the cluster, once
-    (:func:`hello_pgmem.ops.citus.distribute`; ``distribute=False`` leaves it on the coordinator)."""
+    (:func:`hello_pgmem.ops.citus.distribute_on_citus`; ``distribute=False`` leaves it on the
+    coordinator)."""
     from alembic import command
 
     settings = settings or Settings()

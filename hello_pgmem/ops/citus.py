@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from psycopg import sql
 
-from hello_pgmem.db import connect, probe
+from hello_pgmem.db import Conn, ServerInfo, connect, probe
 from hello_pgmem.errors import ConfigurationError
 from hello_pgmem.resources import read_sql
 from hello_pgmem.settings import Settings
@@ -69,9 +69,8 @@ def distribute_on_citus(settings: Settings) -> dict[str, str] | None:
     """:func:`distribute` when the database is a Citus coordinator (what ``migrate`` runs after
     the revisions); None on one server."""
     with connect(settings) as conn:
-        if conn.execute(CITUS_INSTALLED).fetchone() is None:
-            return None
-    return distribute(settings)
+        info = probe(conn, settings.schema_name, settings.graph_name)
+        return None if info.citus_version is None else _distribute(conn, settings, info)
 
 
 def distribute(settings: Settings) -> dict[str, str]:
@@ -84,20 +83,25 @@ def distribute(settings: Settings) -> dict[str, str]:
             raise ConfigurationError(
                 "citus is not installed in this database: connect to a Citus coordinator"
             )
-        if info.revision is None:
-            raise ConfigurationError('the schema is not migrated: run "hello-pgmem migrate" first')
-        if info.age_version is not None:
-            raise ConfigurationError(
-                "Apache AGE is installed in this database and cannot be distributed: "
-                "migrate a database without it (PGMEM_AGE=off)"
-            )
-        conn.execute(
-            sql.SQL("SET LOCAL search_path TO {}, {}, pg_temp").format(
-                sql.Identifier(settings.schema_name), sql.Identifier(info.vector_schema or "public")
-            )
+        return _distribute(conn, settings, info)
+
+
+def _distribute(conn: Conn, settings: Settings, info: ServerInfo) -> dict[str, str]:
+    """Check the schema can be distributed, run distribute.sql in ``conn`` and commit."""
+    if info.revision is None:
+        raise ConfigurationError('the schema is not migrated: run "hello-pgmem migrate" first')
+    if info.age_version is not None:
+        raise ConfigurationError(
+            "Apache AGE is installed in this database and cannot be distributed: "
+            "migrate a database without it (PGMEM_AGE=off)"
         )
-        conn.execute(read_sql("citus/distribute.sql"))
-        rows = conn.execute(_DISTRIBUTED, (settings.schema_name,)).fetchall()
-        placed = {str(row[0]): str(row[1]) for row in rows}
-        conn.commit()
+    conn.execute(
+        sql.SQL("SET LOCAL search_path TO {}, {}, pg_temp").format(
+            sql.Identifier(settings.schema_name), sql.Identifier(info.vector_schema or "public")
+        )
+    )
+    conn.execute(read_sql("citus/distribute.sql"))
+    rows = conn.execute(_DISTRIBUTED, (settings.schema_name,)).fetchall()
+    placed = {str(row[0]): str(row[1]) for row in rows}
+    conn.commit()
     return placed

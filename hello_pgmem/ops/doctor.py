@@ -239,7 +239,7 @@ def check_citus_tables(ctx: Context) -> list[Finding]:
             wrong.append(table)
     if wrong:
         message = f"tables not placed as distribute places them: {', '.join(sorted(wrong))}"
-        return [Finding("error", "citus", message, "see docs/citus.md, 'What distribute does'")]
+        return [Finding("error", "citus", message, "see docs/citus.md, 'Migrate and it is distributed'")]
     return [
         Finding(
             "ok",

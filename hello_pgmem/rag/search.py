@@ -82,11 +82,7 @@ class Search(store.Namespaced):
                     fusion=self.fusion,
                     pool=pool,
                 )
-                if self.db.citus:  # one hop to the namespace's worker (see store.SEARCH_DELEGATED)
-                    rows = [row[0] for row in conn.execute(store.SEARCH_DELEGATED, params, binary=True)]
-                else:
-                    rows = conn.execute(store.SEARCH, params).fetchall()
-                for row in rows:
+                for row in self.db.call_rows(conn, store.SEARCH, store.SEARCH_DELEGATED, params):
                     hit = _hit(row)
                     known = best.get(hit.id)
                     if known is None or hit.score > known.score:

@@ -90,8 +90,7 @@ FROM {_SEARCH_CALL}
 """
 
 SEARCH_DELEGATED = f"SELECT {_SEARCH_CALL}"
-"""``SEARCH`` as Citus delegates it to the worker that holds the namespace (the bare call; each
-row one record of ``SEARCH``'s columns, typed when read in binary)."""
+"""``SEARCH`` as Citus delegates it to the worker that holds the namespace (``Database.call_rows``)."""
 
 LIST_DOCUMENTS = """
 SELECT id, source_path, title, chunk_count, token_count, created_at, updated_at
