@@ -76,6 +76,19 @@ def test_database_constraints_reject_bad_rows(conn: object) -> None:
             )
 
 
+def test_a_connection_the_server_ended_is_replaced_on_checkout(settings: Settings) -> None:
+    one = Settings(**{**settings.model_dump(), "pool_min_size": 1, "pool_max_size": 1})
+    with Database(one) as db, psycopg.connect(settings.database_url, autocommit=True) as admin:
+        with db.connection() as conn:
+            first = conn.execute("SELECT pg_backend_pid()").fetchone()
+        assert first is not None
+        ended = admin.execute("SELECT pg_terminate_backend(%s, 5000)", (first[0],)).fetchone()
+        assert ended == (True,)
+        with db.connection() as conn:  # no error: the check saw the closed socket
+            second = conn.execute("SELECT pg_backend_pid()").fetchone()
+        assert second is not None and second[0] != first[0]
+
+
 def test_a_new_model_gets_the_configured_hnsw_parameters(settings: Settings) -> None:
     model = f"hnsw-test-{uuid.uuid4().hex[:8]}"
     tuned = Settings(**{**settings.model_dump(), "hnsw_m": 8, "hnsw_ef_construction": 32})

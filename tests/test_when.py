@@ -43,6 +43,8 @@ def test_a_named_time_becomes_the_period_it_names(question: str, start: datetime
         "Did 5 people come to the party?",
         "李四是前端工程师吗",
         "When did Caroline go to the support group?",  # "when" asks for a time, names none
+        "David prefers jazz on weekends",  # a weekend is no period named
+        "周末喜欢吃饺子",
     ],
 )
 def test_no_time_is_read_where_none_is_named(question: str) -> None:

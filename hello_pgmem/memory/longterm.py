@@ -336,14 +336,40 @@ class LongTermMemory:
             "fusion": self.fusion,
             "per_type": per_type,
         }
+        plain_vector = (  # what vector_ranked states as one statement
+            mode == "vector"
+            and named_time is None
+            and not self.db.citus
+            and space in ("text", "embedding")
+            and set(types or [self.memory_type]) <= {"episodic", "semantic"}
+            and (per_type is None or per_type >= limit)
+            and all(f is None for f in (session_id, since, until, min_importance, modality))
+        )
         with self.db.transaction(self.user_id, pipeline=True) as conn:  # scope and search in one trip
-            in_search = log_access and not self.db.citus  # Citus refuses the INSERT ... SELECT there
-            rows = self.db.call_rows(
-                conn, q.SEARCH_AND_LOG if in_search else q.SEARCH, q.SEARCH_DELEGATED, params
-            )
+            if plain_vector:
+                rows, in_search = self._vector_ranked(conn, params, log_access)
+            else:
+                in_search = log_access and not self.db.citus  # Citus refuses the INSERT ... SELECT there
+                rows = self.db.call_rows(
+                    conn, q.SEARCH_AND_LOG if in_search else q.SEARCH, q.SEARCH_DELEGATED, params
+                )
             if log_access and not in_search:  # the same worker, the same transaction
                 log_accesses(self.db, conn, self.user_id, [row[0] for row in rows], now)
         return [scored_item(self.user_id, row, q.HYBRID_SCORES) for row in rows]
+
+    def _vector_ranked(
+        self, conn: Conn, params: dict[str, Any], log_access: bool
+    ) -> tuple[list[Sequence[Any]], bool]:
+        """The vector ranking as one planned statement; the function, with its exact fallback,
+        when the HNSW scan came back short (or the user holds fewer memories than the limit).
+        True when the statement logged the accesses."""
+        limit = params["limit"]
+        conn.execute(q.VECTOR_SCAN, {"ef_search": str(min(1000, max(40, 2 * limit)))})
+        statement = q.vector_ranked(self.embedder.model_name, self.embedder.dimension)
+        rows: list[Sequence[Any]] = conn.execute(statement, {**params, "log": log_access}).fetchall()
+        if len(rows) < limit:
+            return conn.execute(q.SEARCH, params).fetchall(), False
+        return rows, log_access
 
     def ranked(
         self,

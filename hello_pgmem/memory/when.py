@@ -4,7 +4,7 @@ Chinese dates are read by the rules below (dateparser misreads 年/月 forms); o
 ``dateparser`` (English and Chinese), relative to ``now``, and widened to the period they name:
 a day, a week (Monday to Monday), a month or a year. A query without a time expression gives None
 and costs nothing: dateparser (a fifth of a second to load) is imported only when the query has a
-digit or a time word.
+digit or a time word ("weekend" and 周末 name no period: they do not count).
 """
 
 from __future__ import annotations
@@ -53,9 +53,9 @@ _CHINESE_RELATIVE = {
 # "5 people", "her 18th birthday": a number or an ordinal alone is no date
 _BARE_NUMBER = re.compile(r"^\W*(?:in|on|at|of|the)?\W*\d{1,3}(?:st|nd|rd|th)?\W*$", re.IGNORECASE)
 _TIME_WORDS = re.compile(
-    r"\d|yesterday|today|tomorrow|\blast\b|\bago\b|\bweek|\bmonth|\byear|monday|tuesday|wednesday|thursday|"
-    r"friday|saturday|sunday|january|february|march|april|\bmay\b|june|july|august|september|october|"
-    r"november|december|[年月日号周天]",
+    r"\d|yesterday|today|tomorrow|\blast\b|\bago\b|\bweek(?!end)|\bmonth|\byear|monday|tuesday|wednesday|"
+    r"thursday|friday|saturday|sunday|january|february|march|april|\bmay\b|june|july|august|september|"
+    r"october|november|december|[年月日号天]|周(?!末)",
     re.IGNORECASE,
 )
 

@@ -1,0 +1,177 @@
+"""The vector ranking through the API: one planned statement (queries.vector_ranked) that must
+give what search_memories(…, p_mode => 'vector') gives, log what it returns, and fall back to the
+function when the HNSW scan comes back short."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import psycopg
+import pytest
+from psycopg import sql
+
+from hello_pgmem import Database, HashingEmbedder
+from hello_pgmem.memory import MemoryManager
+from hello_pgmem.memory import queries as q
+from tests.conftest import Clock
+from tests.deployments import TestServer
+
+WORDS = [
+    "garden",
+    "coffee",
+    "guitar",
+    "trip",
+    "beach",
+    "train",
+    "recipe",
+    "cake",
+    "party",
+    "email",
+    "project",
+    "deadline",
+    "office",
+]
+
+
+def sentences(count: int, seed: int) -> list[str]:
+    pick = random.Random(seed)
+    return [
+        f"{pick.choice(WORDS)} and {pick.choice(WORDS)} with {pick.choice(WORDS)} number {i}"
+        for i in range(count)
+    ]
+
+
+def by_function(
+    db: Database, manager: MemoryManager, question: str, limit: int, exact: bool
+) -> list[tuple[Any, ...]]:
+    """(id, score) of search_memories in vector mode; ``exact`` keeps the planner off HNSW."""
+    store = manager.parts.long_term("episodic")
+    params = {
+        "user_id": manager.user_id,
+        "model": store.embedder.model_name,
+        "query": store.embedder.encode_one(question),
+        "query_text": question,
+        "limit": limit,
+        "types": ["episodic", "semantic"],
+        "now": store.clock(),
+    }
+    with db.transaction(manager.user_id) as conn:
+        if exact:
+            conn.execute("SET LOCAL enable_indexscan = off")
+        rows = conn.execute(
+            "SELECT id, score FROM search_memories(%(user_id)s, %(model)s, %(query)s, %(query_text)s,"
+            " %(limit)s, %(types)s, p_now => %(now)s, p_mode => 'vector', p_per_type => %(limit)s)",
+            params,
+        ).fetchall()
+    return [(row[0], round(row[1], 9)) for row in rows]
+
+
+def accesses(db: Database, user_id: str) -> int:
+    with db.transaction(user_id) as conn:
+        row = conn.execute("SELECT count(*) FROM memory_accesses WHERE user_id = %s", (user_id,)).fetchone()
+    return int(row[0]) if row else 0
+
+
+def test_the_vector_ranking_is_the_function_s(
+    make_manager: Callable[..., MemoryManager], clean: Database
+) -> None:
+    manager = make_manager()
+    manager.add_memories(sentences(240, 1), "episodic", importance=0.4)
+    manager.add_memories(sentences(30, 2), "semantic", importance=0.8)
+    make_manager("bob").add_memories(
+        sentences(200, 3), "episodic", importance=0.5
+    )  # another user's rows in the index
+    for question in sentences(12, 4):
+        found = manager.retrieve_memories(question, limit=10, scoring="vector")
+        assert [(i.id, round(i.metadata["relevance_score"], 9)) for i in found] == by_function(
+            clean, manager, question, 10, exact=False
+        )
+        assert {i.memory_type for i in found} <= {"episodic", "semantic"}
+    before = accesses(clean, "alice")
+    manager.retrieve_memories("garden and coffee", limit=7, scoring="vector")
+    assert accesses(clean, "alice") == before + 7, "each returned memory logged once"
+
+
+def test_the_statement_returns_the_function_s_rows_and_columns(
+    make_manager: Callable[..., MemoryManager], clean: Database, embedder: HashingEmbedder, clock: Clock
+) -> None:
+    manager = make_manager()
+    manager.add_memories(sentences(60, 5), "episodic", importance=0.3)
+    params = {
+        "user_id": "alice",
+        "model": embedder.model_name,
+        "query": embedder.encode_one("beach trip"),
+        "query_text": "beach trip",
+        "limit": 10,
+        "types": ["episodic"],
+        "session_id": None,
+        "since": None,
+        "until": None,
+        "min_importance": None,
+        "modality": None,
+        "space": "text",
+        "now": clock(),
+        "names": None,
+        "seeds": None,
+        "max_hops": 2,
+        "time_from": None,
+        "time_to": None,
+        "mode": "vector",
+        "fusion": "weighted",
+        "per_type": 10,
+        "log": False,
+    }
+    with clean.transaction("alice") as conn:
+        conn.execute(q.VECTOR_SCAN, {"ef_search": "40"})
+        fast = conn.execute(q.vector_ranked(embedder.model_name, embedder.dimension), params)
+        names = [column.name for column in fast.description or []]
+        fast_rows = fast.fetchall()
+        function = conn.execute(q.SEARCH, params)
+        assert names == [column.name for column in function.description or []]
+        assert fast_rows == function.fetchall()
+
+
+@pytest.fixture()
+def short_scans(test_server: TestServer, new_database: Callable[[], str], clock: Clock) -> Iterator[Database]:
+    """Two users, "other" with 600 memories and "me" with 30, in a database whose planner then walks
+    the HNSW index (sorting is made dear) and whose HNSW scans stop after their first batch
+    (hnsw.max_scan_tuples = 1): among the first neighbours few are "me"'s."""
+    settings = test_server.settings(new_database())
+    test_server.migrate(settings)
+    embedder = HashingEmbedder()
+    with Database(settings) as db:
+        for user, count, seed in (("other", 600, 6), ("me", 30, 7)):
+            manager = MemoryManager(user_id=user, database=db, embedder=embedder, clock=clock)
+            manager.add_memories(sentences(count, seed), "episodic", importance=0.5)
+    with psycopg.connect(settings.database_url, autocommit=True) as conn:
+        name = sql.Identifier(conn.info.dbname)
+        conn.execute(sql.SQL("ALTER DATABASE {} SET hnsw.max_scan_tuples = 1").format(name))
+        conn.execute(sql.SQL("ALTER DATABASE {} SET enable_sort = off").format(name))
+    with Database(settings) as db:  # connections made after the settings
+        yield db
+
+
+def test_a_short_hnsw_scan_still_fills_the_limit(short_scans: Database, clock: Clock) -> None:
+    embedder = HashingEmbedder()
+    me = MemoryManager(user_id="me", database=short_scans, embedder=embedder, clock=clock)
+    question = "garden party with cake"
+    params = {
+        "user_id": "me",
+        "query": embedder.encode_one(question),
+        "now": clock(),
+        "limit": 20,
+        "types": ["episodic", "semantic"],
+        "log": False,
+    }
+    with short_scans.transaction("me") as conn:
+        conn.execute(q.VECTOR_SCAN, {"ef_search": "40"})
+        alone = conn.execute(q.vector_ranked(embedder.model_name, embedder.dimension), params).fetchall()
+    assert len(alone) < 20, "the setup must make the statement's index scan short"
+    before = accesses(short_scans, "me")
+    found = me.retrieve_memories(question, limit=20, scoring="vector")
+    assert [(i.id, round(i.metadata["relevance_score"], 9)) for i in found] == by_function(
+        short_scans, me, question, 20, exact=True
+    )
+    assert accesses(short_scans, "me") == before + 20, "logged once, after the fallback"
