@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterator
+from datetime import timedelta
 from typing import Any
 
 import psycopg
@@ -15,6 +16,7 @@ from psycopg import sql
 from hello_pgmem import Database, HashingEmbedder
 from hello_pgmem.memory import MemoryManager
 from hello_pgmem.memory import queries as q
+from hello_pgmem.memory.when import time_range
 from tests.conftest import Clock
 from tests.deployments import TestServer
 
@@ -46,9 +48,13 @@ def sentences(count: int, seed: int) -> list[str]:
 def by_function(
     db: Database, manager: MemoryManager, question: str, limit: int, exact: bool
 ) -> list[tuple[Any, ...]]:
-    """(id, score) of search_memories in vector mode; ``exact`` keeps the planner off HNSW."""
+    """(id, score) of search_memories in vector mode, with the time the question names;
+    ``exact`` keeps the planner off HNSW."""
     store = manager.parts.long_term("episodic")
+    named = time_range(question, store.clock())
     params = {
+        "time_from": named[0] if named else None,
+        "time_to": named[1] if named else None,
         "user_id": manager.user_id,
         "model": store.embedder.model_name,
         "query": store.embedder.encode_one(question),
@@ -62,7 +68,8 @@ def by_function(
             conn.execute("SET LOCAL enable_indexscan = off")
         rows = conn.execute(
             "SELECT id, score FROM search_memories(%(user_id)s, %(model)s, %(query)s, %(query_text)s,"
-            " %(limit)s, %(types)s, p_now => %(now)s, p_mode => 'vector', p_per_type => %(limit)s)",
+            " %(limit)s, %(types)s, p_now => %(now)s, p_mode => 'vector', p_per_type => %(limit)s,"
+            " p_time_from => %(time_from)s, p_time_to => %(time_to)s)",
             params,
         ).fetchall()
     return [(row[0], round(row[1], 9)) for row in rows]
@@ -75,20 +82,25 @@ def accesses(db: Database, user_id: str) -> int:
 
 
 def test_the_vector_ranking_is_the_function_s(
-    make_manager: Callable[..., MemoryManager], clean: Database
+    make_manager: Callable[..., MemoryManager], clean: Database, clock: Clock
 ) -> None:
     manager = make_manager()
     manager.add_memories(sentences(240, 1), "episodic", importance=0.4)
     manager.add_memories(sentences(30, 2), "semantic", importance=0.8)
+    last_week = [clock() - timedelta(days=7, hours=h) for h in range(40)]
+    manager.add_memories(sentences(40, 8), "episodic", importance=0.4, timestamps=last_week)
     make_manager("bob").add_memories(
         sentences(200, 3), "episodic", importance=0.5
     )  # another user's rows in the index
-    for question in sentences(12, 4):
+    named = [f"what was {q} last week" for q in sentences(4, 9)]  # a time lifts those in range
+    for question in [*sentences(12, 4), *named]:
         found = manager.retrieve_memories(question, limit=10, scoring="vector")
         assert [(i.id, round(i.metadata["relevance_score"], 9)) for i in found] == by_function(
             clean, manager, question, 10, exact=False
         )
         assert {i.memory_type for i in found} <= {"episodic", "semantic"}
+        if question in named:
+            assert any(i.metadata["time_score"] == 1.0 for i in found)
     before = accesses(clean, "alice")
     manager.retrieve_memories("garden and coffee", limit=7, scoring="vector")
     assert accesses(clean, "alice") == before + 7, "each returned memory logged once"
@@ -122,14 +134,15 @@ def test_the_statement_returns_the_function_s_rows_and_columns(
         "fusion": "weighted",
         "per_type": 10,
         "log": False,
+        "pool": 10,
     }
     with clean.transaction("alice") as conn:
         conn.execute(q.VECTOR_SCAN, {"ef_search": "40"})
         fast = conn.execute(q.vector_ranked(embedder.model_name, embedder.dimension), params)
         names = [column.name for column in fast.description or []]
-        fast_rows = fast.fetchall()
+        fast_rows = [row[:-1] for row in fast.fetchall()]  # without the count of candidates
         function = conn.execute(q.SEARCH, params)
-        assert names == [column.name for column in function.description or []]
+        assert names == [*(column.name for column in function.description or []), "candidates"]
         assert fast_rows == function.fetchall()
 
 
@@ -164,11 +177,14 @@ def test_a_short_hnsw_scan_still_fills_the_limit(short_scans: Database, clock: C
         "limit": 20,
         "types": ["episodic", "semantic"],
         "log": False,
+        "pool": 20,
+        "time_from": None,
+        "time_to": None,
     }
     with short_scans.transaction("me") as conn:
         conn.execute(q.VECTOR_SCAN, {"ef_search": "40"})
         alone = conn.execute(q.vector_ranked(embedder.model_name, embedder.dimension), params).fetchall()
-    assert len(alone) < 20, "the setup must make the statement's index scan short"
+    assert alone[0][-1] < 20, "the setup must make the statement's index scan short"
     before = accesses(short_scans, "me")
     found = me.retrieve_memories(question, limit=20, scoring="vector")
     assert [(i.id, round(i.metadata["relevance_score"], 9)) for i in found] == by_function(

@@ -338,7 +338,6 @@ class LongTermMemory:
         }
         plain_vector = (  # what vector_ranked states as one statement
             mode == "vector"
-            and named_time is None
             and not self.db.citus
             and space in ("text", "embedding")
             and set(types or [self.memory_type]) <= {"episodic", "semantic"}
@@ -361,15 +360,16 @@ class LongTermMemory:
         self, conn: Conn, params: dict[str, Any], log_access: bool
     ) -> tuple[list[Sequence[Any]], bool]:
         """The vector ranking as one planned statement; the function, with its exact fallback,
-        when the HNSW scan came back short (or the user holds fewer memories than the limit).
+        when the HNSW scan found fewer than the pool (or the user holds fewer memories).
         True when the statement logged the accesses."""
         limit = params["limit"]
-        conn.execute(q.VECTOR_SCAN, {"ef_search": str(min(1000, max(40, 2 * limit)))})
+        pool = limit if params["time_from"] is None else max(40, limit)  # search_memories' pool
+        conn.execute(q.VECTOR_SCAN, {"ef_search": str(min(1000, max(40, 2 * pool)))})
         statement = q.vector_ranked(self.embedder.model_name, self.embedder.dimension)
-        rows: list[Sequence[Any]] = conn.execute(statement, {**params, "log": log_access}).fetchall()
-        if len(rows) < limit:
+        rows = conn.execute(statement, {**params, "pool": pool, "log": log_access}).fetchall()
+        if not rows or rows[0][-1] < pool:
             return conn.execute(q.SEARCH, params).fetchall(), False
-        return rows, log_access
+        return [row[:-1] for row in rows], log_access
 
     def ranked(
         self,

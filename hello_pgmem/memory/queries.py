@@ -262,9 +262,13 @@ WITH found AS MATERIALIZED (
     SELECT s.id, s.memory_type, s.content, s.importance, s.session_id, s.modality, s.metadata,
            s.created_at, s.vector_n AS vector_score, 0::float8 AS text_score, 0::float8 AS context_score,
            0::float8 AS session_score, 0::float8 AS speaker_score, 0::float8 AS graph_score,
-           0::float8 AS time_score, s.recency AS recency_score, importance_weight(s.importance),
-           s.vector_n + 0.01 * s.recency + 0.01 * s.importance AS score
+           s.in_time::float8 AS time_score, s.recency AS recency_score, importance_weight(s.importance),
+           s.vector_n + 0.2 * s.in_time + 0.01 * s.recency + 0.01 * s.importance AS score, s.candidates
     FROM (SELECT n.*, coalesce(n.vector_raw / nullif(max(n.vector_raw) OVER (), 0), 0) AS vector_n,
+                 count(*) OVER () AS candidates,
+                 CASE WHEN %(time_from)s::timestamptz IS NOT NULL AND n.created_at >= %(time_from)s
+                           AND (%(time_to)s::timestamptz IS NULL OR n.created_at < %(time_to)s)
+                      THEN 1.0 ELSE 0.0 END AS in_time,
                  episodic_recency(greatest(0, extract(epoch FROM %(now)s::timestamptz - n.created_at)::float8
                                               / 86400)) AS recency
           FROM (SELECT m.id, m.memory_type, m.content, m.importance, m.session_id, m.modality, m.metadata,
@@ -275,11 +279,13 @@ WITH found AS MATERIALIZED (
                 WHERE m.user_id = %(user_id)s AND m.embedding_model = {model} AND m.forgotten_at IS NULL
                   AND m.memory_type = ANY (%(types)s)
                 ORDER BY m.embedding::{type}({dimension}) <=> %(query)s::{type}({dimension})
-                LIMIT %(limit)s) AS n) AS s
-), logged AS (  -- a short answer is not the answer: the caller runs SEARCH and logs that
+                LIMIT %(pool)s) AS n) AS s
+    ORDER BY score DESC, s.id
+    LIMIT %(limit)s
+), logged AS (  -- a short scan is not the answer: the caller runs SEARCH and logs that
     INSERT INTO memory_accesses (user_id, memory_id, accessed_at)
     SELECT %(user_id)s, f.id, %(now)s FROM found f
-    WHERE %(log)s AND (SELECT count(*) FROM found) >= %(limit)s
+    WHERE %(log)s AND f.candidates >= %(pool)s
 )
 SELECT * FROM found ORDER BY score DESC, id
 """
@@ -293,13 +299,15 @@ SELECT set_config('hnsw.ef_search', %(ef_search)s, true),
 
 @functools.cache
 def vector_ranked(model: str, dimension: int) -> sql.Composed:
-    """``search_memories(…, p_mode => 'vector')`` of episodic and semantic memories, without filters
-    or a named time, as one plain statement: the same rows and scores (``SEARCH``'s columns), but
-    planned in a fraction of the time the function's dynamic SQL takes. The model is a literal so
+    """``search_memories(…, p_mode => 'vector')`` of episodic and semantic memories, without filters,
+    as one plain statement: the same rows and scores (``SEARCH``'s columns, then how many
+    candidates the scan found), planned in a fraction of the time the function's dynamic SQL
+    takes. ``pool`` is the function's: the limit, or at least 40 when the query names a time
+    (``time_from``, ``time_to``), which lifts a memory in that range. The model is a literal so
     that the planner matches its partial HNSW index; the type and typmod are those of the index
     (halfvec above 2,000 dimensions, as ``vector_type_for``). With ``log`` true it logs an access
-    of each memory it returns, unless fewer than the limit return: an HNSW scan can come back
-    short, and the caller then runs ``SEARCH`` (whose exact fallback fills the limit)."""
+    of each memory it returns, unless the scan found fewer than the pool: an HNSW scan can come
+    back short, and the caller then runs ``SEARCH`` (whose exact fallback fills the pool)."""
     kind = "halfvec" if dimension > 2000 else "vector"
     return sql.SQL(_VECTOR_RANKED).format(
         type=sql.SQL(kind), dimension=sql.Literal(int(dimension)), model=sql.Literal(model)
