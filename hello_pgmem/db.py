@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import re
-import select
+import selectors
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -188,7 +188,9 @@ def check_idle_connection(conn: psycopg.Connection[Any]) -> None:
     idle connection receives nothing unless the server ended it (a restart, a crash,
     pg_terminate_backend), and then its socket reads as ready; only such a connection is checked
     with a query (and replaced when that fails)."""
-    ready, _, _ = select.select([conn.fileno()], [], [], 0)
+    with selectors.DefaultSelector() as waiting:  # select.select fails on descriptors >= 1024
+        waiting.register(conn.fileno(), selectors.EVENT_READ)
+        ready = waiting.select(timeout=0)
     if ready:
         ConnectionPool.check_connection(conn)
 

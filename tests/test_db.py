@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import resource
 import uuid
 
 import numpy as np
@@ -9,6 +11,7 @@ import psycopg
 import pytest
 
 from hello_pgmem import Database, DatabaseUnavailableError, Settings
+from hello_pgmem.db import check_idle_connection
 
 
 def test_connections_are_configured(database: Database) -> None:
@@ -87,6 +90,21 @@ def test_a_connection_the_server_ended_is_replaced_on_checkout(settings: Setting
         with db.connection() as conn:  # no error: the check saw the closed socket
             second = conn.execute("SELECT pg_backend_pid()").fetchone()
         assert second is not None and second[0] != first[0]
+
+
+def test_the_checkout_check_takes_descriptors_above_1024(settings: Settings) -> None:
+    """A process with many files open gets sockets past select()'s FD_SETSIZE."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, max(soft, 4096)), hard))
+    fillers = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+    try:
+        with psycopg.connect(settings.database_url) as conn:
+            assert conn.fileno() >= 1024
+            check_idle_connection(conn)  # an idle, live connection: no error
+    finally:
+        for fd in fillers:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
 
 def test_a_new_model_gets_the_configured_hnsw_parameters(settings: Settings) -> None:

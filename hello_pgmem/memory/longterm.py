@@ -313,13 +313,14 @@ class LongTermMemory:
         named_time = time_range(query, now)
         mode = scoring or self.scoring
         names = None if mode == "vector" else name_candidates(query)  # speakers and graph seeds
+        kinds = list(types or [self.memory_type])
         params = {
             "user_id": self.user_id,
             "model": self.embedder.model_name,
             "query": self.embedder.encode_one(query) if vector is None else vector,
             "query_text": query,
             "limit": limit,
-            "types": list(types or [self.memory_type]),
+            "types": kinds,
             "session_id": session_id,
             "since": since,
             "until": until,
@@ -340,19 +341,19 @@ class LongTermMemory:
             mode == "vector"
             and not self.db.citus
             and space in ("text", "embedding")
-            and set(types or [self.memory_type]) <= {"episodic", "semantic"}
+            and set(kinds) <= {"episodic", "semantic"}
             and (per_type is None or per_type >= limit)
             and all(f is None for f in (session_id, since, until, min_importance, modality))
         )
         with self.db.transaction(self.user_id, pipeline=True) as conn:  # scope and search in one trip
             if plain_vector:
-                rows, in_search = self._vector_ranked(conn, params, log_access)
+                rows, logged = self._vector_ranked(conn, params, log_access)
             else:
-                in_search = log_access and not self.db.citus  # Citus refuses the INSERT ... SELECT there
+                logged = log_access and not self.db.citus  # Citus refuses the INSERT ... SELECT there
                 rows = self.db.call_rows(
-                    conn, q.SEARCH_AND_LOG if in_search else q.SEARCH, q.SEARCH_DELEGATED, params
+                    conn, q.SEARCH_AND_LOG if logged else q.SEARCH, q.SEARCH_DELEGATED, params
                 )
-            if log_access and not in_search:  # the same worker, the same transaction
+            if log_access and not logged:  # in the search's transaction (on Citus, the same worker)
                 log_accesses(self.db, conn, self.user_id, [row[0] for row in rows], now)
         return [scored_item(self.user_id, row, q.HYBRID_SCORES) for row in rows]
 

@@ -298,7 +298,7 @@ SELECT set_config('hnsw.ef_search', %(ef_search)s, true),
 
 
 @functools.cache
-def vector_ranked(model: str, dimension: int) -> sql.Composed:
+def vector_ranked(model: str, dimension: int) -> str:
     """``search_memories(…, p_mode => 'vector')`` of episodic and semantic memories, without filters,
     as one plain statement: the same rows and scores (``SEARCH``'s columns, then how many
     candidates the scan found), planned in a fraction of the time the function's dynamic SQL
@@ -309,9 +309,10 @@ def vector_ranked(model: str, dimension: int) -> sql.Composed:
     of each memory it returns, unless the scan found fewer than the pool: an HNSW scan can come
     back short, and the caller then runs ``SEARCH`` (whose exact fallback fills the pool)."""
     kind = "halfvec" if dimension > 2000 else "vector"
-    return sql.SQL(_VECTOR_RANKED).format(
+    composed = sql.SQL(_VECTOR_RANKED).format(
         type=sql.SQL(kind), dimension=sql.Literal(int(dimension)), model=sql.Literal(model)
     )
+    return composed.as_string()  # composed once: each search sends the same text
 
 
 SEARCH_EPISODIC = """
