@@ -250,6 +250,16 @@ memory_text_totals = Table(
     "triggers; BM25 reads the average length and the number of documents here.",
 )
 
+memory_term_counts = Table(
+    "memory_term_counts",
+    metadata,
+    Column("user_id", Text, primary_key=True),
+    Column("lexeme", Text, primary_key=True),
+    Column("memories", Integer, nullable=False),
+    comment="Per user and lexeme: how many of the user's live (not forgotten) memories hold it, kept by "
+    "triggers; the document frequencies of the hybrid search's BM25.",
+)
+
 chunk_text_totals = Table(
     "chunk_text_totals",
     metadata,

@@ -3,8 +3,11 @@ BM25 totals kept by statement triggers, existing rows backfilled by the migratio
 
 from __future__ import annotations
 
+import contextlib
+import threading
 import uuid
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 import psycopg
 import pytest
@@ -49,9 +52,22 @@ def test_query_terms_are_stems_words_and_character_pairs(database: Database) -> 
     assert scalar(database, "SELECT terms_query(query_terms(%s))", "the, of and") is None
 
 
+TERM_COUNTS_DIFFER = """
+SELECT coalesce(t.user_id, m.user_id), coalesce(t.lexeme, m.lexeme), t.memories, m.memories
+FROM memory_term_counts t
+FULL JOIN (SELECT r.user_id, u.lexeme, count(*) AS memories
+           FROM memories r, unnest(r.lexemes) AS u WHERE r.forgotten_at IS NULL GROUP BY 1, 2) m
+  ON m.user_id = t.user_id AND m.lexeme = t.lexeme
+WHERE t.memories IS DISTINCT FROM m.memories
+"""
+
+
 def totals_agree(db: Database) -> bool:
-    """The trigger-kept totals equal a count over the rows, for every user and namespace."""
+    """The trigger-kept totals and term counts equal a count over the rows, for every user and
+    namespace (a term no live memory holds has no row)."""
     with db.connection() as conn:
+        if conn.execute(TERM_COUNTS_DIFFER).fetchall():
+            return False
         memories = conn.execute(
             "SELECT coalesce(t.user_id, m.user_id), t.memories, t.terms, m.memories, m.terms"
             " FROM memory_text_totals t FULL JOIN (SELECT user_id, count(*) AS memories,"
@@ -87,9 +103,11 @@ def test_lexemes_and_totals_follow_every_change(
     bob.clear_all()
     assert totals_agree(clean)
     assert scalar(clean, "SELECT memories FROM memory_text_totals WHERE user_id = 'bob'") == 0
+    assert scalar(clean, "SELECT count(*) FROM memory_term_counts WHERE user_id = 'bob'") == 0
     with clean.connection() as conn:  # a DBA's TRUNCATE empties the totals too
         conn.execute("TRUNCATE memories, chunks CASCADE")
     assert scalar(clean, "SELECT count(*) FROM memory_text_totals") == 0
+    assert scalar(clean, "SELECT count(*) FROM memory_term_counts") == 0
     assert scalar(clean, "SELECT count(*) FROM chunk_text_totals") == 0
 
 
@@ -146,3 +164,66 @@ def test_lexical_indexes_write_through(clean: Database) -> None:
         "memories_user_lexemes": ["fastupdate=off"],
         "chunks_namespace_lexemes": ["fastupdate=off"],
     }
+
+
+def test_term_counts_follow_forgetting_and_edits(
+    make_manager: Callable[..., MemoryManager], clean: Database
+) -> None:
+    """Forgetting uncounts a memory's terms, an edit moves them, and access tracking (an update of
+    other columns) leaves them alone; the hybrid search reads its frequencies there."""
+    alice = make_manager("alice")
+    kept = alice.add_memories([f"Harbour walk number {i} with the dog" for i in range(6)], "episodic")
+    low = alice.add_memory("The violin lesson moved to Thursday", "episodic", importance=0.05)
+    count = "SELECT memories FROM memory_term_counts WHERE user_id = 'alice' AND lexeme = %s"
+    assert (scalar(clean, count, "harbour"), scalar(clean, count, "violin")) == (6, 1)
+    assert alice.forget_memories("importance_based", threshold=0.1) == 1
+    assert scalar(clean, count, "violin") is None and totals_agree(clean)
+    alice.update_memory(kept[0], content="A violin concert by the harbour")
+    assert (scalar(clean, count, "harbour"), scalar(clean, count, "violin"), scalar(clean, count, "dog")) == (
+        6,
+        1,
+        5,
+    )
+    assert alice.retrieve_memories("violin concert", limit=1)[0].id == kept[0]
+    with clean.transaction(all_rows=True) as conn:
+        conn.execute("UPDATE memories SET access_count = access_count + 1, importance = 0.9")
+        conn.execute("UPDATE memories SET forgotten_at = NULL WHERE id = %s", (low,))  # a DBA's undo
+    assert scalar(clean, count, "violin") == 2 and totals_agree(clean)
+
+
+def test_writers_of_one_user_in_either_order_do_not_deadlock(clean: Database) -> None:
+    """Two transactions of one user over the same terms, one adding then forgetting its memories,
+    the other forgetting then adding: each change of the user's counts first locks the user's
+    totals row, so they queue instead of deadlocking (a forget used to lock count rows the other
+    held, and wait for its totals row), and the counts stay exact."""
+    words = [f"w{i}" for i in range(40)]
+    insert = (
+        "INSERT INTO memories (user_id, id, memory_type, content, session_id)"
+        " SELECT 'carol', gen_random_uuid(), 'episodic', t, %s FROM unnest(%s::text[]) AS t"
+    )
+    forget = (
+        "UPDATE memories SET forgotten_at = now() WHERE user_id = 'carol' AND session_id = %s AND id IN"
+        " (SELECT id FROM memories WHERE user_id = 'carol' AND session_id = %s AND forgotten_at IS NULL"
+        "  ORDER BY random() LIMIT 5)"
+    )
+    with clean.transaction("carol") as conn:
+        for writer_session in ("a", "b"):
+            conn.execute(insert, (writer_session, [" ".join(words[i : i + 8]) for i in range(30)]))
+    barrier = threading.Barrier(2)
+
+    def writer(session: str, add_first: bool, rounds: int = 15) -> None:
+        for r in range(rounds):
+            texts = [" ".join(reversed(words[(r + i) % 30 : (r + i) % 30 + 8])) for i in range(4)]
+            steps = [(insert, (session, texts)), (forget, (session, session))]
+            with clean.transaction("carol") as conn:
+                for statement, params in steps if add_first else reversed(steps):
+                    conn.execute(statement, params)
+                    if r == 0:  # let the other take its first statement's locks (or queue)
+                        with contextlib.suppress(threading.BrokenBarrierError):
+                            barrier.wait(timeout=2)
+
+    with ThreadPoolExecutor(max_workers=2) as threads:
+        for future in [threads.submit(writer, "a", True), threads.submit(writer, "b", False)]:
+            future.result(timeout=120)
+    assert totals_agree(clean)
+    assert scalar(clean, "SELECT count(*) FROM memories WHERE user_id = 'carol'") == 2 * 30 + 2 * 15 * 4

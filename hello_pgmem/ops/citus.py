@@ -49,6 +49,7 @@ LAYOUT: dict[str, str | None] = {
         (
             "memories",
             "memory_text_totals",
+            "memory_term_counts",
             "working_memories",
             "entities",
             "mentions",

@@ -36,7 +36,11 @@ WRITTEN_TABLES = (  # the tables of user or namespace data the application write
     "retrieval_log",
     "memory_accesses",
 )
-TOTALS_TABLES = ("memory_text_totals", "chunk_text_totals")  # kept by triggers (0009), read by search
+TOTALS_TABLES = (  # kept by triggers (0009, 0014), read by search
+    "memory_text_totals",
+    "memory_term_counts",
+    "chunk_text_totals",
+)
 RLS_TABLES = (*WRITTEN_TABLES, *TOTALS_TABLES)  # the tables with row-level security
 DATA_TABLES = (*WRITTEN_TABLES, "embedding_cache")  # the cache holds no text and no user id: no policy
 READ_ONLY_TABLES = ("embedding_models", "alembic_version", *TOTALS_TABLES)

@@ -8,8 +8,8 @@
 --     and policies are dropped first and made again after, the policies without the subquery.
 --     Row-level security is off while existing rows are copied into the shards (COPY refuses
 --     it) and on again, forced as before, in the same transaction.
---   * The term totals are kept by row triggers: statement triggers with transition tables do not
---     run on shards.
+--   * The term totals and the term counts are kept by row triggers: statement triggers with
+--     transition tables do not run on shards.
 --   * Foreign keys to embedding_models are added back once it is a reference table (but for the
 --     embedding cache's, see below).
 --   * The search and graph functions run on the worker that holds the user (distributed
@@ -78,8 +78,8 @@ BEGIN
 
     PERFORM create_distributed_table('memories', 'user_id');
     PERFORM create_distributed_table(t, 'user_id', colocate_with => 'memories')
-    FROM unnest(ARRAY['memory_text_totals', 'working_memories', 'entities', 'mentions', 'relations',
-                      'memory_accesses', 'retrieval_log']) AS t;
+    FROM unnest(ARRAY['memory_text_totals', 'memory_term_counts', 'working_memories', 'entities', 'mentions',
+                      'relations', 'memory_accesses', 'retrieval_log']) AS t;
     PERFORM create_distributed_table('documents', 'namespace', colocate_with => 'memories');
     PERFORM create_distributed_table(t, 'namespace', colocate_with => 'documents')
     FROM unnest(ARRAY['chunks', 'chunk_text_totals']) AS t;
@@ -96,6 +96,8 @@ BEGIN
     END LOOP;
     CREATE TRIGGER memories_totals_rows AFTER INSERT OR DELETE ON memories
         FOR EACH ROW EXECUTE FUNCTION _count_terms_row('memory_text_totals', 'user_id', 'memories');
+    CREATE TRIGGER memories_term_counts_rows AFTER INSERT OR DELETE ON memories
+        FOR EACH ROW EXECUTE FUNCTION _count_lexemes_row();  -- terms--0014.sql
     CREATE TRIGGER chunks_totals_rows AFTER INSERT OR DELETE ON chunks
         FOR EACH ROW EXECUTE FUNCTION _count_terms_row('chunk_text_totals', 'namespace', 'chunks');
     FOR r IN SELECT * FROM _secured LOOP
@@ -146,4 +148,10 @@ BEGIN
         -- a delegated call reads reference tables (embedding_models) and its own shard only
         EXECUTE format('ALTER FUNCTION %s SET citus.allow_nested_distributed_execution = on', r.signature);
     END LOOP;
+    -- Citus plans no generic plan of a statement with parameters ("could not create distributed
+    -- plan"): the memory search, generic on one server (search--0014.sql), plans each call here.
+    ALTER FUNCTION search_memories(text, text, vector, text, integer, text[], text, timestamptz, timestamptz,
+                                   double precision, text, text, timestamptz, text[], text[], integer,
+                                   timestamptz, timestamptz, text, text, integer, integer)
+        SET plan_cache_mode = force_custom_plan;
 END $functions$;
