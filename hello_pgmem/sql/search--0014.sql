@@ -43,8 +43,10 @@ RETURNS TABLE (id uuid, memory_type text, content text, importance double precis
                importance_weight double precision, score double precision)
 LANGUAGE plpgsql STABLE
 SET search_path FROM CURRENT
-SET plan_cache_mode = force_generic_plan  -- every step is an index lookup led by the user, one plan
-                                          -- serves all; planning the ranking anew cost 5 ms a search
+SET plan_cache_mode = force_generic_plan  -- one plan for every user (planning the ranking anew cost
+                                          -- 5 ms a search): every step is an index lookup led by the
+                                          -- user, and each memory is read by key in a LATERAL
+                                          -- subquery (OFFSET 0), which no plan can turn into a scan
 SET jit = off  -- compiling the ranking costs 100-130 ms where running it costs 5-50
 AS $$
 #variable_conflict use_column
@@ -149,7 +151,7 @@ BEGIN
                              AND (p_time_to IS NULL OR m.created_at < p_time_to) THEN 1.0 ELSE 0.0 END AS in_time,
                    episodic_recency(greatest(0, extract(epoch FROM p_now - m.created_at)::float8 / 86400)) AS recency
             FROM by_vector v
-            JOIN memories m ON m.user_id = p_user_id AND m.id = v.id
+            CROSS JOIN LATERAL (SELECT * FROM memories x WHERE x.user_id = p_user_id AND x.id = v.id OFFSET 0) AS m
             WHERE m.forgotten_at IS NULL
               AND (p_memory_types IS NULL OR m.memory_type = ANY (p_memory_types))
         ), ranked AS (
@@ -202,7 +204,8 @@ BEGIN
         SELECT m.id, m.session_id, m.created_at, m.term_count,
                ts_filter(setweight(m.lexemes, 'A', v_terms), '{a}')
         FROM by_vector v
-        JOIN memories m ON m.user_id = p_user_id AND m.id = v.id  -- by key: never a scan of every match
+        CROSS JOIN LATERAL (  -- by key: never a scan of every match
+            SELECT * FROM memories x WHERE x.user_id = p_user_id AND x.id = v.id OFFSET 0) AS m
         WHERE v_candidates IS NOT NULL AND m.lexemes @@ v_query AND NOT EXISTS (SELECT 1 FROM capped x WHERE x.id = v.id)
     ), adjacent AS MATERIALIZED (  -- the memories just before and after each candidate in its session
         SELECT l.id, b.id AS previous_id, a.id AS next_id,
@@ -224,7 +227,7 @@ BEGIN
         FROM (SELECT DISTINCT n.id
               FROM adjacent j CROSS JOIN LATERAL (VALUES (j.previous_id), (j.next_id)) AS n(id)
               WHERE n.id IS NOT NULL) AS x
-        JOIN memories m ON m.user_id = p_user_id AND m.id = x.id
+        CROSS JOIN LATERAL (SELECT * FROM memories y WHERE y.user_id = p_user_id AND y.id = x.id OFFSET 0) AS m
         WHERE m.lexemes @@ v_any AND NOT EXISTS (SELECT 1 FROM lexical l WHERE l.id = x.id)
     ), chosen AS MATERIALIZED (
         SELECT l.id, l.session_id, l.term_count, l.hits FROM lexical l
@@ -317,7 +320,7 @@ BEGIN
                          AND (p_time_to IS NULL OR m.created_at < p_time_to) THEN 1.0 ELSE 0.0 END AS in_time,
                episodic_recency(greatest(0, extract(epoch FROM p_now - m.created_at)::float8 / 86400)) AS recency
         FROM found f
-        JOIN memories m ON m.user_id = p_user_id AND m.id = f.id
+        CROSS JOIN LATERAL (SELECT * FROM memories x WHERE x.user_id = p_user_id AND x.id = f.id OFFSET 0) AS m
         WHERE m.forgotten_at IS NULL
           AND (p_memory_types IS NULL OR m.memory_type = ANY (p_memory_types))
           AND (p_session_id IS NULL OR m.session_id = p_session_id)
@@ -366,7 +369,7 @@ BEGIN
            b.speaker::double precision, b.graph::double precision, b.in_time::double precision,
            b.recency::double precision, importance_weight(b.importance), b.final::double precision
     FROM best b
-    JOIN memories m ON m.user_id = p_user_id AND m.id = b.id
+    CROSS JOIN LATERAL (SELECT * FROM memories x WHERE x.user_id = p_user_id AND x.id = b.id OFFSET 0) AS m
     ORDER BY b.final DESC, b.id;
 END $$;
 COMMENT ON FUNCTION search_memories(text, text, vector, text, integer, text[], text, timestamptz, timestamptz,
