@@ -47,6 +47,7 @@ DAMAGE = {
     " WHERE id = (SELECT id FROM memories WHERE forgotten_at IS NULL LIMIT 1)",
     "orphan_chunks": "SET LOCAL session_replication_role = replica; DELETE FROM documents WHERE namespace = 'a'",
     "chunk_counts": "UPDATE documents SET chunk_count = chunk_count + 1 WHERE namespace = 'b'",
+    "term_counts": "DELETE FROM memory_term_counts WHERE user_id = 'alice'",
     "orphan_entities": "DELETE FROM mentions WHERE entity_id = (SELECT id FROM entities LIMIT 1)",
     "orphan_mentions": "SET LOCAL session_replication_role = replica;"
     " DELETE FROM entities WHERE id = (SELECT entity_id FROM mentions LIMIT 1)",

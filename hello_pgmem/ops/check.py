@@ -53,6 +53,16 @@ LEFT JOIN chunks c ON c.namespace = d.namespace AND c.document_id = d.id
 GROUP BY d.namespace, d.id, d.chunk_count HAVING count(c.id) <> d.chunk_count
 ORDER BY 1
 """
+TERM_COUNTS = """
+SELECT coalesce(t.user_id, m.user_id) || '/' || coalesce(t.lexeme, m.lexeme)
+       || ' counted ' || coalesce(t.memories, 0) || ', held by ' || coalesce(m.memories, 0)
+FROM memory_term_counts t
+FULL JOIN (SELECT r.user_id, u.lexeme, count(*) AS memories
+           FROM memories r, unnest(r.lexemes) AS u WHERE r.forgotten_at IS NULL GROUP BY 1, 2) m
+  ON m.user_id = t.user_id AND m.lexeme = t.lexeme
+WHERE t.memories IS DISTINCT FROM m.memories
+ORDER BY 1
+"""
 EXPIRED_WORKING = """
 SELECT user_id, session_id, array_agg(id) FROM working_memories
 WHERE expires_at <= now() GROUP BY user_id, session_id
@@ -140,6 +150,7 @@ def check_integrity(db: Database, model: str | None = None) -> IntegrityReport:
         ("orphan_relations", "a relation joins existing entities and its memory", ORPHAN_RELATIONS),
         ("orphan_chunks", "a chunk belongs to an existing document", ORPHAN_CHUNKS),
         ("chunk_counts", "a document's chunk_count is its number of chunks", CHUNK_COUNTS),
+        ("term_counts", "a user's count of a term is the number of live memories holding it", TERM_COUNTS),
     ]
     if db.graph_enabled:
         for name, query in _projection_queries(db.settings.graph_name).items():
