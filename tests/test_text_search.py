@@ -16,6 +16,7 @@ from psycopg.conninfo import make_conninfo
 
 from hello_pgmem import Database, HashingEmbedder, KnowledgeBase, MemoryManager, Settings, migrations
 from hello_pgmem.ops import grants
+from hello_pgmem.ops.check import TERM_COUNTS
 
 
 def scalar(db: Database, query: str, *params: object) -> object:
@@ -52,21 +53,11 @@ def test_query_terms_are_stems_words_and_character_pairs(database: Database) -> 
     assert scalar(database, "SELECT terms_query(query_terms(%s))", "the, of and") is None
 
 
-TERM_COUNTS_DIFFER = """
-SELECT coalesce(t.user_id, m.user_id), coalesce(t.lexeme, m.lexeme), t.memories, m.memories
-FROM memory_term_counts t
-FULL JOIN (SELECT r.user_id, u.lexeme, count(*) AS memories
-           FROM memories r, unnest(r.lexemes) AS u WHERE r.forgotten_at IS NULL GROUP BY 1, 2) m
-  ON m.user_id = t.user_id AND m.lexeme = t.lexeme
-WHERE t.memories IS DISTINCT FROM m.memories
-"""
-
-
 def totals_agree(db: Database) -> bool:
     """The trigger-kept totals and term counts equal a count over the rows, for every user and
     namespace (a term no live memory holds has no row)."""
     with db.connection() as conn:
-        if conn.execute(TERM_COUNTS_DIFFER).fetchall():
+        if conn.execute(TERM_COUNTS).fetchall():  # the integrity check's: the counts that differ
             return False
         memories = conn.execute(
             "SELECT coalesce(t.user_id, m.user_id), t.memories, t.terms, m.memories, m.terms"
