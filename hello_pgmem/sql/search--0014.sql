@@ -1,7 +1,8 @@
 -- Revision 0014: search_memories reads each query term's document frequency from
 -- memory_term_counts (terms--0014.sql) instead of counting the term's memories up to the cap with a
 -- GIN scan; the counts of common terms are exact now (they were estimated from the planner's
--- statistics). Everything else is revision 0012's ranking:
+-- statistics). It also runs cheaper: one generic plan, no JIT, and the candidates' components
+-- gathered by one aggregate (docs/search.md). Everything else is revision 0012's ranking:
 --
 -- search_memories ranks a user's long-term memories of any types in one statement:
 --   lexical  BM25 of the memory's own terms, of its context (the memories just before and after

@@ -96,14 +96,8 @@ BEGIN
     END LOOP;
     CREATE TRIGGER memories_totals_rows AFTER INSERT OR DELETE ON memories
         FOR EACH ROW EXECUTE FUNCTION _count_terms_row('memory_text_totals', 'user_id', 'memories');
-    -- the term counts (terms--0014.sql), written to the worker's shard of them
     CREATE TRIGGER memories_term_counts_rows AFTER INSERT OR DELETE ON memories
-        FOR EACH ROW EXECUTE FUNCTION _count_lexemes_row('shard');
-    DROP TRIGGER memories_term_counts_update ON memories;
-    CREATE TRIGGER memories_term_counts_update AFTER UPDATE OF content, text_config, forgotten_at ON memories
-        FOR EACH ROW WHEN (OLD.lexemes IS DISTINCT FROM NEW.lexemes
-                           OR (OLD.forgotten_at IS NULL) <> (NEW.forgotten_at IS NULL))
-        EXECUTE FUNCTION _count_lexemes_row('shard');
+        FOR EACH ROW EXECUTE FUNCTION _count_lexemes_row();  -- terms--0014.sql
     CREATE TRIGGER chunks_totals_rows AFTER INSERT OR DELETE ON chunks
         FOR EACH ROW EXECUTE FUNCTION _count_terms_row('chunk_text_totals', 'namespace', 'chunks');
     FOR r IN SELECT * FROM _secured LOOP
