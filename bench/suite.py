@@ -15,16 +15,14 @@ import argparse
 import datetime as dt
 import json
 import statistics
-import tempfile
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import harness
 import numpy as np
-import psycopg
 from harness import fresh_database, percentiles
 from psycopg import sql
 
@@ -36,6 +34,7 @@ from hello_pgmem import (
     Settings,
     TextDocument,
 )
+from hello_pgmem.dev.trace import count_round_trips
 from hello_pgmem.graph.extraction import RuleExtractor
 from hello_pgmem.graph.normalize import normalize_name
 
@@ -260,30 +259,6 @@ def ef_search_curve(
 
 
 # --------------------------------------------------------------------------- adds
-
-
-def count_round_trips(db: Database, action: Callable[[], Any]) -> dict[str, int]:
-    """Round trips (ReadyForQuery messages) and statements (Execute/Query) of ``action``, by libpq trace.
-
-    The pool of ``db`` must hold one connection, so that ``action`` runs on the traced one.
-    """
-    with tempfile.NamedTemporaryFile("w+", suffix=".trace") as trace:
-        with db.connection() as conn:
-            traced = conn.pgconn
-        traced.trace(trace.fileno())
-        traced.set_trace_flags(psycopg.pq.Trace.SUPPRESS_TIMESTAMPS | psycopg.pq.Trace.REGRESS_MODE)
-        try:
-            action()
-        finally:
-            traced.untrace()
-        trace.seek(0)
-        lines = Path(trace.name).read_text().splitlines()
-    return {
-        "round_trips": sum(1 for line in lines if line.startswith("B") and "ReadyForQuery" in line),
-        "statements": sum(
-            1 for line in lines if line.startswith("F") and ("\tExecute" in line or "\tQuery" in line)
-        ),
-    }
 
 
 def measure_adds(

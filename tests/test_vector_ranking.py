@@ -1,6 +1,7 @@
 """The vector ranking through the API: one planned statement (queries.vector_ranked) that must
 give what search_memories(…, p_mode => 'vector') gives, log what it returns, and fall back to the
-function when the HNSW scan comes back short."""
+function when the HNSW scan comes back short; and the round trips of searches and of working
+memory, counted in a libpq trace."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from hello_pgmem import Database, HashingEmbedder
+from hello_pgmem import Database, HashingEmbedder, Settings
+from hello_pgmem.dev.trace import count_round_trips
 from hello_pgmem.memory import MemoryManager
 from hello_pgmem.memory import queries as q
 from hello_pgmem.memory.when import time_range
@@ -75,6 +77,47 @@ def by_function(
     return [(row[0], round(row[1], 9)) for row in rows]
 
 
+FUNCTION_DEFAULTS: dict[str, Any] = {
+    "session_id": None,
+    "since": None,
+    "until": None,
+    "min_importance": None,
+    "modality": None,
+    "space": "text",
+    "names": None,
+    "seeds": None,
+    "max_hops": 2,
+    "mode": "vector",
+    "fusion": "weighted",
+    "per_type": None,
+}
+"""search_memories' other parameters as the API passes them for an unfiltered vector search."""
+
+SCAN_ONLY = """
+SELECT count(*) FROM (
+    SELECT id FROM memories
+    WHERE user_id = %(user_id)s AND embedding_model = {model} AND forgotten_at IS NULL
+      AND memory_type = ANY (%(types)s)
+    ORDER BY embedding::vector(384) <=> %(query)s::vector(384) LIMIT %(pool)s) AS n
+"""
+"""The index scan that vector_ranked starts with, alone: how many memories it finds."""
+
+
+def function_ran(conn: psycopg.Connection[Any], statement: str, params: dict[str, Any]) -> bool:
+    """Whether executing ``statement`` called search_memories (EXPLAIN ANALYZE runs it)."""
+    row = conn.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + statement, params).fetchone()
+    assert row is not None
+
+    def nodes(node: dict[str, Any]) -> Iterator[dict[str, Any]]:
+        yield node
+        for child in node.get("Plans", []):
+            yield from nodes(child)
+
+    calls = [n for n in nodes(row[0][0]["Plan"]) if n.get("Function Name") == "search_memories"]
+    assert len(calls) == 1, "the statement holds one call of the function"
+    return int(calls[0]["Actual Loops"]) > 0
+
+
 def accesses(db: Database, user_id: str) -> int:
     with db.transaction(user_id) as conn:
         row = conn.execute("SELECT count(*) FROM memory_accesses WHERE user_id = %s", (user_id,)).fetchone()
@@ -112,38 +155,66 @@ def test_the_statement_returns_the_function_s_rows_and_columns(
     manager = make_manager()
     manager.add_memories(sentences(60, 5), "episodic", importance=0.3)
     params = {
+        **FUNCTION_DEFAULTS,
         "user_id": "alice",
         "model": embedder.model_name,
         "query": embedder.encode_one("beach trip"),
         "query_text": "beach trip",
         "limit": 10,
         "types": ["episodic"],
-        "session_id": None,
-        "since": None,
-        "until": None,
-        "min_importance": None,
-        "modality": None,
-        "space": "text",
         "now": clock(),
-        "names": None,
-        "seeds": None,
-        "max_hops": 2,
         "time_from": None,
         "time_to": None,
-        "mode": "vector",
-        "fusion": "weighted",
         "per_type": 10,
         "log": False,
         "pool": 10,
     }
-    with clean.transaction("alice") as conn:
-        conn.execute(q.VECTOR_SCAN, {"ef_search": "40"})
-        fast = conn.execute(q.vector_ranked(embedder.model_name, embedder.dimension), params)
+    statement = q.vector_ranked(embedder.model_name, embedder.dimension)
+    with clean.transaction("alice", settings=q.vector_scan(10)) as conn:
+        fast = conn.execute(statement, params)
         names = [column.name for column in fast.description or []]
-        fast_rows = [row[:-1] for row in fast.fetchall()]  # without the count of candidates
+        fast_rows = fast.fetchall()
         function = conn.execute(q.SEARCH, params)
-        assert names == [*(column.name for column in function.description or []), "candidates"]
+        assert names == [column.name for column in function.description or []] == list(q.SEARCH_COLUMNS)
         assert fast_rows == function.fetchall()
+        assert not function_ran(conn, statement, params), "a full scan answers without the function"
+
+
+@pytest.mark.parametrize("scoring", ["vector", "hybrid"])
+def test_a_search_is_one_round_trip(
+    settings: Settings, clean: Database, embedder: HashingEmbedder, clock: Clock, scoring: str
+) -> None:
+    one = Settings(**{**settings.model_dump(), "pool_min_size": 1, "pool_max_size": 1})
+    with Database(one) as db:
+        manager = MemoryManager.of_types("alice", ["episodic"], database=db, embedder=embedder, clock=clock)
+        manager.add_memories(sentences(30, 11), "episodic", importance=0.5)
+        found: list[list[Any]] = []
+        for question in ("garden party with cake", "what was the beach trip last week"):
+
+            def search(asked: str = question) -> None:
+                found.append(manager.retrieve_memories(asked, limit=5, scoring=scoring))
+
+            trips = count_round_trips(db, search)
+            assert trips["round_trips"] == 1, f"{scoring} search of {question!r}: {trips}"
+            assert len(found[-1]) == 5
+    assert accesses(clean, "alice") == 10, "both searches logged what they returned"
+
+
+def test_working_memory_adds_in_one_round_trip_and_searches_in_two(
+    settings: Settings, clean: Database, embedder: HashingEmbedder, clock: Clock
+) -> None:
+    one = Settings(**{**settings.model_dump(), "pool_min_size": 1, "pool_max_size": 1})
+    with Database(one) as db:
+        manager = MemoryManager.of_types("alice", ["working"], database=db, embedder=embedder, clock=clock)
+        manager.add_memory("warm-up: the model and the tokenizer", "working", 0.5)
+        assert count_round_trips(db, lambda: manager.add_memory("a garden party", "working", 0.5)) == {
+            "round_trips": 1,
+            "statements": 6,
+        }
+        found: list[Any] = []
+        trips = count_round_trips(db, lambda: found.extend(manager.retrieve_memories("garden party")))
+        assert [item.content for item in found][:1] == ["a garden party"]
+        assert trips["round_trips"] == 2, "the live items, then their scores with the COMMIT"
 
 
 @pytest.fixture()
@@ -181,10 +252,13 @@ def test_a_short_hnsw_scan_still_fills_the_limit(short_scans: Database, clock: C
         "time_from": None,
         "time_to": None,
     }
-    with short_scans.transaction("me") as conn:
-        conn.execute(q.VECTOR_SCAN, {"ef_search": "40"})
-        alone = conn.execute(q.vector_ranked(embedder.model_name, embedder.dimension), params).fetchall()
-    assert alone[0][-1] < 20, "the setup must make the statement's index scan short"
+    with short_scans.transaction("me", settings=q.vector_scan(20)) as conn:
+        scan_only = sql.SQL(SCAN_ONLY).format(model=sql.Literal(embedder.model_name))
+        scan = conn.execute(scan_only, params).fetchone()
+        assert scan is not None and scan[0] < 20, "the setup must make the statement's index scan short"
+        statement = q.vector_ranked(embedder.model_name, embedder.dimension)
+        full = {**FUNCTION_DEFAULTS, **params, "model": embedder.model_name, "query_text": question}
+        assert function_ran(conn, statement, full), "a short scan is answered by the function"
     before = accesses(short_scans, "me")
     found = me.retrieve_memories(question, limit=20, scoring="vector")
     assert [(i.id, round(i.metadata["relevance_score"], 9)) for i in found] == by_function(

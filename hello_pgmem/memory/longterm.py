@@ -345,32 +345,27 @@ class LongTermMemory:
             and (per_type is None or per_type >= limit)
             and all(f is None for f in (session_id, since, until, min_importance, modality))
         )
-        with self.db.transaction(self.user_id, pipeline=True) as conn:  # scope and search in one trip
-            if plain_vector:
-                rows, logged = self._vector_ranked(conn, params, log_access)
-            else:
-                logged = log_access and not self.db.citus  # Citus refuses the INSERT ... SELECT there
-                rows = self.db.call_rows(
-                    conn, q.SEARCH_AND_LOG if logged else q.SEARCH, q.SEARCH_DELEGATED, params
-                )
-            if log_access and not logged:  # in the search's transaction (on Citus, the same worker)
-                log_accesses(self.db, conn, self.user_id, [row[0] for row in rows], now)
+        if plain_vector:
+            rows = self._vector_ranked(params, log_access)
+        elif not self.db.citus:  # one statement, its accesses logged in it, in one round trip
+            rows = self.db.rows_in_one_trip(
+                self.user_id, q.SEARCH_AND_LOG if log_access else q.SEARCH, params
+            )
+        else:  # Citus runs the function whole on the user's worker and refuses its INSERT ... SELECT
+            with self.db.transaction(self.user_id, pipeline=True) as conn:
+                rows = self.db.call_rows(conn, q.SEARCH, q.SEARCH_DELEGATED, params)
+                if log_access:  # in the search's transaction, on the same worker
+                    log_accesses(self.db, conn, self.user_id, [row[0] for row in rows], now)
         return [scored_item(self.user_id, row, q.HYBRID_SCORES) for row in rows]
 
-    def _vector_ranked(
-        self, conn: Conn, params: dict[str, Any], log_access: bool
-    ) -> tuple[list[Sequence[Any]], bool]:
-        """The vector ranking as one planned statement; the function, with its exact fallback,
-        when the HNSW scan found fewer than the pool (or the user holds fewer memories).
-        True when the statement logged the accesses."""
-        limit = params["limit"]
-        pool = limit if params["time_from"] is None else max(40, limit)  # search_memories' pool
-        conn.execute(q.VECTOR_SCAN, {"ef_search": str(min(1000, max(40, 2 * pool)))})
+    def _vector_ranked(self, params: dict[str, Any], log_access: bool) -> list[Any]:
+        """The vector ranking as one planned statement (with the function's exact fallback inside
+        it, for a short HNSW scan), its accesses logged, in one round trip."""
+        pool = params["limit"] if params["time_from"] is None else max(40, params["limit"])
         statement = q.vector_ranked(self.embedder.model_name, self.embedder.dimension)
-        rows = conn.execute(statement, {**params, "pool": pool, "log": log_access}).fetchall()
-        if not rows or rows[0][-1] < pool:
-            return conn.execute(q.SEARCH, params).fetchall(), False
-        return [row[:-1] for row in rows], log_access
+        return self.db.rows_in_one_trip(
+            self.user_id, statement, {**params, "pool": pool, "log": log_access}, q.vector_scan(pool)
+        )
 
     def ranked(
         self,

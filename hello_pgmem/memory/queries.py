@@ -234,14 +234,16 @@ HYBRID_SCORES = (
 )
 """The components search_memories returns between ``COLUMNS`` and importance_weight, score."""
 
+SEARCH_COLUMNS = (*COLUMNS.split(", "), *HYBRID_SCORES, "importance_weight", "score")
+"""The columns of ``SEARCH`` (and of ``vector_ranked``), in order."""
+
 _SEARCH_CALL = """search_memories(
     %(user_id)s, %(model)s, %(query)s, %(query_text)s, %(limit)s, %(types)s, %(session_id)s, %(since)s,
     %(until)s, %(min_importance)s, %(modality)s, %(space)s, %(now)s, %(names)s, %(seeds)s, %(max_hops)s,
     %(time_from)s, %(time_to)s, %(mode)s, %(fusion)s, %(per_type)s)"""
 
 SEARCH = f"""
-SELECT id, memory_type, content, importance, session_id, modality, metadata, created_at,
-       {", ".join(HYBRID_SCORES)}, importance_weight, score
+SELECT {", ".join(SEARCH_COLUMNS)}
 FROM {_SEARCH_CALL}
 """
 
@@ -282,35 +284,46 @@ WITH found AS MATERIALIZED (
                 LIMIT %(pool)s) AS n) AS s
     ORDER BY score DESC, s.id
     LIMIT %(limit)s
-), logged AS (  -- a short scan is not the answer: the caller runs SEARCH and logs that
+), answer AS MATERIALIZED (  -- a short scan is not the answer: the function's exact fallback is
+    SELECT {columns} FROM found
+    WHERE (SELECT coalesce(max(candidates), 0) FROM found) >= %(pool)s
+    UNION ALL
+    SELECT {columns} FROM {call}
+    WHERE (SELECT coalesce(max(candidates), 0) FROM found) < %(pool)s
+), logged AS (
     INSERT INTO memory_accesses (user_id, memory_id, accessed_at)
-    SELECT %(user_id)s, f.id, %(now)s FROM found f
-    WHERE %(log)s AND f.candidates >= %(pool)s
+    SELECT %(user_id)s, a.id, %(now)s FROM answer a
+    WHERE %(log)s
 )
-SELECT * FROM found ORDER BY score DESC, id
+SELECT * FROM answer ORDER BY score DESC, id
 """
 
-VECTOR_SCAN = """
-SELECT set_config('hnsw.ef_search', %(ef_search)s, true),
-       set_config('hnsw.iterative_scan', 'relaxed_order', true)
-"""
-"""The HNSW scan settings of ``vector_ranked``'s transaction (those memory_candidates sets)."""
+
+def vector_scan(pool: int) -> dict[str, str]:
+    """The HNSW scan settings of ``vector_ranked``'s transaction (those memory_candidates sets)."""
+    return {"hnsw.ef_search": str(min(1000, max(40, 2 * pool))), "hnsw.iterative_scan": "relaxed_order"}
 
 
 @functools.cache
 def vector_ranked(model: str, dimension: int) -> str:
     """``search_memories(…, p_mode => 'vector')`` of episodic and semantic memories, without filters,
-    as one plain statement: the same rows and scores (``SEARCH``'s columns, then how many
-    candidates the scan found), planned in a fraction of the time the function's dynamic SQL
-    takes. ``pool`` is the function's: the limit, or at least 40 when the query names a time
-    (``time_from``, ``time_to``), which lifts a memory in that range. The model is a literal so
-    that the planner matches its partial HNSW index; the type and typmod are those of the index
-    (halfvec above 2,000 dimensions, as ``vector_type_for``). With ``log`` true it logs an access
-    of each memory it returns, unless the scan found fewer than the pool: an HNSW scan can come
-    back short, and the caller then runs ``SEARCH`` (whose exact fallback fills the pool)."""
+    as one plain statement: the same rows and scores in ``SEARCH``'s columns, planned in a
+    fraction of the time the function's dynamic SQL takes. ``pool`` is the function's: the
+    limit, or at least 40 when the query names a time (``time_from``, ``time_to``), which lifts a
+    memory in that range. An HNSW scan can come back with fewer than the pool: the statement then
+    answers with the function itself (``SEARCH``'s parameters), whose exact fallback fills it, and
+    the function is not run otherwise. The model is a literal so that the planner matches its
+    partial HNSW index; the type and typmod are those of the index (halfvec above 2,000
+    dimensions, as ``vector_type_for``). With ``log`` true it logs an access of each memory it
+    returns. Its transaction sets ``vector_scan(pool)``."""
     kind = "halfvec" if dimension > 2000 else "vector"
+    columns = sql.SQL(", ").join(map(sql.Identifier, SEARCH_COLUMNS))
     composed = sql.SQL(_VECTOR_RANKED).format(
-        type=sql.SQL(kind), dimension=sql.Literal(int(dimension)), model=sql.Literal(model)
+        type=sql.SQL(kind),
+        dimension=sql.Literal(int(dimension)),
+        model=sql.Literal(model),
+        columns=columns,
+        call=sql.SQL(_SEARCH_CALL),
     )
     return composed.as_string()  # composed once: each search sends the same text
 

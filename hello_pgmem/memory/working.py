@@ -219,7 +219,7 @@ class WorkingMemory:
         params["expires_at"] = max(item.timestamp, params["now"]) + timedelta(
             minutes=self.config.working_memory_ttl_minutes
         )
-        with self.db.transaction(self.user_id) as conn:
+        with self.db.transaction(self.user_id, pipeline=True) as conn:  # one round trip
             conn.execute(EXPIRE, params)
             conn.execute(INSERT, params)
             conn.execute(EVICT, params)
@@ -246,7 +246,8 @@ class WorkingMemory:
     ) -> list[MemoryItem]:
         """The live items most relevant to ``query``; each carries its score components."""
         params = self._params(min_importance=min_importance, since=since, until=until)
-        with self.db.transaction(self.user_id) as conn:
+        # Two round trips: the scope, expiry and live items; then the scores with the COMMIT.
+        with self.db.transaction(self.user_id, pipeline=True) as conn:
             conn.execute(EXPIRE, params)
             live = conn.execute(LIVE, params).fetchall()
             if not live:
@@ -257,7 +258,8 @@ class WorkingMemory:
                 tfidf=[min(1.0, max(0.0, s)) for s in tfidf_scores(query, contents)],
                 keyword=[keyword_score(query, content) for content in contents],
             )
-            rows = conn.execute(SCORE, params).fetchall()
+            scores = conn.execute(SCORE, params)
+        rows = scores.fetchall()  # received with the COMMIT's answer
         names = ("tfidf_score", "keyword_score", "time_decay", "importance_weight", "relevance_score")
         scored = [
             row_to_item(self.user_id, row, dict(zip(names, map(float, row[6:11]), strict=True)))
