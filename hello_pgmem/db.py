@@ -56,7 +56,6 @@ _SET_SCOPE = (
     "SELECT set_config('pgmem.user_id', %s, true), set_config('pgmem.namespace', %s, true),"
     " set_config('pgmem.all_rows', %s, true)"
 )
-_SET_ALSO = ", set_config(%s, %s, true)"
 # Citus sends SET LOCAL to the workers, never set_config: the scope of a transaction on a cluster.
 _PROPAGATE_SETS = "SET LOCAL citus.propagate_set_commands = 'local'"
 _SET_LOCAL = (
@@ -66,25 +65,15 @@ _SET_LOCAL = (
 )
 
 
-def set_scope(
-    conn: psycopg.Connection[Any],
-    scope: tuple[str, str, str],
-    citus: bool,
-    settings: Mapping[str, str] | None = None,
-) -> None:
+def set_scope(conn: psycopg.Connection[Any], scope: tuple[str, str, str], citus: bool) -> None:
     """Scope a transaction for row-level security; on Citus, so that the workers see it too (SET
-    takes no bound parameter: the values are quoted as literals). ``settings`` are set for the
-    transaction too, on one server in the same statement."""
-    pairs = [value for pair in (settings or {}).items() for value in pair]
-    also = _SET_ALSO * (len(pairs) // 2)
+    takes no bound parameter: the values are quoted as literals)."""
     if not citus:
-        conn.execute(_SET_SCOPE + also, (*scope, *pairs))
+        conn.execute(_SET_SCOPE, scope)
         return
     conn.execute(_PROPAGATE_SETS)
     for statement, value in zip(_SET_LOCAL, scope, strict=True):
         conn.execute(statement.format(sql.Literal(value)))
-    if pairs:
-        conn.execute("SELECT true" + also, pairs)
 
 
 _REGISTER_MODEL = "SELECT register_embedding_model(%s, %s, %s, %s)"
@@ -457,24 +446,22 @@ class Database:
         *,
         namespace: str | None = None,
         all_rows: bool = False,
-        settings: Mapping[str, str] | None = None,
     ) -> Iterator[psycopg.Connection[Any]]:
         """One transaction, scoped for row-level security for its duration (SET LOCAL).
 
         ``user_id`` becomes ``pgmem.user_id`` (memory rows), ``namespace`` ``pgmem.namespace``
         (RAG rows); ``all_rows`` asks for every row, which only the owner and analytics roles
-        get. A transaction that names none of them sees no user data. ``settings`` (name: value)
-        hold for the transaction, set with the scope.
+        get. A transaction that names none of them sees no user data.
 
         With ``pipeline`` the statements are sent without waiting for each other (libpq pipeline
         mode): a transaction of writes that read no results costs one round trip, a read that
         fetches its rows inside the block two (the scope, the query and its rows; then COMMIT).
-        ``rows_in_one_trip`` reads after the COMMIT instead. ``rowcount`` is only there once
-        something is fetched.
+        A cursor's rows can be read after the block instead, once the COMMIT has been answered:
+        one round trip (``rows_in_one_trip``). ``rowcount`` is only there once something is
+        fetched.
         """
         scope = (user_id or "", namespace or "", "on" if all_rows else "off")
-        # settings are transaction-local: unset is empty
-        scoped = bool(user_id or namespace or all_rows or settings)
+        scoped = bool(user_id or namespace or all_rows)  # settings are transaction-local: unset is empty
         with self.connection() as conn:
             if pipeline:
                 # BEGIN, the statements and COMMIT leave in one batch with one sync: psycopg's own
@@ -484,7 +471,7 @@ class Database:
                     with conn.pipeline():
                         conn.execute("BEGIN")
                         if scoped:
-                            set_scope(conn, scope, self.citus, settings)
+                            set_scope(conn, scope, self.citus)
                         yield conn
                         conn.execute("COMMIT")
                 except BaseException:
@@ -498,19 +485,13 @@ class Database:
                 return
             with conn.transaction():
                 if scoped:
-                    set_scope(conn, scope, self.citus, settings)
+                    set_scope(conn, scope, self.citus)
                 yield conn
 
-    def rows_in_one_trip(
-        self,
-        user_id: str,
-        statement: str,
-        params: Mapping[str, Any],
-        settings: Mapping[str, str] | None = None,
-    ) -> list[Any]:
+    def rows_in_one_trip(self, user_id: str, statement: str, params: Mapping[str, Any]) -> list[Any]:
         """The rows of one statement in a transaction of its own, scoped to ``user_id``, in one
-        round trip: BEGIN, the scope and ``settings``, the statement and COMMIT leave together,
-        and its rows are read once the server has answered them all."""
-        with self.transaction(user_id, pipeline=True, settings=settings) as conn:
+        round trip: BEGIN, the scope, the statement and COMMIT leave together, and its rows are
+        read once the server has answered them all."""
+        with self.transaction(user_id, pipeline=True) as conn:
             cursor = conn.execute(statement, params)
         return cursor.fetchall()  # received at the pipeline's sync: no trip of its own

@@ -54,32 +54,13 @@ def test_transaction_sets_the_user_for_its_duration_only(database: Database) -> 
         ]
 
 
-@pytest.mark.parametrize("pipeline", [False, True])
-def test_transaction_settings_hold_for_the_transaction_only(database: Database, pipeline: bool) -> None:
-    settings = {"hnsw.ef_search": "77", "pgmem.test_setting": "on"}
-    with database.transaction("alice", pipeline, settings=settings) as conn:
-        row = conn.execute(
-            "SELECT current_setting('pgmem.user_id'), current_setting('hnsw.ef_search'),"
-            " current_setting('pgmem.test_setting')"
-        ).fetchone()
-    assert row == ("alice", "77", "on")
-    with database.connection() as conn:
-        after = conn.execute(
-            "SELECT current_setting('hnsw.ef_search'), current_setting('pgmem.test_setting', true)"
-        ).fetchone()
-    assert after is not None and after[0] != "77" and after[1] in (None, "")
-
-
 def test_a_statement_s_rows_in_one_round_trip(settings: Settings) -> None:
     one = Settings(**{**settings.model_dump(), "pool_min_size": 1, "pool_max_size": 1})
-    statement = "SELECT current_setting('pgmem.user_id'), current_setting('hnsw.ef_search'), n FROM generate_series(1, %(n)s) n"
+    statement = "SELECT current_setting('pgmem.user_id'), n FROM generate_series(1, %(n)s) n"
     with Database(one) as db:
         found: list[Any] = []
-        trips = count_round_trips(
-            db,
-            lambda: found.extend(db.rows_in_one_trip("alice", statement, {"n": 3}, {"hnsw.ef_search": "55"})),
-        )
-        assert found == [("alice", "55", 1), ("alice", "55", 2), ("alice", "55", 3)]
+        trips = count_round_trips(db, lambda: found.extend(db.rows_in_one_trip("alice", statement, {"n": 3})))
+        assert found == [("alice", 1), ("alice", 2), ("alice", 3)]
         assert trips == {"round_trips": 1, "statements": 4}, "BEGIN, the scope, the statement, COMMIT"
         with pytest.raises(psycopg.errors.DivisionByZero):
             db.rows_in_one_trip("alice", "SELECT 1 / 0", {})

@@ -170,7 +170,8 @@ def test_the_statement_returns_the_function_s_rows_and_columns(
         "pool": 10,
     }
     statement = q.vector_ranked(embedder.model_name, embedder.dimension)
-    with clean.transaction("alice", settings=q.vector_scan(10)) as conn:
+    with clean.transaction("alice") as conn:
+        conn.execute(q.VECTOR_SCAN, params)
         fast = conn.execute(statement, params)
         names = [column.name for column in fast.description or []]
         fast_rows = fast.fetchall()
@@ -178,6 +179,32 @@ def test_the_statement_returns_the_function_s_rows_and_columns(
         assert names == [column.name for column in function.description or []] == list(q.SEARCH_COLUMNS)
         assert fast_rows == function.fetchall()
         assert not function_ran(conn, statement, params), "a full scan answers without the function"
+
+
+def test_ef_search_grows_with_the_model_s_index(
+    make_manager: Callable[..., MemoryManager], clean: Database, embedder: HashingEmbedder
+) -> None:
+    make_manager().add_memories(sentences(20, 12), "episodic", importance=0.5)
+    ef = "SELECT hnsw_ef_search(%s, %s, %s)"
+    index = "SELECT 'memories_embedding_' || index_suffix FROM embedding_models WHERE model = %s"
+    model = embedder.model_name
+    with clean.connection() as conn:  # rolled back: the catalog is changed only inside it
+        assert [conn.execute(ef, (model, pool, "embedding")).fetchone() for pool in (5, 10, 40, 600)] == [
+            (40,),
+            (40,),
+            (80,),
+            (1000,),
+        ], "below 200,000 rows: twice the pool, at least 40, at most 1000"
+        name = conn.execute(index, (model,)).fetchone()
+        assert name is not None
+        for rows, expected in ((1_000_000, 200), (300_000, 60), (20_000_000, 1000)):
+            conn.execute("UPDATE pg_class SET reltuples = %s WHERE oid = to_regclass(%s)", (rows, name[0]))
+            assert conn.execute(ef, (model, 10, "embedding")).fetchone() == (expected,)
+        assert conn.execute(ef, (model, 10, "text_embedding")).fetchone() == (40,), "another index"
+        assert conn.execute(ef, ("no such model", 10, "embedding")).fetchone() == (40,)
+        conn.execute(q.VECTOR_SCAN, {"model": model, "pool": 10})
+        assert conn.execute("SELECT current_setting('hnsw.ef_search')").fetchone() == ("1000",)
+        conn.rollback()
 
 
 @pytest.mark.parametrize("scoring", ["vector", "hybrid"])
@@ -252,7 +279,8 @@ def test_a_short_hnsw_scan_still_fills_the_limit(short_scans: Database, clock: C
         "time_from": None,
         "time_to": None,
     }
-    with short_scans.transaction("me", settings=q.vector_scan(20)) as conn:
+    with short_scans.transaction("me") as conn:
+        conn.execute(q.VECTOR_SCAN, {"model": embedder.model_name, "pool": 20})
         scan_only = sql.SQL(SCAN_ONLY).format(model=sql.Literal(embedder.model_name))
         scan = conn.execute(scan_only, params).fetchone()
         assert scan is not None and scan[0] < 20, "the setup must make the statement's index scan short"

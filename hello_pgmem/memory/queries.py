@@ -299,9 +299,11 @@ SELECT * FROM answer ORDER BY score DESC, id
 """
 
 
-def vector_scan(pool: int) -> dict[str, str]:
-    """The HNSW scan settings of ``vector_ranked``'s transaction (those memory_candidates sets)."""
-    return {"hnsw.ef_search": str(min(1000, max(40, 2 * pool))), "hnsw.iterative_scan": "relaxed_order"}
+VECTOR_SCAN = """
+SELECT set_config('hnsw.ef_search', hnsw_ef_search(%(model)s, %(pool)s)::text, true),
+       set_config('hnsw.iterative_scan', 'relaxed_order', true)
+"""
+"""The HNSW scan settings of ``vector_ranked``'s transaction (those memory_candidates sets)."""
 
 
 @functools.cache
@@ -315,7 +317,7 @@ def vector_ranked(model: str, dimension: int) -> str:
     the function is not run otherwise. The model is a literal so that the planner matches its
     partial HNSW index; the type and typmod are those of the index (halfvec above 2,000
     dimensions, as ``vector_type_for``). With ``log`` true it logs an access of each memory it
-    returns. Its transaction sets ``vector_scan(pool)``."""
+    returns. Its transaction runs ``VECTOR_SCAN`` first."""
     kind = "halfvec" if dimension > 2000 else "vector"
     columns = sql.SQL(", ").join(map(sql.Identifier, SEARCH_COLUMNS))
     composed = sql.SQL(_VECTOR_RANKED).format(

@@ -1,0 +1,28 @@
+"""The HNSW scans' ef_search grows with the model's index (recall at a million memories).
+
+Revision ID: 0015
+Revises: 0014
+Create Date: 2026-12-01
+
+What it does to a database: adds hnsw_ef_search(model, pool, space), which reads the size of the
+model's partial HNSW index from pg_class, and replaces memory_candidates (same signature) to set
+hnsw.ef_search with it. No table changes. Downgrade restores memory_candidates of revision 0007
+and drops the function.
+"""
+
+from __future__ import annotations
+
+from hello_pgmem.migrations import run_scripts
+
+revision = "0015"
+down_revision = "0014"
+branch_labels = None
+depends_on = None
+
+
+def upgrade() -> None:
+    run_scripts("search--0015.sql")
+
+
+def downgrade() -> None:
+    run_scripts("search--0007.sql", "downgrade--0015.sql")
