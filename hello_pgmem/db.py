@@ -488,10 +488,19 @@ class Database:
                     set_scope(conn, scope, self.citus)
                 yield conn
 
-    def rows_in_one_trip(self, user_id: str, statement: str, params: Mapping[str, Any]) -> list[Any]:
+    def rows_in_one_trip(
+        self,
+        user_id: str,
+        statement: str,
+        params: Mapping[str, Any],
+        before: Sequence[tuple[str, Mapping[str, Any]]] = (),
+    ) -> list[Any]:
         """The rows of one statement in a transaction of its own, scoped to ``user_id``, in one
-        round trip: BEGIN, the scope, the statement and COMMIT leave together, and its rows are
-        read once the server has answered them all."""
+        round trip: BEGIN, the scope, the statements ``before`` it (their results unread, e.g.
+        settings), the statement and COMMIT leave together, and its rows are read once the
+        server has answered them all."""
         with self.transaction(user_id, pipeline=True) as conn:
+            for earlier, earlier_params in before:
+                conn.execute(earlier, earlier_params)
             cursor = conn.execute(statement, params)
         return cursor.fetchall()  # received at the pipeline's sync: no trip of its own

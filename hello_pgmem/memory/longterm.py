@@ -360,14 +360,14 @@ class LongTermMemory:
 
     def _vector_ranked(self, params: dict[str, Any], log_access: bool) -> list[Any]:
         """The vector ranking as one planned statement (with the function's exact fallback inside
-        it, for a short HNSW scan), its accesses logged, in one round trip: the scan settings, the
-        statement and the COMMIT leave together, and the rows are read with the COMMIT's answer."""
+        it, for a short HNSW scan), its accesses logged, after its scan settings, in one round
+        trip."""
         pool = params["limit"] if params["time_from"] is None else max(40, params["limit"])
         statement = q.vector_ranked(self.embedder.model_name, self.embedder.dimension)
-        with self.db.transaction(self.user_id, pipeline=True) as conn:
-            conn.execute(q.VECTOR_SCAN, {"model": self.embedder.model_name, "pool": pool})
-            found = conn.execute(statement, {**params, "pool": pool, "log": log_access})
-        return found.fetchall()
+        settings = (q.VECTOR_SCAN, {"model": self.embedder.model_name, "pool": pool})
+        return self.db.rows_in_one_trip(
+            self.user_id, statement, {**params, "pool": pool, "log": log_access}, before=[settings]
+        )
 
     def ranked(
         self,

@@ -298,7 +298,6 @@ WITH found AS MATERIALIZED (
 SELECT * FROM answer ORDER BY score DESC, id
 """
 
-
 VECTOR_SCAN = """
 SELECT set_config('hnsw.ef_search', hnsw_ef_search(%(model)s, %(pool)s)::text, true),
        set_config('hnsw.iterative_scan', 'relaxed_order', true)
