@@ -162,18 +162,3 @@ def cypher(
         # a syntax error, an unknown label or variable, a bad value: the query's fault
         raise GraphError(f"the Cypher query failed: {' '.join(str(exc).split())}") from exc
     return [tuple(parse_agtype(v) for v in row) for row in rows]
-
-
-_LITERALS = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|`[^`]*`|//[^\n]*|/\*.*?\*/", re.S)
-_WRITE_CLAUSES = re.compile(r"\b(CREATE|MERGE|SET|DELETE|DETACH|REMOVE|CALL|LOAD)\b", re.I)
-
-
-def write_clauses(query: str) -> list[str]:
-    """The clauses of ``query`` that could write (or call out), ignoring strings and comments.
-
-    AGE 1.5 runs ``SET`` and ``DELETE`` even in a read-only transaction, without the table's
-    UPDATE or DELETE privilege and without row-level security's write checks, so a query that
-    must only read is refused on its text before it reaches the server.
-    """
-    stripped = _LITERALS.sub(" ", query)
-    return sorted({m.upper() for m in _WRITE_CLAUSES.findall(stripped)})

@@ -33,6 +33,9 @@ class Settings(BaseSettings):
     database_url: str = Field(default=DEFAULT_DATABASE_URL, validation_alias=AliasChoices("DATABASE_URL"))
     schema_name: str = Field(default="pgmem", validation_alias=AliasChoices("PGMEM_SCHEMA"))
     graph_name: str = Field(default="pgmem_graph", validation_alias=AliasChoices("PGMEM_GRAPH"))
+    cypher_role: str = Field(
+        default="pgmem_cypher_reader", validation_alias=AliasChoices("PGMEM_CYPHER_ROLE")
+    )
     age: Literal["auto", "on", "off"] = Field(default="auto", validation_alias=AliasChoices("PGMEM_AGE"))
     pool_min_size: int = Field(default=1, ge=0, validation_alias=AliasChoices("PGMEM_POOL_MIN"))
     pool_max_size: int = Field(default=10, ge=1, validation_alias=AliasChoices("PGMEM_POOL_MAX"))
@@ -99,3 +102,8 @@ class Settings(BaseSettings):
     @classmethod
     def _graph_is_identifier(cls, value: str) -> str:
         return check_identifier(value, "PGMEM_GRAPH")
+
+    @field_validator("cypher_role")
+    @classmethod
+    def _cypher_role_is_identifier(cls, value: str) -> str:
+        return check_identifier(value, "PGMEM_CYPHER_ROLE")

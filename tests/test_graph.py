@@ -232,15 +232,16 @@ def test_hostile_entity_names_are_stored_verbatim(make: Factory, any_database: D
         assert vertices(any_database, "Memory", "alice") == 2
 
 
-def test_cypher_needs_age_and_the_user_filter(make: Factory, any_database: Database) -> None:
+def test_cypher_needs_age_and_sees_only_the_user(make: Factory, any_database: Database) -> None:
     manager = make()
     manager.add_memory("张三是一名Python开发者", "semantic", 0.8)
+    make("bob").add_memory("李四是一名医生", "semantic", 0.8)
     if not any_database.graph_enabled:
         with pytest.raises(GraphError, match="Apache AGE is not installed"):
             manager.cypher("MATCH (e:Entity {user_id: $user_id}) RETURN e")
         return
-    with pytest.raises(ValidationError, match=r"must filter by \$user_id"):
-        manager.cypher("MATCH (e:Entity) RETURN e")
+    unfiltered = manager.cypher("MATCH (e:Entity) RETURN e.user_id, e.name", columns=("u", "n"))
+    assert {u for u, _ in unfiltered} == {"alice"} and "张三" in {n for _, n in unfiltered}
     rows = manager.cypher(
         "MATCH (m:Memory {user_id: $user_id})-[:MENTIONS]->(e:Entity {name: $name}) RETURN m.id",
         {"name": "张三"},

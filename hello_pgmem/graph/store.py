@@ -6,17 +6,15 @@ entities, mentions and relations and its AGE vertices are committed together or 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
 from pydantic import BaseModel
 
-from hello_pgmem.age import cypher as run_cypher
-from hello_pgmem.age import write_clauses
 from hello_pgmem.db import Conn
-from hello_pgmem.errors import GraphError, InvalidInputError, NotFoundError
+from hello_pgmem.errors import InvalidInputError, NotFoundError
 from hello_pgmem.graph import queries as g
 from hello_pgmem.graph.extracted import Extraction
 from hello_pgmem.graph.normalize import normalize_name
@@ -249,30 +247,3 @@ class GraphStore:
         """Rows of the live memories that mention the entity, most important first."""
         params = {"user_id": self.user_id, "name": normalize_name(name), "limit": limit}
         return list(conn.execute(g.MEMORIES_ABOUT, params).fetchall())
-
-    def cypher(
-        self,
-        conn: Conn,
-        query: str,
-        params: dict[str, Any] | None = None,
-        columns: Iterable[str] = ("result",),
-    ) -> list[tuple[Any, ...]]:
-        """Run Cypher on the user's graph; ``$user_id`` is bound to this user and must be used."""
-        if self.projection is None:
-            raise GraphError(
-                "Apache AGE is not installed in this database: the Cypher interface is "
-                "unavailable (graph queries through SQL still work)"
-            )
-        if "$user_id" not in query:
-            raise InvalidInputError(
-                "query", "must filter by $user_id (e.g. MATCH (e:Entity {user_id: $user_id}))"
-            )
-        writes = write_clauses(query)
-        if writes:
-            raise InvalidInputError(
-                "query",
-                f"must only read the graph, found {', '.join(writes)} (the graph is a projection "
-                "of the relational tables, written by the library)",
-            )
-        bound = {**(params or {}), "user_id": self.user_id}
-        return run_cypher(conn, self.projection.graph, query, bound, tuple(columns))

@@ -9,6 +9,8 @@ from typing import Any
 from uuid import UUID
 
 from hello_pgmem.db import Database
+from hello_pgmem.errors import GraphError
+from hello_pgmem.graph.passthrough import read_cypher
 from hello_pgmem.graph.store import EntityRef, GraphStore, Neighbourhood, PathStep
 from hello_pgmem.memory.ids import as_uuid
 from hello_pgmem.memory.longterm import row_to_item
@@ -47,9 +49,14 @@ class UserGraph:
     def cypher(
         self, query: str, params: dict[str, Any] | None, columns: Sequence[str]
     ) -> list[tuple[Any, ...]]:
-        """Read-only Cypher on this user's part of the AGE graph (``$user_id`` bound and required)."""
+        """Read-only Cypher on this user's part of the AGE graph (``$user_id`` bound to the user)."""
+        if self.graph.projection is None:
+            raise GraphError(
+                "Apache AGE is not installed in this database: the Cypher interface is "
+                "unavailable (graph queries through SQL still work)"
+            )
         with self.db.transaction(self.user_id) as conn:
-            return self.graph.cypher(conn, query, params, columns)
+            return read_cypher(conn, self.db.settings, self.user_id, query, params, columns)
 
 
 class GraphQuestions:
@@ -83,5 +90,5 @@ class GraphQuestions:
     def cypher(
         self, query: str, params: dict[str, Any] | None = None, columns: Sequence[str] = ("result",)
     ) -> list[tuple[Any, ...]]:
-        """Cypher on this user's part of the AGE graph; the query must filter by ``$user_id``."""
+        """Read-only Cypher that sees only this user's vertices and edges (docs/security.md)."""
         return self.user_graph.cypher(query, params, columns)

@@ -60,19 +60,32 @@ def alembic_config(settings: Settings | None = None) -> Config:
 
 
 def upgrade(settings: Settings | None = None, revision: str = "head", distribute: bool = True) -> None:
-    """Migrate the schema up to ``revision`` (idempotent: at head it does nothing). On a Citus
-    coordinator the schema at head is then distributed over the cluster, once
-    (:func:`hello_pgmem.ops.citus.distribute_on_citus`; ``distribute=False`` leaves it on the
-    coordinator)."""
+    """Migrate the schema up to ``revision`` (idempotent: at head it does nothing). Run by a
+    superuser, it also prepares the Cypher read role
+    (:func:`hello_pgmem.ops.grants.prepare_cypher_reader`). On a Citus coordinator the schema at
+    head is then distributed over the cluster, once (:func:`hello_pgmem.ops.citus.distribute_on_citus`;
+    ``distribute=False`` leaves it on the coordinator)."""
     from alembic import command
 
     settings = settings or Settings()
     with _connection_errors():
         command.upgrade(alembic_config(settings), revision)
+    if revision == "head":
+        _prepare_cypher_reader(settings)
     if distribute and revision == "head":
         from hello_pgmem.ops.citus import distribute_on_citus
 
         distribute_on_citus(settings)
+
+
+def _prepare_cypher_reader(settings: Settings) -> None:
+    """As a superuser, also set up the Cypher read role (elsewhere "hello-pgmem grant" does)."""
+    import psycopg
+
+    from hello_pgmem.ops.grants import prepare_cypher_reader
+
+    with psycopg.connect(settings.database_url, connect_timeout=int(settings.connect_timeout_s)) as conn:
+        prepare_cypher_reader(conn, settings)
 
 
 def downgrade(settings: Settings | None = None, revision: str = "base") -> None:

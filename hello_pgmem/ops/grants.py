@@ -6,6 +6,9 @@ Three roles (docs/security.md):
   by a superuser, before the first ``hello-pgmem migrate``);
 - the **application** role reads and writes rows, owns nothing, and so is bound by row-level
   security: it sees one user (or namespace) per transaction;
+- the **Cypher read role** (``PGMEM_CYPHER_ROLE``) logs in never: the application switches to it
+  (``SET LOCAL ROLE``) for a caller's Cypher, and the restrictive policies on the AGE label tables
+  show it only the transaction's user (revision 0016);
 - the **analytics** role only reads, and sees every user's rows after ``SET pgmem.all_rows = on``.
   It gets no access to the AGE graph: AGE 1.5 runs Cypher ``SET`` and ``DELETE`` without the
   table's UPDATE or DELETE privilege, so a read-only role with Cypher could change the projection.
@@ -155,6 +158,7 @@ def role_statements(
                     graph_schema, role
                 ),
                 sql.SQL("GRANT USAGE ON ALL SEQUENCES IN SCHEMA {} TO {}").format(graph_schema, role),
+                *cypher_reader_statements(conn, settings, members=(app,)),
             ]
     if analytics is not None:
         role = sql.Identifier(check_role_name("analytics", analytics))
@@ -177,6 +181,52 @@ def role_statements(
                 )
             )
     return statements
+
+
+def cypher_reader_statements(
+    conn: psycopg.Connection[Any], settings: Settings, members: tuple[str, ...] = ()
+) -> list[Statement]:
+    """The Cypher read role, its read-only grants, the graph's policies naming it, and the roles
+    that may switch to it (without inheriting it: its policies must not bind the members)."""
+    reader = sql.Identifier(settings.cypher_role)
+    schema, graph = sql.Identifier(settings.schema_name), sql.Identifier(settings.graph_name)
+    statements: list[Statement] = []
+    if not _exists(conn, _ROLE_EXISTS, settings.cypher_role):
+        statements.append(sql.SQL("CREATE ROLE {} NOLOGIN").format(reader))
+    statements += [
+        sql.SQL("GRANT USAGE ON SCHEMA ag_catalog, {}, {} TO {}").format(graph, schema, reader),
+        sql.SQL("GRANT SELECT ON {} TO {}").format(_tables("ag_catalog", AGE_CATALOG), reader),
+        sql.SQL("GRANT SELECT ON ALL TABLES IN SCHEMA {} TO {}").format(graph, reader),
+        sql.SQL("GRANT EXECUTE ON FUNCTION {}() TO {}").format(
+            sql.Identifier(settings.schema_name, "current_memory_user"), reader
+        ),
+        sql.SQL("SELECT {}({}, {})").format(
+            sql.Identifier(settings.schema_name, "secure_graph"),
+            sql.Literal(settings.graph_name),
+            sql.Literal(settings.cypher_role),
+        ),
+    ]
+    statements += [
+        sql.SQL("GRANT {} TO {} WITH INHERIT FALSE, SET TRUE").format(
+            reader, sql.Identifier(check_role_name("app", member))
+        )
+        for member in members
+    ]
+    return statements
+
+
+def prepare_cypher_reader(conn: psycopg.Connection[Any], settings: Settings) -> bool:
+    """Set up the Cypher read role when the connected role is a superuser and the graph exists
+    (the development database and the tests, which connect as a superuser); True when done."""
+    superuser = conn.execute("SELECT rolsuper FROM pg_roles WHERE rolname = current_user").fetchone()
+    if not (superuser and superuser[0]) or not (
+        _exists(conn, _AGE) and _exists(conn, _GRAPH, settings.graph_name)
+    ):
+        return False
+    if _exists(conn, CITUS_INSTALLED):
+        return False
+    apply(conn, cypher_reader_statements(conn, settings))
+    return True
 
 
 def render(conn: psycopg.Connection[Any], statements: list[Statement]) -> str:

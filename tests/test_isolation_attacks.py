@@ -1,0 +1,211 @@
+"""Attacks on tenant isolation, tried as the application role of a deployment built the documented
+way: each must end in a refusal or in zero rows of another user.
+
+Every Cypher attack carries ``$user_id`` somewhere (a comment, a bound-but-unused parameter),
+which is all the passthrough once asked for: PostgreSQL's policies on the label tables, not the
+query's text, keep the caller to its own graph now.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+import pytest
+from psycopg import sql
+
+from hello_pgmem import Database, GraphError, HashingEmbedder, InvalidInputError
+from hello_pgmem.age import cypher
+from hello_pgmem.memory import MemoryManager
+from tests.test_security import Deployment, app_db, deployment  # noqa: F401  (fixtures of this module too)
+
+pytestmark = pytest.mark.needs_age
+
+BOB_MARKS = ("bob", "Mallory", "Initech", "Globex")
+
+
+@pytest.fixture(scope="module")
+def graphs(app_db: Database) -> dict[str, MemoryManager]:  # noqa: F811
+    """Alice and Bob with a knowledge graph each, written by the application role."""
+    embedder = HashingEmbedder()
+    managers = {}
+    for user, fact in (
+        ("alice", "Alice Jones works at Acme in Berlin"),
+        ("bob", "Mallory Smith works at Initech. Bob works at Globex"),
+    ):
+        managers[user] = MemoryManager(user_id=user, database=app_db, embedder=embedder)
+        managers[user].add_memory(fact, memory_type="semantic", importance=0.8)
+    return managers
+
+
+def bob_ids(deployment: Deployment, kind: str) -> list[int]:  # noqa: F811
+    """The graph ids of Bob's vertices (``v``) or edges (``e``), read as a superuser."""
+    table = "_ag_label_vertex" if kind == "v" else "_ag_label_edge"
+    graph = deployment.superuser.graph_name
+    with psycopg.connect(deployment.superuser.database_url) as conn:
+        rows = conn.execute(
+            sql.SQL("SELECT id::text::bigint FROM {} WHERE properties OPERATOR(ag_catalog.@>) %s").format(
+                sql.Identifier(graph, table)
+            ),
+            ('{"user_id": "bob"}',),
+        ).fetchall()
+    return [int(r[0]) for r in rows]
+
+
+def foreign(rows: list[tuple[Any, ...]]) -> list[str]:
+    return [mark for mark in BOB_MARKS if mark in repr(rows)]
+
+
+READS = [
+    # the three of the report: a comment, a dead condition, a parameter of another name
+    ("MATCH (e:Entity) RETURN [e.user_id, e.name] // $user_id", {}),
+    ("MATCH (e:Entity) WHERE $user_id IS NOT NULL RETURN [e.user_id, e.name]", {}),
+    ("MATCH (e:Entity {user_id: $user_idx}) RETURN [e.user_id, e.name]", {"user_idx": "bob"}),
+    # the user's id passed again as a parameter: bound to the caller whatever is given
+    ("MATCH (e:Entity {user_id: $user_id}) RETURN [e.user_id, e.name]", {"user_id": "bob"}),
+    ("MATCH (e:Entity) WHERE e.user_id = 'bob' RETURN e.name /* $user_id */", {}),
+    ("MATCH (n) RETURN n // $user_id", {}),
+    ("MATCH (m:Memory) RETURN m // $user_id", {}),
+    ("MATCH ()-[r]->() RETURN r // $user_id", {}),
+    ("MATCH ()-[r:MENTIONS]->(e) RETURN [r, e] // $user_id", {}),
+    ("MATCH p = ()-[*]-() RETURN p // $user_id", {}),
+    ("MATCH p = (a:Entity)-[*1..3]->(b) RETURN p // $user_id", {}),
+    ("OPTIONAL MATCH (e:Entity {user_id: 'bob'}) RETURN e // $user_id", {}),
+    ("MATCH (e:Entity {user_id: $user_id}) RETURN e UNION MATCH (e:Entity) RETURN e", {}),
+    ("MATCH (a)-[r]->(b) RETURN [startNode(r), endNode(r)] // $user_id", {}),
+    ("MATCH (e:Entity) RETURN collect(e.name) // $user_id", {}),
+    ("MATCH (e:_ag_label_vertex) RETURN e // $user_id", {}),
+]
+
+
+@pytest.mark.parametrize(("query", "params"), READS)
+def test_cypher_reads_see_only_the_callers_graph(
+    graphs: dict[str, MemoryManager], query: str, params: dict[str, Any]
+) -> None:
+    rows = graphs["alice"].cypher(query, params)
+    assert foreign(rows) == [], f"{query!r} returned another user's graph: {rows!r}"
+
+
+def test_the_caller_still_sees_its_own_graph(graphs: dict[str, MemoryManager]) -> None:
+    rows = graphs["alice"].cypher("MATCH (e:Entity) RETURN e.user_id, e.name", columns=("u", "n"))
+    assert rows and {r[0] for r in rows} == {"alice"}
+    assert "Acme" in {r[1] for r in rows}
+    bob = graphs["bob"].cypher("MATCH (e:Entity) RETURN e.name")
+    assert {"Mallory Smith", "Initech"} <= {r[0] for r in bob}
+
+
+def test_vertices_named_by_id_are_not_found(graphs: dict[str, MemoryManager], deployment: Deployment) -> None:  # noqa: F811
+    ids = bob_ids(deployment, "v")
+    assert ids
+    rows = graphs["alice"].cypher("MATCH (n) WHERE id(n) IN $ids RETURN n // $user_id", {"ids": ids})
+    assert rows == []
+
+
+FORGED = [
+    # AGE reads the label tables by id for these, past the policies: refused on the text
+    "WITH {{id: {e}, label: 'RELATED', start_id: {v}, end_id: {v}, properties: {{}}}}::edge AS r "
+    "RETURN startNode(r), endNode(r) // $user_id",
+    "WITH {{id: {e}, label: 'RELATED', start_id: {v}, end_id: {v}, properties: {{}}}} :: EDGE AS r "
+    "RETURN endNode(r) // $user_id",
+    "WITH {{id: {e}, label: 'RELATED', start_id: {v}, end_id: {v}, properties: {{}}}}::`edge` AS r "
+    "RETURN endNode(r) // $user_id",
+    "WITH {{id: {v}, label: 'Entity', properties: {{}}}}::vertex AS v RETURN vertex_stats(v) // $user_id",
+    "RETURN [{{id: {v}, label: 'Entity', properties: {{}}}}]::path // $user_id",
+]
+
+
+@pytest.mark.parametrize("template", FORGED)
+def test_forged_graph_values_are_refused(
+    graphs: dict[str, MemoryManager], deployment: Deployment, template: str  # noqa: F811
+) -> None:
+    query = template.format(v=bob_ids(deployment, "v")[0], e=bob_ids(deployment, "e")[0])
+    with pytest.raises(InvalidInputError, match="query"):
+        graphs["alice"].cypher(query)
+
+
+FUNCTION_CALLS = [
+    "RETURN pg_catalog.current_setting('pgmem.user_id') // $user_id",
+    "RETURN `pg_catalog`.`current_user`() // $user_id",
+    "RETURN pg_catalog . query_to_xml('select 1', true, false, '') // $user_id",
+    "WITH pg_catalog.set_config('role', 'postgres', true) AS x MATCH (e) RETURN e // $user_id",
+    "RETURN pg_catalog /* a comment */ . version() // $user_id",
+    "UNWIND vle('pgmem_graph', 1, null, {}, 1, 3, 1) AS p RETURN p // $user_id",
+    "RETURN age_vertex_stats('pgmem_graph', {}) // $user_id",
+]
+
+
+@pytest.mark.parametrize("query", FUNCTION_CALLS)
+def test_sql_and_internal_functions_are_refused(graphs: dict[str, MemoryManager], query: str) -> None:
+    with pytest.raises(InvalidInputError, match="query"):
+        graphs["alice"].cypher(query)
+
+
+WRITES = [
+    "MATCH (e:Entity) DETACH DELETE e // $user_id",
+    "MATCH (e:Entity) /* read */ SET e.user_id = 'alice' // $user_id",
+    "MATCH (e:Entity) REMOVE e.name // $user_id",
+    "CREATE (:Entity {user_id: 'bob', name: 'planted'}) // $user_id",
+    "MERGE (:Entity {user_id: 'bob', name: 'planted'}) // $user_id",
+]
+
+
+@pytest.mark.parametrize("query", WRITES)
+def test_writes_are_refused_and_change_nothing(
+    graphs: dict[str, MemoryManager], deployment: Deployment, query: str  # noqa: F811
+) -> None:
+    before = bob_ids(deployment, "v"), bob_ids(deployment, "e")
+    with pytest.raises(InvalidInputError, match="must only read"):
+        graphs["alice"].cypher(query)
+    assert (bob_ids(deployment, "v"), bob_ids(deployment, "e")) == before
+
+
+def test_the_read_role_cannot_write_even_past_the_text_check(
+    graphs: dict[str, MemoryManager], deployment: Deployment, app_db: Database  # noqa: F811
+) -> None:
+    """Defence in depth: the read role holds no INSERT privilege and its scans see one user, so
+    a write that slipped past the text check could neither plant rows nor reach another user's."""
+    reader = deployment.app.cypher_role
+    graph = deployment.app.graph_name
+    before = bob_ids(deployment, "v")
+    with app_db.transaction("alice") as conn:
+        conn.execute(sql.SQL("SET LOCAL ROLE {}").format(sql.Identifier(reader)))
+        cypher(conn, graph, "MATCH (e:Entity) WHERE e.user_id = 'bob' DETACH DELETE e")
+        with pytest.raises(GraphError, match="permission denied"):
+            cypher(conn, graph, "CREATE (:Entity {user_id: 'bob', name: 'planted'})")
+    assert bob_ids(deployment, "v") == before
+
+
+def test_the_passthrough_refuses_to_run_without_the_policies(
+    graphs: dict[str, MemoryManager], deployment: Deployment  # noqa: F811
+) -> None:
+    """Fail closed: a label table without the read role's policy stops every passthrough query."""
+    superuser = deployment.superuser
+    with psycopg.connect(superuser.database_url, autocommit=True) as conn:
+        conn.execute(
+            sql.SQL("DROP POLICY cypher_reader_scope ON {}").format(
+                sql.Identifier(superuser.graph_name, "Memory")
+            )
+        )
+        try:
+            with pytest.raises(GraphError, match="Cypher passthrough is off"):
+                graphs["alice"].cypher("MATCH (e:Entity) RETURN e.name")
+        finally:
+            conn.execute(
+                sql.SQL("SELECT {}(%s, %s)").format(sql.Identifier(superuser.schema_name, "secure_graph")),
+                (superuser.graph_name, superuser.cypher_role),
+            )
+    assert graphs["alice"].cypher("MATCH (e:Entity) RETURN e.name")
+
+
+def test_the_app_role_does_not_inherit_the_read_roles_policies(
+    graphs: dict[str, MemoryManager], deployment: Deployment, app_db: Database  # noqa: F811
+) -> None:
+    """The application is a member of the read role without inheriting it: the projection writes
+    and the library's own reads stay unfiltered and keep their indexes."""
+    with psycopg.connect(deployment.app.database_url) as conn:
+        row = conn.execute(
+            "SELECT m.inherit_option, m.set_option FROM pg_auth_members m "
+            "WHERE m.roleid = %s::regrole AND m.member = current_user::regrole",
+            (deployment.app.cypher_role,),
+        ).fetchone()
+    assert row == (False, True)
