@@ -206,6 +206,50 @@ def test_chunking_properties(text: str, size: int, overlap_share: float) -> None
             assert count_tokens(f"{header}\n{separator}") > (size - overlap) // 4, "a header that fits leads"
 
 
+def counted_characters(text: str, size: int, overlap: int) -> int:
+    """The work of chunking ``text``: the characters handed to the token counter, a measure of
+    time that does not depend on the machine's load."""
+    work = 0
+
+    def count(piece: str) -> int:
+        nonlocal work
+        work += len(piece)
+        return count_tokens(piece)
+
+    chunk_markdown(text, size, overlap, count)
+    return work
+
+
+@settings(max_examples=int(os.environ.get("PGMEM_CHUNK_EXAMPLES", "60")), deadline=None)
+@given(
+    text=markdown_text.filter(lambda t: len(t) >= 200),
+    size=st.sampled_from([16, 64, 800, 8192]),
+    overlap_share=st.floats(0, 0.45),
+)
+def test_chunking_work_grows_linearly(text: str, size: int, overlap_share: float) -> None:
+    """Twice the input costs at most 2.5 times the work, at any chunk size (it was quadratic: the
+    packing counted the whole chunk again for every block added)."""
+    base = "\n\n".join([text] * max(1, 20_000 // len(text)))
+    overlap = int(size * overlap_share)
+    once, twice = counted_characters(base, size, overlap), counted_characters(f"{base}\n\n{base}", size, overlap)
+    assert twice <= 2.5 * once, f"{once} -> {twice} characters counted"
+
+
+@pytest.mark.parametrize(
+    "text", ["a\n\n" * 20_000, "word. " * 20_000, "x" * 200_000, "长句子，" * 20_000, "| a | b |\n" * 20_000]
+)
+def test_the_worst_shapes_cost_linear_work(text: str) -> None:
+    """The shapes that were quadratic in the chunk size or worse: many paragraphs in one chunk, one
+    run of sentences, one endless word, Chinese clauses, a long table. Each character of the input
+    is counted a bounded number of times (about 30 at most, for the binary search in a long word;
+    the packing used to count a chunk again for every block it took: over 1,000 at 8,192 tokens)."""
+    half = text[: len(text) // 2]
+    for size in (16, 8192):
+        work = counted_characters(text, size, size // 4)
+        assert work <= 2.5 * counted_characters(half, size, size // 4)
+        assert work <= 40 * len(text), f"{work / len(text):.0f} characters counted per input character"
+
+
 def test_a_wide_table_does_not_explode() -> None:
     """The case of the issue: a one-row table of 400 columns gave 973 chunks and 4.2 MB."""
     header = "| " + " | ".join(f"column{i}" for i in range(400)) + " |"
@@ -240,3 +284,9 @@ def test_a_block_after_a_heading_keeps_its_fence_and_header() -> None:
     chunks = chunk_markdown(table_text, 200, 20)
     assert len(chunks) > 5 and chunks[0].content.startswith("# T\n| a | b |")
     assert all(c.content.startswith("| a | b |\n| --- | --- |\n| r") for c in chunks[1:])
+
+
+@pytest.mark.parametrize("size", [10**9, 8193])
+def test_chunk_size_is_bounded(size: int) -> None:
+    with pytest.raises(ValidationError, match="chunk_size: must be an integer from 16 to 8192"):
+        chunk_markdown("a\n\n" * 5, size, 0)

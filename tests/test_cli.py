@@ -175,6 +175,8 @@ def test_usage_errors_exit_2(cli_env: Settings, capsys: pytest.CaptureFixture[st
     assert main(["add", "x", "--type", "dream"]) == 2
     assert "Invalid value for '--type'" in capsys.readouterr().err
     assert main(["ingest"]) == 2
+    assert main(["ingest", "README.md", "--chunk-size", "1000000000"]) == 2
+    assert "--chunk-size" in capsys.readouterr().err
 
 
 def test_ingest_and_ask(cli_env: Settings, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -304,9 +304,17 @@ def test_tool_actions_expanded_and_bad_input(clean: Database, embedder: HashingE
     assert registry.execute_tool("rag_add_text", {"text": "x", "chunk_size": "big"}).startswith(
         "❌ 参数错误: chunk_size"
     )
+    for sizes in ({"chunk_size": 10**9}, {"chunk_size": 15}, {"chunk_overlap": 10**6}):
+        refused = registry.execute_tool("rag_add_text", {"text": "a\n\n" * 5000, **sizes})
+        assert refused.startswith(f"❌ 参数错误: {next(iter(sizes))}"), refused
     tool = registry.get_tool("rag_add_text")
     assert tool is not None
-    assert tool.to_openai_schema()["function"]["parameters"]["required"] == ["text"]
+    parameters = tool.to_openai_schema()["function"]["parameters"]
+    assert parameters["required"] == ["text"]
+    assert (parameters["properties"]["chunk_size"]["minimum"], parameters["properties"]["chunk_size"]["maximum"]) == (
+        16,
+        8192,
+    )
     assert chunk_count(clean) == 0
     assert json.dumps(registry.to_openai_tools(), ensure_ascii=False)
 

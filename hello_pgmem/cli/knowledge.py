@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import click
 
 from hello_pgmem.cli.app import State, cli, database, emit
+from hello_pgmem.rag.chunking import MAX_CHUNK_SIZE, MIN_CHUNK_SIZE
 
 if TYPE_CHECKING:
     from hello_pgmem.db import Database
@@ -50,14 +51,18 @@ def result_table(results: list[IngestResult]) -> str:
 @cli.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option(
-    "--chunk-size", default=800, show_default=True, type=click.IntRange(16), help="Tokens per chunk."
+    "--chunk-size",
+    default=800,
+    show_default=True,
+    type=click.IntRange(MIN_CHUNK_SIZE, MAX_CHUNK_SIZE),
+    help="Tokens per chunk.",
 )
 @click.option(
     "--chunk-overlap",
     default=100,
     show_default=True,
-    type=click.IntRange(0),
-    help="Tokens repeated from the previous chunk.",
+    type=click.IntRange(0, MAX_CHUNK_SIZE // 2),
+    help="Tokens repeated from the previous chunk (at most half of --chunk-size).",
 )
 @click.pass_obj
 def ingest(state: State, paths: tuple[Path, ...], chunk_size: int, chunk_overlap: int) -> int:

@@ -34,6 +34,7 @@ from mcp.shared.exceptions import MCPError
 
 from hello_pgmem.db import Database
 from hello_pgmem.mcp_server.tokens import Identity, resolve_token
+from hello_pgmem.rag.chunking import MAX_CHUNK_SIZE, MIN_CHUNK_SIZE, check_sizes
 from hello_pgmem.tools.base import ToolRegistry, ToolText
 from hello_pgmem.tools.memory_tool import MemoryTool
 from hello_pgmem.tools.rag_tool import RAGTool
@@ -51,8 +52,20 @@ INGEST = types.Tool(
         "properties": {
             "paths": {"type": "array", "items": {"type": "string"}, "description": "文件或文件夹路径"},
             "namespace": {"type": "string", "description": "命名空间，默认是工具的命名空间"},
-            "chunk_size": {"type": "integer", "default": 800, "description": "分块大小（token）"},
-            "chunk_overlap": {"type": "integer", "default": 100, "description": "分块重叠（token）"},
+            "chunk_size": {
+                "type": "integer",
+                "default": 800,
+                "minimum": MIN_CHUNK_SIZE,
+                "maximum": MAX_CHUNK_SIZE,
+                "description": "分块大小（token）",
+            },
+            "chunk_overlap": {
+                "type": "integer",
+                "default": 100,
+                "minimum": 0,
+                "maximum": MAX_CHUNK_SIZE // 2,
+                "description": "分块重叠（token）",
+            },
         },
         "required": ["paths"],
     },
@@ -226,7 +239,10 @@ class PgMemServer:
             return text_result("❌ paths: must be a non-empty list of file or folder paths")
         try:
             kb = box.rag.knowledge_base(arguments.get("namespace"))
-        except Exception as exc:  # InvalidInputError names the namespace rule
+            chunk_size, chunk_overlap = check_sizes(
+                arguments.get("chunk_size", 800), arguments.get("chunk_overlap", 100)
+            )
+        except Exception as exc:  # InvalidInputError names the namespace or size rule
             return text_result(f"❌ {exc}")
 
         def progress(done: int, total: int, result: Any) -> None:
@@ -236,8 +252,8 @@ class PgMemServer:
         def run() -> str:
             results = kb.ingest(
                 paths,
-                chunk_size=int(arguments.get("chunk_size", 800)),
-                chunk_overlap=int(arguments.get("chunk_overlap", 100)),
+                chunk_size=chunk_size,
+                chunk_overlap=chunk_overlap,
                 progress=progress,
             )
             lines = [f"{r.status}: {r.source_path or r.document_id} ({r.chunks} chunks)" for r in results]

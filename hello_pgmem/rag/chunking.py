@@ -29,6 +29,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import Annotated
+
+from pydantic import Field
 
 from hello_pgmem.errors import InvalidInputError
 from hello_pgmem.text import count_tokens
@@ -146,28 +149,53 @@ def parse_blocks(markdown: str) -> list[Block]:
 # --------------------------------------------------------------------------- splitting
 
 
+def _fitting_prefix(text: str, start: int, limit: int, count: Counter) -> int:
+    """The length of the longest ``text[start:start + n]`` within ``limit`` tokens (at least 1).
+
+    A window doubles until it holds more than ``limit`` tokens, then a binary search finds the
+    cut: each part costs about its own length times a logarithm, never the rest of the text.
+    """
+    rest = len(text) - start
+    size = min(rest, max(1, limit))
+    while size < rest and count(text[start : start + size]) <= limit:
+        size = min(rest, size * 2)
+    if count(text[start : start + size]) <= limit:
+        return size
+    low, high = 1, size - 1
+    while low < high:
+        middle = (low + high + 1) // 2
+        if count(text[start : start + middle]) <= limit:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
 def _hard_split(text: str, limit: int, count: Counter) -> list[str]:
     """``text`` cut into parts of at most ``limit`` tokens: at a space when there is one, else
     between characters."""
     parts: list[str] = []
-    while text:
-        size = max(1, min(len(text), len(text) * limit // max(count(text), 1)))
-        while size > 1 and count(text[:size]) > limit:
-            size = max(1, size * 3 // 4)
-        if size < len(text):
-            space = text.rfind(" ", 0, size + 1)
-            size = space + 1 if space > 0 else size
-        parts.append(text[:size])
-        text = text[size:]
+    start = 0
+    while start < len(text):
+        cut = start + _fitting_prefix(text, start, limit, count)
+        if cut < len(text):
+            space = text.rfind(" ", start, cut + 1)
+            cut = space + 1 if space > start else cut
+        parts.append(text[start:cut])
+        start = cut
     return parts
 
 
 def split_text(text: str, limit: int, count: Counter) -> list[str]:
-    """``text`` split between sentences, then clauses, then characters, into parts <= ``limit``."""
+    """``text`` split between sentences, then clauses, then characters, into parts <= ``limit``.
+
+    Consecutive sentences (or clauses) are gathered while the sum of their counts fits: they
+    meet at punctuation, which ends a token, so the sum is the count of the joined text.
+    """
     pieces: list[str] = []
 
-    def split(part: str, patterns: list[re.Pattern[str]]) -> None:
-        if count(part) <= limit:
+    def split(part: str, patterns: list[re.Pattern[str]], size: int | None = None) -> None:
+        if (count(part) if size is None else size) <= limit:
             if part.strip():
                 pieces.append(part.strip())
             return
@@ -178,27 +206,38 @@ def split_text(text: str, limit: int, count: Counter) -> list[str]:
         if len(parts) == 1:
             split(part, patterns[1:])
             return
-        current = ""
+        current: list[str] = []
+        current_size = 0
         for piece in parts:
-            if current and count(current + piece) > limit:
-                split(current, patterns[1:])
-                current = ""
-            current += piece
-        split(current, patterns[1:])
+            piece_size = count(piece)
+            if current and current_size + piece_size > limit:
+                split("".join(current), patterns[1:], current_size)
+                current, current_size = [], 0
+            current.append(piece)
+            current_size += piece_size
+        split("".join(current), patterns[1:], current_size)
 
     split(text, [SENTENCE_END, CLAUSE_END])
     return pieces
 
 
 def _pack_lines(lines: list[str], wrap: Callable[[list[str]], str], limit: int, count: Counter) -> list[str]:
-    """Consecutive lines packed into ``wrap``-ped pieces of at most ``limit`` tokens."""
+    """Consecutive lines packed into ``wrap``-ped pieces of at most ``limit`` tokens, counted as
+    the wrapper's own tokens, the lines' and the joints' between them (a line break, a cell
+    border), so that no piece is counted twice."""
     pieces: list[str] = []
     current: list[str] = []
+    base = count(wrap([]))
+    joint = count(wrap(["x", "x"])) - count(wrap(["x"])) - count("x")
+    size = base
     for line in lines:
-        if current and count(wrap([*current, line])) > limit:
+        line_size = count(line) + (joint if current else 0)
+        if current and size + line_size > limit:
             pieces.append(wrap(current))
-            current = []
+            current, size = [], base
+            line_size -= joint
         current.append(line)
+        size += line_size
     if current:
         pieces.append(wrap(current))
     return pieces
@@ -311,11 +350,14 @@ def _overlap(blocks: list[Block], budget: int, count: Counter) -> list[Block]:
             continue
         if block.kind == "text" and not taken:
             sentences = [s for s in SENTENCE_END.split(block.text) if s.strip()]
-            tail = ""
+            kept: list[str] = []
+            tail_size = 0
             for sentence in reversed(sentences):
-                if count(sentence + tail) > budget:
+                tail_size += count(sentence)
+                if tail_size > budget:
                     break
-                tail = sentence + tail
+                kept.append(sentence)
+            tail = "".join(reversed(kept))
             if tail.strip():
                 start = block.end - len(tail)
                 taken.insert(
@@ -325,10 +367,22 @@ def _overlap(blocks: list[Block], budget: int, count: Counter) -> list[Block]:
     return taken
 
 
+MIN_CHUNK_SIZE = 16
+MAX_CHUNK_SIZE = 8192  # the input limit of common embedding models (OpenAI's: 8,191 tokens)
+ChunkSize = Annotated[int, Field(ge=MIN_CHUNK_SIZE, le=MAX_CHUNK_SIZE)]
+ChunkOverlap = Annotated[int, Field(ge=0, le=MAX_CHUNK_SIZE // 2)]
+
+
 def check_sizes(chunk_size: object, chunk_overlap: object) -> tuple[int, int]:
-    """The chunk size (at least 16 tokens) and overlap (less than half of it), checked."""
-    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 16:
-        raise InvalidInputError("chunk_size", "must be an integer of at least 16 tokens")
+    """The chunk size (16 to 8,192 tokens) and overlap (at most half of it), checked."""
+    if (
+        isinstance(chunk_size, bool)
+        or not isinstance(chunk_size, int)
+        or not MIN_CHUNK_SIZE <= chunk_size <= MAX_CHUNK_SIZE
+    ):
+        raise InvalidInputError(
+            "chunk_size", f"must be an integer from {MIN_CHUNK_SIZE} to {MAX_CHUNK_SIZE} tokens"
+        )
     if isinstance(chunk_overlap, bool) or not isinstance(chunk_overlap, int):
         raise InvalidInputError("chunk_overlap", "must be an integer")
     if not 0 <= chunk_overlap < chunk_size // 2 + 1:
@@ -344,8 +398,20 @@ def chunk_markdown(
     room = chunk_size - chunk_overlap  # pieces of a split block leave room for the overlap
     blocks = [piece for block in parse_blocks(markdown) for piece in split_block(block, room, count)]
 
+    sizes = {id(block): count(block.text) for block in blocks}  # every block lives to the end
+    separator = count("\n\n")
+
+    def size(block: Block) -> int:
+        known = sizes.get(id(block))
+        return count(block.text) if known is None else known  # overlap tails are short
+
+    def size_of(group: list[Block]) -> int:
+        """The tokens of the group joined by blank lines: blocks meet at white space."""
+        return sum(size(b) for b in group) + separator * max(0, len(group) - 1)
+
     chunks: list[Chunk] = []
     current: list[Block] = []
+    current_size = 0
     fresh = 0  # blocks of the current chunk that are not overlap
 
     def close() -> None:
@@ -364,12 +430,15 @@ def chunk_markdown(
         )
 
     for block in blocks:
-        if current and count("\n\n".join([*(b.text for b in current), block.text])) > chunk_size:
+        if current and current_size + separator + sizes[id(block)] > chunk_size:
             close()
             carry = _overlap(current[len(current) - fresh :], chunk_overlap, count)
-            while carry and count("\n\n".join([*(b.text for b in carry), block.text])) > chunk_size:
+            carry_size = size_of(carry)
+            while carry and carry_size + separator + sizes[id(block)] > chunk_size:
+                carry_size -= size(carry[0]) + (separator if len(carry) > 1 else 0)
                 carry = carry[1:]  # never let the overlap push a new block out: progress is certain
-            current, fresh = list(carry), 0
+            current, current_size, fresh = list(carry), carry_size, 0
+        current_size += sizes[id(block)] + (separator if current else 0)
         current.append(block)
         fresh += 1
     if current and fresh:

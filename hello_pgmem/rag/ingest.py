@@ -24,7 +24,7 @@ from hello_pgmem.errors import HelloPgmemError, InvalidInputError
 from hello_pgmem.llm import ChatClient
 from hello_pgmem.models import check_content, check_name
 from hello_pgmem.rag import store
-from hello_pgmem.rag.chunking import Chunk, chunk_markdown
+from hello_pgmem.rag.chunking import Chunk, check_sizes, chunk_markdown
 from hello_pgmem.rag.convert import SUPPORTED, convert_file
 from hello_pgmem.rag.models import IngestResult
 from hello_pgmem.retry import retry_transient
@@ -97,6 +97,7 @@ class Ingest(store.Namespaced):
         """
         if not documents or len(documents) > MAX_BATCH_DOCUMENTS:
             raise InvalidInputError("documents", f"must hold between 1 and {MAX_BATCH_DOCUMENTS} documents")
+        check_sizes(chunk_size, chunk_overlap)
         started = time.perf_counter()
         chunking = {
             "chunk_size": chunk_size,
@@ -202,6 +203,7 @@ class Ingest(store.Namespaced):
         chunk_overlap: int = 100,
     ) -> IngestResult:
         """Convert a file to Markdown and store it (document id: the given one, else the file path)."""
+        check_sizes(chunk_size, chunk_overlap)  # before a conversion that may take long
         converted = convert_file(file_path, **self._vision())
         return self.add_text(
             converted.markdown,
@@ -228,6 +230,7 @@ class Ingest(store.Namespaced):
         progress: Progress | None = None,
     ) -> list[IngestResult]:
         """Files and folders (recursively, supported formats only); one bad file stops nothing."""
+        check_sizes(chunk_size, chunk_overlap)
         files = list(_expand(paths))
         results: list[IngestResult] = []
         for number, path in enumerate(files, 1):

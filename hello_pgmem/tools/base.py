@@ -67,9 +67,22 @@ class ToolParameter:
         return schema
 
 
+_BOUNDS = {"ge": "minimum", "le": "maximum", "gt": "exclusiveMinimum", "lt": "exclusiveMaximum"}
+
+
 def _schema_for(annotation: Any) -> tuple[dict[str, Any], bool]:
-    """JSON Schema of a type hint, and whether None is allowed."""
+    """JSON Schema of a type hint, and whether None is allowed; ``Annotated[int, Field(ge=…,
+    le=…)]`` gives the bounds (which ``validate_call`` enforces)."""
     origin = get_origin(annotation)
+    if origin is typing.Annotated:
+        base, *extras = get_args(annotation)
+        schema, nullable = _schema_for(base)
+        for extra in extras:
+            for constraint in getattr(extra, "metadata", [extra]):
+                for attr, key in _BOUNDS.items():
+                    if getattr(constraint, attr, None) is not None:
+                        schema[key] = getattr(constraint, attr)
+        return schema, nullable
     if origin in (types.UnionType, typing.Union):
         args = [a for a in get_args(annotation) if a is not type(None)]
         nullable = len(args) < len(get_args(annotation))
@@ -111,7 +124,7 @@ def _docstring_args(doc: str | None) -> dict[str, str]:
 
 def parameters_of(method: Callable[..., Any]) -> list[ToolParameter]:
     """The parameters of an action method, from its signature, type hints and docstring."""
-    hints = get_type_hints(method)
+    hints = get_type_hints(method, include_extras=True)
     described = _docstring_args(method.__doc__)
     result = []
     for param in inspect.signature(method).parameters.values():

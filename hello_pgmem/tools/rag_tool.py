@@ -18,6 +18,7 @@ from hello_pgmem.db import Database, SharesDatabase
 from hello_pgmem.embedding import Embedder, create_embedder
 from hello_pgmem.errors import InvalidInputError
 from hello_pgmem.llm import ChatClient, create_chat_client
+from hello_pgmem.rag.chunking import ChunkOverlap, ChunkSize
 from hello_pgmem.rag.knowledge import MAX_TOP_K, KnowledgeBase
 from hello_pgmem.rag.models import ChunkHit, IngestResult
 from hello_pgmem.settings import Settings
@@ -122,8 +123,8 @@ class RAGTool(ActionsTool, SharesDatabase):
         file_path: str,
         document_id: str | None = None,
         namespace: str | None = None,
-        chunk_size: int = 800,
-        chunk_overlap: int = 100,
+        chunk_size: ChunkSize = 800,
+        chunk_overlap: ChunkOverlap = 100,
     ) -> str:
         """添加文档
 
@@ -149,8 +150,8 @@ class RAGTool(ActionsTool, SharesDatabase):
         text: str,
         document_id: str | None = None,
         namespace: str | None = None,
-        chunk_size: int = 800,
-        chunk_overlap: int = 100,
+        chunk_size: ChunkSize = 800,
+        chunk_overlap: ChunkOverlap = 100,
     ) -> str:
         """添加文本
 
