@@ -22,6 +22,7 @@ from psycopg.pq import TransactionStatus
 from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool, PoolTimeout
 
+from hello_pgmem.deadline import DeadlineExceededError, check_deadline, remaining_ms
 from hello_pgmem.errors import (
     ConfigurationError,
     DatabaseTimeoutError,
@@ -409,6 +410,10 @@ class Database:
                 "nothing was changed"
             ) from exc
         except psycopg.errors.QueryCanceled as exc:
+            if remaining_ms() is not None:
+                raise DeadlineExceededError(
+                    "a statement ran into the call's time limit and was cancelled; nothing was changed"
+                ) from exc
             raise DatabaseTimeoutError(
                 f"a statement ran longer than PGMEM_STATEMENT_TIMEOUT_MS="
                 f"{self.settings.statement_timeout_ms}; nothing was changed"
@@ -462,6 +467,7 @@ class Database:
         """
         scope = (user_id or "", namespace or "", "on" if all_rows else "off")
         scoped = bool(user_id or namespace or all_rows)  # settings are transaction-local: unset is empty
+        check_deadline()
         with self.connection() as conn:
             if pipeline:
                 # BEGIN, the statements and COMMIT leave in one batch with one sync: psycopg's own
@@ -472,6 +478,7 @@ class Database:
                         conn.execute("BEGIN")
                         if scoped:
                             set_scope(conn, scope, self.citus)
+                        self._limit_to_deadline(conn)
                         yield conn
                         conn.execute("COMMIT")
                 except BaseException:
@@ -486,7 +493,17 @@ class Database:
             with conn.transaction():
                 if scoped:
                     set_scope(conn, scope, self.citus)
+                self._limit_to_deadline(conn)
                 yield conn
+
+    def _limit_to_deadline(self, conn: psycopg.Connection[Any]) -> None:
+        """Under a call's time limit, the transaction's statements end at it (SET LOCAL)."""
+        left = remaining_ms()
+        if left is None:
+            return
+        configured = self.settings.statement_timeout_ms
+        limit = left if configured == 0 else min(left, configured)
+        conn.execute("SELECT set_config('statement_timeout', %s, true)", (str(limit),))
 
     def rows_in_one_trip(
         self,

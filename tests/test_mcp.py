@@ -242,12 +242,17 @@ def test_ingest_reports_progress_and_files_stay_inside_the_root(
 def test_calls_beyond_the_rate_are_refused(deployment: Deployment, owner_db: Database) -> None:  # noqa: F811
     token, _ = create_token(owner_db, "gus_mcp")
 
-    async def scenario() -> list[bool]:
+    async def scenario() -> tuple[list[bool], str]:
         async with http_client(server.url, token) as client:
-            return [(await client.call_tool("memory_stats", {})).is_error for _ in range(4)]
+            calls = [(await client.call_tool("memory_stats", {})).is_error for _ in range(4)]
+            with pytest.raises(Exception, match="rate: at most 3 requests a minute") as refused:
+                await client.read_resource("memory://stats")  # resources count too
+            return calls, str(refused.value)
 
     with HttpServer(deployment.app, Limits(calls_per_minute=3)) as server:
-        assert anyio.run(scenario) == [False, False, False, True]
+        calls, _ = anyio.run(scenario)
+    # the client lists the tools once (it validates results against their schemas): 3 in all
+    assert calls.count(False) == 2 and calls[:2] == [False, False] and calls[2:] == [True, True]
 
 
 @pytest.fixture(scope="module")
@@ -288,3 +293,99 @@ def test_the_rate_gate_refills(monkeypatch: pytest.MonkeyPatch) -> None:
     assert [gate.allow("k", now=0.0) for _ in range(3)] == [0.0, 0.0, 30.0]
     assert gate.allow("k", now=30.0) == 0.0
     assert gate.allow("other", now=30.0) == 0.0
+
+
+def test_one_token_cannot_hold_more_than_its_concurrent_calls(
+    deployment: Deployment,  # noqa: F811
+    owner_db: Database,
+) -> None:
+    """Six calls at once of one token, two allowed: four come back refused at once while two
+    wait on a lock the test holds; none of them is lost."""
+    token, _ = create_token(owner_db, "hal_mcp")
+
+    async def scenario(lock: psycopg.Connection[Any]) -> list[str]:
+        async with http_client(server.url, token) as client:
+            await client.call_tool("memory_stats", {})  # the client lists the tools first
+            results: list[str] = []
+
+            async def add(number: int) -> None:
+                result = await client.call_tool("memory_add", {"content": f"note {number}"})
+                results.append(text(result))
+                if sum("concurrency" in r for r in results) == 4:
+                    lock.rollback()  # the two admitted calls may go on
+
+            async with anyio.create_task_group() as group:
+                for number in range(6):
+                    group.start_soon(add, number)
+            return results
+
+    with (
+        HttpServer(deployment.app, Limits(concurrent_calls=2)) as server,
+        psycopg.connect(deployment.superuser.database_url) as lock,
+    ):
+        lock.execute("LOCK TABLE pgmem.working_memories IN ACCESS EXCLUSIVE MODE")
+        results = anyio.run(scenario, lock)
+    refused = [r for r in results if "concurrency: at most 2 requests at once" in r]
+    assert len(refused) == 4 and len(results) == 6
+    assert all(r.startswith("✅") for r in results if r not in refused), results
+
+
+def test_failed_tokens_are_throttled_and_no_oauth_server_is_advertised(
+    deployment: Deployment,  # noqa: F811
+    owner_db: Database,
+) -> None:
+    token, _ = create_token(owner_db, "ian_mcp")
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    with HttpServer(deployment.app, Limits(failed_tokens_per_minute=5)) as server:
+        metadata = httpx2.get(f"http://127.0.0.1:{server.port}/.well-known/oauth-protected-resource/mcp")
+        assert metadata.status_code == 404
+        statuses = []
+        for attempt in range(7):
+            response = httpx2.post(
+                server.url, json=ping, headers={**headers, "Authorization": f"Bearer pgm_guess{attempt}"}
+            )
+            statuses.append(response.status_code)
+            if attempt == 0:
+                challenge = response.headers["www-authenticate"]
+        assert statuses == [401] * 5 + [429] * 2
+        assert "resource_metadata" not in challenge and challenge.startswith("Bearer")
+        # the address is throttled, not the valid token's user: a good token still waits its turn
+        good = httpx2.post(server.url, json=ping, headers={**headers, "Authorization": f"Bearer {token}"})
+        assert good.status_code == 429 and int(good.headers["retry-after"]) > 0
+
+
+def test_every_identity_shares_one_embedder_and_chat_model(deployment: Deployment) -> None:  # noqa: F811
+    from hello_pgmem.mcp_server.server import PgMemServer
+    from hello_pgmem.mcp_server.tokens import Identity
+
+    with Database(deployment.app) as db:
+        server = PgMemServer(db, lambda ctx: Identity("x", ()))
+        one, two = server.box(Identity("a", ())), server.box(Identity("b", ("ns_b",)))
+        assert one is not two
+        assert one.rag._embedder is two.rag._embedder is server.embedder
+        assert one.memory.memory_manager.parts._embedder is server.embedder
+
+
+def test_a_timed_out_call_stops_its_work(deployment: Deployment, owner_db: Database, tmp_path: Path) -> None:  # noqa: F811
+    """The reply is abandoned at the time limit and the ingest behind it stops at the next file,
+    instead of running on in its worker thread."""
+    for number in range(400):
+        (tmp_path / f"note{number:03}.md").write_text(f"# Note {number}\n\n" + "word " * 300, encoding="utf-8")
+    token, _ = create_token(owner_db, "jo_mcp", ["jo_docs"])
+
+    def documents() -> int:
+        with psycopg.connect(deployment.superuser.database_url) as conn:
+            row = conn.execute("SELECT count(*) FROM pgmem.documents WHERE namespace = 'jo_docs'").fetchone()
+        return int(row[0]) if row else 0
+
+    async def scenario() -> str:
+        async with http_client(server.url, token) as client:
+            await client.call_tool("memory_stats", {})
+            return text(await client.call_tool("rag_ingest", {"paths": [str(tmp_path)]}))
+
+    with HttpServer(deployment.app, Limits(call_timeout_s=1.0, files_root=tmp_path)) as server:
+        assert anyio.run(scenario).startswith("❌ timeout: the call took longer than 1s")
+        stopped = documents()
+        time.sleep(3)
+        assert documents() == stopped < 400, "the ingest went on after the call's time limit"

@@ -21,10 +21,21 @@ from hello_pgmem.cli.app import State, cli, database, emit
     help="HTTP: the folder rag_add_document and rag_ingest may read (refused without it).",
 )
 @click.option(
-    "--rate", default=120, show_default=True, type=click.IntRange(1), help="Calls a minute per token."
+    "--rate", default=120, show_default=True, type=click.IntRange(1), help="Requests a minute per token."
 )
 @click.option(
-    "--timeout", default=120.0, show_default=True, type=click.FloatRange(1), help="Seconds a call may take."
+    "--concurrency",
+    default=4,
+    show_default=True,
+    type=click.IntRange(1, 64),
+    help="Requests per token in progress at once.",
+)
+@click.option(
+    "--timeout",
+    default=120.0,
+    show_default=True,
+    type=click.FloatRange(1),
+    help="Seconds a call may take: its statements and loops stop there too.",
 )
 @click.option(
     "--max-request-bytes",
@@ -42,6 +53,7 @@ def mcp(
     public_url: str | None,
     files_root: Path | None,
     rate: int,
+    concurrency: int,
     timeout: float,
     max_request_bytes: int,
 ) -> None:
@@ -59,7 +71,13 @@ def mcp(
     from hello_pgmem.mcp_server.server import Limits, serve_http, serve_stdio
     from hello_pgmem.mcp_server.tokens import Identity
 
-    limits = Limits(rate, timeout, max_request_bytes, files_root)
+    limits = Limits(
+        calls_per_minute=rate,
+        concurrent_calls=concurrency,
+        call_timeout_s=timeout,
+        max_request_bytes=max_request_bytes,
+        files_root=files_root,
+    )
     with database() as db:
         if use_http:
             serve_http(db, host, port, limits, public_url)

@@ -19,12 +19,13 @@ from __future__ import annotations
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from importlib.metadata import version as package_version
 from pathlib import Path
 from threading import Lock
-from typing import Any
+from typing import Any, TypeVar
 from uuid import UUID
 
 import anyio
@@ -33,6 +34,9 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
 from hello_pgmem.db import Database
+from hello_pgmem.deadline import call_deadline
+from hello_pgmem.embedding import Embedder, create_embedder
+from hello_pgmem.llm import ChatClient, create_chat_client
 from hello_pgmem.mcp_server.tokens import Identity, resolve_token
 from hello_pgmem.rag.chunking import MAX_CHUNK_SIZE, MIN_CHUNK_SIZE, check_sizes
 from hello_pgmem.tools.base import ToolRegistry, ToolText
@@ -40,8 +44,11 @@ from hello_pgmem.tools.memory_tool import MemoryTool
 from hello_pgmem.tools.rag_tool import RAGTool
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 INVALID_PARAMS = -32602
+TEXT = "text/plain"
+REFUSED = -32000  # a server error of JSON-RPC's implementation-defined range: over a limit
 MAX_BOXES = 1000  # tool boxes kept for the most recent identities
 FILE_TOOLS = ("rag_add_document", "rag_ingest")
 INGEST = types.Tool(
@@ -84,9 +91,11 @@ DOCUMENTS = types.ResourceTemplate(
 class Limits:
     """What one identity may ask of the server."""
 
-    calls_per_minute: int = 120
-    call_timeout_s: float = 120.0
+    calls_per_minute: int = 120  # every request: tool calls, lists and resource reads
+    concurrent_calls: int = 4  # requests of one identity in progress at once
+    call_timeout_s: float = 120.0  # the reply, and the work: statements and loops stop at it
     max_request_bytes: int = 1_000_000
+    failed_tokens_per_minute: int = 20  # HTTP: bad tokens per client address before 429
     files_root: Path | None = None  # HTTP only: the folder file tools may read (None: refused)
 
 
@@ -112,15 +121,52 @@ class RateGate:
             return 0.0
 
 
-class ToolBox:
-    """The memory and rag tools of one identity, sharing the server's database pool. An identity
-    given no namespace gets one of its own, named after its user."""
+@dataclass
+class ConcurrencyGate:
+    """At most ``limit`` requests of one identity in progress at once."""
 
-    def __init__(self, db: Database, identity: Identity) -> None:
+    limit: int
+    _running: dict[str, int] = field(default_factory=dict)
+    _lock: Lock = field(default_factory=Lock)
+
+    def enter(self, key: str) -> bool:
+        with self._lock:
+            if self._running.get(key, 0) >= self.limit:
+                return False
+            self._running[key] = self._running.get(key, 0) + 1
+            return True
+
+    def leave(self, key: str) -> None:
+        with self._lock:
+            left = self._running.get(key, 1) - 1
+            if left:
+                self._running[key] = left
+            else:
+                self._running.pop(key, None)
+
+
+class Refused(Exception):
+    """A request the limits turn away, with the text that says why."""
+
+
+class ToolBox:
+    """The memory and rag tools of one identity, sharing the server's database pool, embedder and
+    chat model. An identity given no namespace gets one of its own, named after its user."""
+
+    def __init__(self, db: Database, identity: Identity, embedder: Embedder, llm: ChatClient | None) -> None:
         self.identity = identity
-        self.memory = MemoryTool(user_id=identity.user_id, database=db, session_id="mcp", expandable=True)
+        self.memory = MemoryTool(
+            user_id=identity.user_id, database=db, embedder=embedder, session_id="mcp", expandable=True
+        )
         namespaces = identity.namespaces or (identity.user_id,)
-        self.rag = RAGTool(rag_namespace=namespaces[0], namespaces=namespaces, database=db, expandable=True)
+        self.rag = RAGTool(
+            rag_namespace=namespaces[0],
+            namespaces=namespaces,
+            database=db,
+            embedder=embedder,
+            llm=llm,
+            expandable=True,
+        )
         self.registry = ToolRegistry()
         self.registry.register_tool(self.memory)
         self.registry.register_tool(self.rag)
@@ -171,6 +217,9 @@ class PgMemServer:
         self.limits = limits or Limits()
         self.remote = remote
         self.gate = RateGate(self.limits.calls_per_minute)
+        self.running = ConcurrencyGate(self.limits.concurrent_calls)
+        self.embedder = create_embedder(db.settings)  # one model for every identity
+        self.llm = create_chat_client(db.settings)
         self._boxes: OrderedDict[Identity, ToolBox] = OrderedDict()  # the most recently used
         self._lock = Lock()
         self.server: Server[Any] = Server(
@@ -189,26 +238,65 @@ class PgMemServer:
             if identity in self._boxes:
                 self._boxes.move_to_end(identity)
             else:
-                self._boxes[identity] = ToolBox(self.db, identity)
+                self._boxes[identity] = ToolBox(self.db, identity, self.embedder, self.llm)
                 while len(self._boxes) > MAX_BOXES:
                     self._boxes.popitem(last=False)
             return self._boxes[identity]
 
+    @asynccontextmanager
+    async def admitted(self, identity: Identity) -> AsyncIterator[None]:
+        """One request of ``identity`` within the rate and the concurrency limits, else Refused."""
+        key = str(identity.token_id or identity.user_id)
+        wait = self.gate.allow(key)
+        if wait:
+            limit = self.limits.calls_per_minute
+            raise Refused(f"rate: at most {limit} requests a minute; retry in {wait:.0f}s")
+        if not self.running.enter(key):
+            raise Refused(f"concurrency: at most {self.limits.concurrent_calls} requests at once per token")
+        try:
+            yield
+        finally:
+            self.running.leave(key)
+
+    async def bounded(self, work: Callable[[], T]) -> T:
+        """``work`` in a worker thread under the call's time limit: the reply is abandoned at the
+        limit, and the work itself stops there too (statement timeout, checks in long loops)."""
+        seconds = self.limits.call_timeout_s
+
+        def run() -> T:
+            with call_deadline(seconds):
+                return work()
+
+        try:
+            with anyio.fail_after(seconds):
+                return await anyio.to_thread.run_sync(run, abandon_on_cancel=True)
+        except TimeoutError as exc:
+            raise Refused(f"timeout: the call took longer than {seconds:g}s and was stopped") from exc
+
     async def list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
-        box = await anyio.to_thread.run_sync(self.box, self.identify(ctx))
+        identity = self.identify(ctx)
+        try:
+            async with self.admitted(identity):
+                box = await self.bounded(lambda: self.box(identity))
+        except Refused as exc:
+            raise MCPError(REFUSED, str(exc)) from exc
         return types.ListToolsResult(tools=tool_list(box))
 
     async def call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         identity = self.identify(ctx)
-        wait = self.gate.allow(str(identity.token_id or identity.user_id))
-        if wait:
-            return text_result(
-                f"❌ rate: at most {self.limits.calls_per_minute} calls a minute; retry in {wait:.0f}s"
-            )
+        try:
+            async with self.admitted(identity):
+                return await self.run_tool(ctx, identity, params)
+        except Refused as exc:
+            return text_result(f"❌ {exc}")
+
+    async def run_tool(
+        self, ctx: Any, identity: Identity, params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
         arguments = dict(params.arguments or {})
         if len(repr(arguments)) > self.limits.max_request_bytes:
             return text_result(f"❌ arguments: must be at most {self.limits.max_request_bytes} bytes")
-        box = await anyio.to_thread.run_sync(self.box, identity)
+        box = await self.bounded(lambda: self.box(identity))
         if params.name in FILE_TOOLS and self.remote:
             refused = self.refuse_files(arguments)
             if refused:
@@ -218,9 +306,7 @@ class PgMemServer:
         tool = box.registry.get_tool(params.name)
         if tool is None:
             raise MCPError(INVALID_PARAMS, f"unknown tool {params.name!r}")
-        with anyio.fail_after(self.limits.call_timeout_s):
-            text = await anyio.to_thread.run_sync(tool.run, arguments, abandon_on_cancel=True)
-        return text_result(text)
+        return text_result(await self.bounded(lambda: tool.run(arguments)))
 
     def refuse_files(self, arguments: dict[str, Any]) -> str | None:
         """Why a file tool may not run over HTTP with these arguments, or None."""
@@ -261,42 +347,55 @@ class PgMemServer:
             head = f"✅ 已处理 {len(results)} 个文件，失败 {len(failed)} 个（命名空间 {kb.namespace}）"
             return "\n".join([head, *lines, *(f"  {r.error}" for r in failed)])
 
-        with anyio.fail_after(self.limits.call_timeout_s):
-            return text_result(await anyio.to_thread.run_sync(run, abandon_on_cancel=True))
+        return text_result(await self.bounded(run))
 
     async def list_resources(self, ctx: Any, params: Any) -> types.ListResourcesResult:
         identity = self.identify(ctx)
-        documents = [
-            types.Resource(name=f"documents of {n}", uri=f"rag://{n}/documents", mime_type="text/plain")
-            for n in identity.namespaces or (identity.user_id,)
-        ]
+        try:
+            async with self.admitted(identity):
+                namespaces = identity.namespaces or (identity.user_id,)
+                documents = [
+                    types.Resource(name=f"documents of {n}", uri=f"rag://{n}/documents", mime_type=TEXT)
+                    for n in namespaces
+                ]
+        except Refused as exc:
+            raise MCPError(REFUSED, str(exc)) from exc
         return types.ListResourcesResult(resources=[*RESOURCES, *documents])
 
     async def list_resource_templates(self, ctx: Any, params: Any) -> types.ListResourceTemplatesResult:
-        return types.ListResourceTemplatesResult(resource_templates=[DOCUMENTS])
+        try:
+            async with self.admitted(self.identify(ctx)):
+                return types.ListResourceTemplatesResult(resource_templates=[DOCUMENTS])
+        except Refused as exc:
+            raise MCPError(REFUSED, str(exc)) from exc
 
     async def read_resource(
         self, ctx: Any, params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
         identity = self.identify(ctx)
-        box = await anyio.to_thread.run_sync(self.box, identity)
         uri = str(params.uri)
-        if uri == "memory://summary":
-            text = await anyio.to_thread.run_sync(box.memory.run, "summary")
-        elif uri == "memory://stats":
-            text = await anyio.to_thread.run_sync(box.memory.run, "stats")
-        elif uri == "rag://namespaces":
-            text = "\n".join(identity.namespaces or (identity.user_id,))
-        elif uri.startswith("rag://") and uri.endswith("/documents"):
-            namespace = uri.removeprefix("rag://").removesuffix("/documents")
-            text = await anyio.to_thread.run_sync(
-                lambda: box.rag.run("list_documents", namespace=namespace, limit=1000)
-            )
-        else:
-            raise MCPError(INVALID_PARAMS, f"unknown resource {uri!r}")
+        try:
+            async with self.admitted(identity):
+                text = await self.bounded(lambda: self.resource_text(identity, uri))
+        except Refused as exc:
+            raise MCPError(REFUSED, str(exc)) from exc
         return types.ReadResourceResult(
             contents=[types.TextResourceContents(uri=uri, mime_type="text/plain", text=text)]
         )
+
+    def resource_text(self, identity: Identity, uri: str) -> str:
+        """The text of one resource of ``identity`` (runs in a worker thread)."""
+        box = self.box(identity)
+        if uri == "memory://summary":
+            return box.memory.run("summary")
+        if uri == "memory://stats":
+            return box.memory.run("stats")
+        if uri == "rag://namespaces":
+            return "\n".join(identity.namespaces or (identity.user_id,))
+        if uri.startswith("rag://") and uri.endswith("/documents"):
+            namespace = uri.removeprefix("rag://").removesuffix("/documents")
+            return box.rag.run("list_documents", namespace=namespace, limit=1000)
+        raise MCPError(INVALID_PARAMS, f"unknown resource {uri!r}")
 
     def close(self) -> None:
         with self._lock:
@@ -346,24 +445,87 @@ async def serve_stdio(db: Database, identity: Identity, limits: Limits | None = 
         await server.server.run(read, write, server.server.create_initialization_options())
 
 
+@dataclass
+class FailedTokens:
+    """Bad bearer tokens per client address in the last minute; past the limit, 429 without a
+    database lookup until the minute has passed."""
+
+    per_minute: int
+    _seen: OrderedDict[str, list[float]] = field(default_factory=OrderedDict)
+    _lock: Lock = field(default_factory=Lock)
+
+    def _recent(self, client: str, now: float) -> list[float]:
+        times = [t for t in self._seen.get(client, []) if now - t < 60]
+        self._seen[client] = times
+        self._seen.move_to_end(client)
+        while len(self._seen) > MAX_BOXES:  # bounded memory, whatever the number of addresses
+            self._seen.popitem(last=False)
+        return times
+
+    def blocked(self, client: str, now: float | None = None) -> float:
+        """Seconds until ``client`` may try again (0: it may)."""
+        moment = time.monotonic() if now is None else now
+        with self._lock:
+            times = self._recent(client, moment)
+            return 60 - (moment - times[0]) if len(times) >= self.per_minute else 0.0
+
+    def failed(self, client: str, now: float | None = None) -> None:
+        moment = time.monotonic() if now is None else now
+        with self._lock:
+            self._recent(client, moment).append(moment)
+
+
+def throttle_failed_tokens(app: Any, gate: FailedTokens) -> Any:
+    """ASGI middleware: a client address whose tokens keep failing gets 429 for the rest of the
+    minute, so guessing costs neither a database lookup nor a hash per try."""
+
+    async def throttled(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await app(scope, receive, send)
+            return
+        client = (scope.get("client") or ("unknown",))[0]
+        wait = gate.blocked(client)
+        if wait:
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 429,
+                    "headers": [(b"retry-after", b"%d" % (int(wait) + 1)), (b"content-type", b"text/plain")],
+                }
+            )
+            await send({"type": "http.response.body", "body": b"too many failed tokens; retry later\n"})
+            return
+        status: list[int] = []
+
+        async def watch(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                status.append(int(message["status"]))
+            await send(message)
+
+        await app(scope, receive, watch)
+        if status and status[0] == 401:
+            gate.failed(client)
+
+    return throttled
+
+
 def http_app(db: Database, public_url: str, limits: Limits | None = None, host: str = "127.0.0.1") -> Any:
-    """The streamable HTTP application: bearer tokens required, limits applied."""
+    """The streamable HTTP application: bearer tokens required, limits applied.
+
+    Tokens are made by ``hello-pgmem token create``: there is no OAuth authorization server, so
+    none is advertised (no protected-resource metadata, a plain ``WWW-Authenticate: Bearer``).
+    """
     from mcp.server.auth.settings import AuthSettings
 
     limits = limits or Limits()
     server = PgMemServer(db, token_identity, limits, remote=True)
-    base = public_url.rstrip("/")
-    return server.server.streamable_http_app(
-        # Tokens are opaque rows of this database, issued for this server only: no audience to check.
-        auth=AuthSettings(
-            issuer_url=base,  # type: ignore[arg-type]
-            resource_server_url=f"{base}/mcp",  # type: ignore[arg-type]
-            validate_token_resource=False,
-        ),
+    app = server.server.streamable_http_app(
+        auth=AuthSettings(issuer_url=public_url.rstrip("/"), resource_server_url=None),  # type: ignore[arg-type]
         token_verifier=DatabaseTokens(db),
         max_request_body_size=limits.max_request_bytes,
         host=host,
     )
+    return throttle_failed_tokens(app, FailedTokens(limits.failed_tokens_per_minute))
 
 
 def serve_http(

@@ -33,6 +33,7 @@ from typing import Annotated
 
 from pydantic import Field
 
+from hello_pgmem.deadline import check_deadline
 from hello_pgmem.errors import InvalidInputError
 from hello_pgmem.text import count_tokens
 
@@ -429,7 +430,9 @@ def chunk_markdown(
             )
         )
 
-    for block in blocks:
+    for number, block in enumerate(blocks):
+        if number % 1024 == 0:
+            check_deadline()
         if current and current_size + separator + sizes[id(block)] > chunk_size:
             close()
             carry = _overlap(current[len(current) - fresh :], chunk_overlap, count)

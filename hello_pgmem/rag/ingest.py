@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 from psycopg.types.json import Jsonb
 
+from hello_pgmem.deadline import check_deadline
 from hello_pgmem.embedding import Embedder
 from hello_pgmem.errors import HelloPgmemError, InvalidInputError
 from hello_pgmem.llm import ChatClient
@@ -234,6 +235,7 @@ class Ingest(store.Namespaced):
         files = list(_expand(paths))
         results: list[IngestResult] = []
         for number, path in enumerate(files, 1):
+            check_deadline()  # an abandoned call stops between files
             try:
                 result = self.add_document(path, chunk_size=chunk_size, chunk_overlap=chunk_overlap)
             except HelloPgmemError as exc:

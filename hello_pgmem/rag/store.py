@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from hello_pgmem.db import Conn, Database
+from hello_pgmem.deadline import check_deadline
 from hello_pgmem.embedding import Embedder
 
 CACHE_LOOKUP = """
@@ -154,6 +155,7 @@ def embed_cached(
         keys = list(missing)
         vectors: list[np.ndarray] = []
         for start in range(0, len(keys), batch_size):
+            check_deadline()
             vectors.extend(embedder.encode([missing[k] for k in keys[start : start + batch_size]]))
         rows = [{"content_hash": key, "embedding": vector} for key, vector in zip(keys, vectors, strict=True)]
         with db.connection() as conn:
