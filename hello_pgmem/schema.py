@@ -401,6 +401,21 @@ access_tokens = Table(
     Column("expires_at", DateTime(timezone=True)),
     Column("revoked_at", DateTime(timezone=True)),
     Column("last_used_at", DateTime(timezone=True)),
+    Column(
+        "mode",
+        Text,
+        nullable=False,
+        server_default=text("'write'::text"),
+        comment="read, write or admin: for the user's memory and the namespaces namespace_modes "
+        "does not name.",
+    ),
+    Column(
+        "namespace_modes",
+        JSONB,
+        nullable=False,
+        server_default=text("'{}'::jsonb"),
+        comment="A mode per namespace, where it differs from mode.",
+    ),
     PrimaryKeyConstraint("user_id", "id", name="access_tokens_pkey"),
     CheckConstraint("btrim(user_id) <> '' AND length(user_id) <= 255", name="access_tokens_user_id"),
     CheckConstraint("length(token_hash) = 32", name="access_tokens_hash"),

@@ -25,6 +25,7 @@ from mcp.types import ReadResourceResult, TextResourceContents
 from hello_pgmem import Database, Settings
 from hello_pgmem.dev.chroot import DevDB
 from hello_pgmem.dev.scratch import ScratchServer
+from hello_pgmem.mcp_server.access import TOOLS
 from hello_pgmem.mcp_server.server import Limits, http_app
 from hello_pgmem.mcp_server.tokens import create_token, list_tokens, resolve_token, revoke_token
 from tests.test_faults import migrated_database
@@ -389,3 +390,64 @@ def test_a_timed_out_call_stops_its_work(deployment: Deployment, owner_db: Datab
         stopped = documents()
         time.sleep(3)
         assert documents() == stopped < 400, "the ingest went on after the call's time limit"
+
+
+def test_a_tokens_mode_decides_what_it_may_do(served: HttpServer, owner_db: Database) -> None:
+    """A read token searches and asks but cannot add or clear; write adds but cannot clear; only
+    admin clears. Per namespace, the mode of that namespace holds."""
+    reader, _ = create_token(owner_db, "kim_mcp", ["kim_docs"], mode="read")
+    writer, _ = create_token(
+        owner_db, "kim_mcp", ["kim_docs", "kim_shared"], mode="write", namespace_modes={"kim_shared": "read"}
+    )
+    admin, _ = create_token(owner_db, "kim_mcp", ["kim_docs"], mode="admin")
+
+    async def calls(token: str) -> dict[str, str]:
+        async with http_client(served.url, token) as client:
+            listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+            out = {"tools": ",".join(sorted(listed))}
+            for name, arguments in (
+                ("memory_add", {"content": "Kim likes tea"}),
+                ("memory_search", {"query": "tea"}),
+                ("rag_add_text", {"text": "# Tea\n\nGreen tea.", "document_id": "tea"}),
+                ("rag_add_text", {"text": "# Tea\n\nGreen tea.", "document_id": "tea", "namespace": "kim_shared"}),
+                ("rag_search", {"query": "tea"}),
+                ("memory_clear_all", {"confirm": True}),
+            ):
+                result = await client.call_tool(name, arguments)
+                out[f"{name}:{arguments.get('namespace', '')}"] = text(result)
+            return out
+
+    results = {token: anyio.run(calls, token) for token in (reader, writer, admin)}
+    read, write, full = results[reader], results[writer], results[admin]
+    assert read["memory_add:"].startswith("❌ mode: memory_add needs write access to this user's memory")
+    assert read["rag_add_text:"].startswith("❌ mode: rag_add_text needs write access to namespace 'kim_docs'")
+    assert not read["memory_search:"].startswith("❌") and not read["rag_search:"].startswith("❌")
+    assert "memory_add" not in read["tools"] and "memory_search" in read["tools"]
+    assert not write["memory_add:"].startswith("❌") and not write["rag_add_text:"].startswith("❌")
+    assert write["rag_add_text:kim_shared"].startswith("❌ mode: rag_add_text needs write access to namespace")
+    assert write["memory_clear_all:"].startswith("❌ mode: memory_clear_all needs admin")
+    assert "memory_clear_all" not in write["tools"] and "memory_clear_all" in full["tools"]
+    assert not full["memory_clear_all:"].startswith("❌")
+
+
+def test_tools_carry_annotations_for_destructive_calls(served: HttpServer, owner_db: Database) -> None:
+    token, _ = create_token(owner_db, "lee_mcp", mode="admin")
+
+    async def listed() -> dict[str, Any]:
+        async with http_client(served.url, token) as client:
+            return {tool.name: tool.annotations for tool in (await client.list_tools()).tools}
+
+    tools = anyio.run(listed)
+    assert set(tools) == set(TOOLS), "every tool has its access and annotations in one table"
+    assert tools["memory_search"].read_only_hint is True and tools["memory_search"].idempotent_hint is True
+    assert tools["memory_clear_all"].destructive_hint is True and tools["memory_clear_all"].read_only_hint is False
+    assert tools["memory_add"].destructive_hint is False and tools["memory_add"].idempotent_hint is False
+    assert tools["rag_ask"].open_world_hint is True and tools["rag_search"].open_world_hint is False
+
+
+def test_tokens_expire_after_90_days_by_default(owner_db: Database) -> None:
+    _, token_id = create_token(owner_db, "max_mcp")
+    [listed] = [t for t in list_tokens(owner_db, "max_mcp") if t.id == token_id]
+    assert listed.expires_at is not None and listed.mode == "write"
+    lifetime = listed.expires_at - listed.created_at
+    assert 89 < lifetime.total_seconds() / 86400 <= 90

@@ -98,27 +98,81 @@ def for_user(state: State, user: str | None) -> str:
 USER = click.option("--user", "user", help="The tokens' user (default: the global --user).")
 
 
+MODES = ("read", "write", "admin")
+
+
+def split_modes(namespaces: tuple[str, ...]) -> tuple[list[str], dict[str, str]]:
+    """``NAME`` or ``NAME=MODE`` options as the namespaces and the modes they name."""
+    names, modes = [], {}
+    for item in namespaces:
+        name, _, mode = item.rpartition("=")
+        if name and mode in MODES:
+            modes[name] = mode
+        else:
+            name = item
+        names.append(name)
+    return names, modes
+
+
 @token.command("create")
 @USER
-@click.option("--namespace", "namespaces", multiple=True, help="A namespace the token may use (repeat).")
+@click.option(
+    "--namespace",
+    "namespaces",
+    multiple=True,
+    help="A namespace the token may use, NAME or NAME=MODE (repeat).",
+)
+@click.option(
+    "--mode",
+    type=click.Choice(MODES),
+    default="write",
+    show_default=True,
+    help="read: search and ask; write: also add, update, remove; admin: also clear. For the user's "
+    "memory and every --namespace without a mode of its own.",
+)
 @click.option("--label", help="What the token is for.")
-@click.option("--days", type=click.IntRange(1), help="Expire after this many days (default: never).")
+@click.option(
+    "--days",
+    type=click.IntRange(0),
+    default=90,
+    show_default=True,
+    help="Expire after this many days (0: never).",
+)
 @click.pass_obj
 def token_create(
-    state: State, user: str | None, namespaces: tuple[str, ...], label: str | None, days: int | None
+    state: State, user: str | None, namespaces: tuple[str, ...], mode: str, label: str | None, days: int
 ) -> None:
     """Make a token for --user and print it (only its hash is stored: it cannot be shown again).
 
     Without --namespace the token's knowledge base is a namespace named after the user.
     """
-    from hello_pgmem.mcp_server.tokens import create_token
+    from hello_pgmem.mcp_server.tokens import check_mode, create_token
 
     owner = for_user(state, user)
+    names, modes = split_modes(namespaces)
     expires = datetime.now(UTC) + timedelta(days=days) if days else None
     with database() as db:
-        secret, token_id = create_token(db, owner, namespaces, label, expires)
-    payload = {"token": secret, "id": str(token_id), "user": owner, "namespaces": list(namespaces)}
-    emit(state, payload, f"{secret}\n(id {token_id}, user {owner}; store it now: it is not kept)")
+        secret, token_id = create_token(
+            db,
+            owner,
+            names,
+            label,
+            expires,
+            mode=check_mode(mode),
+            namespace_modes={n: check_mode(m) for n, m in modes.items()},
+            lifetime=None,
+        )
+    payload = {
+        "token": secret,
+        "id": str(token_id),
+        "user": owner,
+        "namespaces": names,
+        "mode": mode,
+        "namespace_modes": modes,
+        "expires_at": expires.isoformat() if expires else None,
+    }
+    until = f"until {expires:%Y-%m-%d}" if expires else "never expires"
+    emit(state, payload, f"{secret}\n(id {token_id}, user {owner}, {mode}, {until}; store it now: not kept)")
 
 
 @token.command("list")
@@ -127,12 +181,16 @@ def token_create(
 @click.pass_obj
 def token_list(state: State, user: str | None, all_users: bool) -> None:
     """The tokens (never the secrets): id, user, namespaces, label, dates."""
-    from hello_pgmem.mcp_server.tokens import list_tokens
+    from hello_pgmem.mcp_server.tokens import TokenInfo, list_tokens
 
     with database() as db:
         tokens = list_tokens(db, None if all_users else for_user(state, user))
+    def namespaces(t: TokenInfo) -> str:
+        named = [n + (f"={t.namespace_modes[n]}" if n in t.namespace_modes else "") for n in t.namespaces]
+        return ", ".join(named) or t.user_id
+
     lines = [
-        f"{t.id} {t.user_id} [{', '.join(t.namespaces) or t.user_id}] {t.label or ''}"
+        f"{t.id} {t.user_id} {t.mode} [{namespaces(t)}] {t.label or ''}"
         f"{' REVOKED' if t.revoked_at else ''} last used {t.last_used_at or 'never'}"
         for t in tokens
     ]

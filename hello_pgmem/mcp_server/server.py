@@ -37,7 +37,8 @@ from hello_pgmem.db import Database
 from hello_pgmem.deadline import call_deadline
 from hello_pgmem.embedding import Embedder, create_embedder
 from hello_pgmem.llm import ChatClient, create_chat_client
-from hello_pgmem.mcp_server.tokens import Identity, resolve_token
+from hello_pgmem.mcp_server.access import TOOLS, refusal, visible
+from hello_pgmem.mcp_server.tokens import Identity, check_mode, resolve_token
 from hello_pgmem.rag.chunking import MAX_CHUNK_SIZE, MIN_CHUNK_SIZE, check_sizes
 from hello_pgmem.tools.base import ToolRegistry, ToolText
 from hello_pgmem.tools.memory_tool import MemoryTool
@@ -173,14 +174,19 @@ class ToolBox:
 
 
 def tool_list(box: ToolBox) -> list[types.Tool]:
-    """Every tool of a box as MCP tools (the same JSON Schema as the OpenAI form), and rag_ingest."""
+    """The tools of a box that its token may call, as MCP tools (the same JSON Schema as the
+    OpenAI form) with their annotations, and rag_ingest."""
     tools = []
     for name in box.registry.list_tools():
         function = box.registry.tools[name].to_openai_schema()["function"]
         tools.append(
             types.Tool(name=name, description=function["description"], input_schema=function["parameters"])
         )
-    return [*tools, INGEST]
+    return [
+        tool.model_copy(update={"annotations": TOOLS[tool.name].annotations()})
+        for tool in [*tools, INGEST]
+        if tool.name in TOOLS and visible(box.identity, tool.name)
+    ]
 
 
 def text_result(text: str) -> types.CallToolResult:
@@ -296,6 +302,9 @@ class PgMemServer:
         arguments = dict(params.arguments or {})
         if len(repr(arguments)) > self.limits.max_request_bytes:
             return text_result(f"❌ arguments: must be at most {self.limits.max_request_bytes} bytes")
+        refused_mode = refusal(identity, params.name, arguments)
+        if refused_mode:
+            return text_result(f"❌ {refused_mode}")
         box = await self.bounded(lambda: self.box(identity))
         if params.name in FILE_TOOLS and self.remote:
             refused = self.refuse_files(arguments)
@@ -405,6 +414,8 @@ class PgMemServer:
 # ---------------------------------------------------------------------------- transports
 
 SCOPE_PREFIX = "namespace:"
+MODE_PREFIX = "mode:"
+NAMESPACE_MODE_PREFIX = "namespace-mode:"
 
 
 class DatabaseTokens:
@@ -420,6 +431,8 @@ class DatabaseTokens:
         if identity is None:
             return None
         scopes = [SCOPE_PREFIX + n for n in identity.namespaces]
+        scopes += [MODE_PREFIX + identity.mode]
+        scopes += [f"{NAMESPACE_MODE_PREFIX}{mode}:{n}" for n, mode in identity.namespace_modes]
         return AccessToken(
             token=token, client_id=identity.user_id, scopes=scopes, subject=str(identity.token_id)
         )
@@ -433,7 +446,19 @@ def token_identity(ctx: Any) -> Identity:
     if token is None:  # the middleware lets no request through without one: a bug if it did
         raise MCPError(INVALID_PARAMS, "no verified bearer token")
     namespaces = tuple(s.removeprefix(SCOPE_PREFIX) for s in token.scopes if s.startswith(SCOPE_PREFIX))
-    return Identity(token.client_id, namespaces, UUID(token.subject) if token.subject else None)
+    modes = [check_mode(s.removeprefix(MODE_PREFIX)) for s in token.scopes if s.startswith(MODE_PREFIX)]
+    per_namespace = tuple(
+        sorted(
+            (name, check_mode(mode))
+            for mode, name in (
+                s.removeprefix(NAMESPACE_MODE_PREFIX).split(":", 1)
+                for s in token.scopes
+                if s.startswith(NAMESPACE_MODE_PREFIX)
+            )
+        )
+    )
+    token_id = UUID(token.subject) if token.subject else None
+    return Identity(token.client_id, namespaces, token_id, modes[0] if modes else "read", per_namespace)
 
 
 async def serve_stdio(db: Database, identity: Identity, limits: Limits | None = None) -> None:

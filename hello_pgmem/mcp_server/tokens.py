@@ -8,10 +8,12 @@ the table. This module owns every statement on ``access_tokens``.
 from __future__ import annotations
 
 import hashlib
+import json
 import secrets
-from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import datetime
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Literal
 from uuid import UUID
 
 from hello_pgmem.db import Database
@@ -19,14 +21,18 @@ from hello_pgmem.errors import InvalidInputError
 from hello_pgmem.models import check_name, check_user_id
 
 PREFIX = "pgm_"
+Mode = Literal["read", "write", "admin"]
+MODES: tuple[Mode, ...] = ("read", "write", "admin")  # each may do what the one before may, and more
+DEFAULT_LIFETIME = timedelta(days=90)
 
 CREATE = """
-INSERT INTO access_tokens (user_id, token_hash, namespaces, label, expires_at)
-VALUES (%(user_id)s, %(hash)s, %(namespaces)s, %(label)s, %(expires_at)s)
+INSERT INTO access_tokens (user_id, token_hash, namespaces, label, expires_at, mode, namespace_modes)
+VALUES (%(user_id)s, %(hash)s, %(namespaces)s, %(label)s, %(expires_at)s, %(mode)s, %(namespace_modes)s)
 RETURNING id, created_at
 """
 LIST = """
-SELECT id, user_id, namespaces, label, created_at, expires_at, revoked_at, last_used_at
+SELECT id, user_id, namespaces, label, created_at, expires_at, revoked_at, last_used_at, mode,
+       namespace_modes
 FROM access_tokens
 WHERE %(user_id)s::text IS NULL OR user_id = %(user_id)s
 ORDER BY user_id, created_at, id
@@ -37,16 +43,26 @@ WHERE id::text LIKE %(prefix)s || '%%' AND (%(user_id)s::text IS NULL OR user_id
   AND revoked_at IS NULL
 RETURNING id
 """
-RESOLVE = "SELECT token_id, user_id, namespaces FROM token_identity(%(hash)s)"
+RESOLVE = "SELECT token_id, user_id, namespaces, mode, namespace_modes FROM token_identity(%(hash)s)"
 
 
 @dataclass(frozen=True)
 class Identity:
-    """Whom a request works for: one user, and the RAG namespaces it may use."""
+    """Whom a request works for: one user, the RAG namespaces it may use, and what it may do
+    (``mode`` for the user's memory and every namespace ``namespace_modes`` does not name)."""
 
     user_id: str
     namespaces: tuple[str, ...]
     token_id: UUID | None = None
+    mode: Mode = "admin"
+    namespace_modes: tuple[tuple[str, Mode], ...] = field(default=())
+
+    def mode_of(self, namespace: str | None = None) -> Mode:
+        """The mode for the user's memory (None) or for one namespace."""
+        return dict(self.namespace_modes).get(namespace, self.mode) if namespace else self.mode
+
+    def may(self, needed: Mode, namespace: str | None = None) -> bool:
+        return MODES.index(self.mode_of(namespace)) >= MODES.index(needed)
 
 
 @dataclass(frozen=True)
@@ -61,6 +77,15 @@ class TokenInfo:
     expires_at: datetime | None
     revoked_at: datetime | None
     last_used_at: datetime | None
+    mode: Mode
+    namespace_modes: dict[str, Mode]
+
+
+def check_mode(value: object, field_name: str = "mode") -> Mode:
+    for mode in MODES:
+        if value == mode:
+            return mode
+    raise InvalidInputError(field_name, f"must be one of {', '.join(MODES)}")
 
 
 def token_hash(token: str) -> bytes:
@@ -73,12 +98,25 @@ def create_token(
     namespaces: Sequence[str] = (),
     label: str | None = None,
     expires_at: datetime | None = None,
+    *,
+    mode: Mode = "write",
+    namespace_modes: Mapping[str, Mode] | None = None,
+    lifetime: timedelta | None = DEFAULT_LIFETIME,
 ) -> tuple[str, UUID]:
-    """A new token for ``user_id`` (shown once: only its hash is kept) and its id."""
+    """A new token for ``user_id`` (shown once: only its hash is kept) and its id.
+
+    It expires at ``expires_at``, else after ``lifetime`` (90 days; None: never). ``mode`` is what
+    it may do with the user's memory and its namespaces, ``namespace_modes`` per namespace.
+    """
     user = check_user_id(user_id)
     allowed = sorted({check_name(n, "namespace") for n in namespaces})
     if label is not None and len(label) > 200:
         raise InvalidInputError("label", "must be at most 200 characters")
+    modes = {check_name(n, "namespace"): check_mode(m) for n, m in (namespace_modes or {}).items()}
+    if not set(modes) <= set(allowed):
+        raise InvalidInputError("namespace_modes", "may only name namespaces the token may use")
+    if expires_at is None and lifetime is not None:
+        expires_at = datetime.now(UTC) + lifetime
     token = PREFIX + secrets.token_urlsafe(32)
     params = {
         "user_id": user,
@@ -86,6 +124,8 @@ def create_token(
         "namespaces": allowed,
         "label": label,
         "expires_at": expires_at,
+        "mode": check_mode(mode),
+        "namespace_modes": json.dumps(modes),
     }
     with db.transaction(user) as conn:
         row = conn.execute(CREATE, params).fetchone()
@@ -117,4 +157,6 @@ def resolve_token(db: Database, token: str) -> Identity | None:
         return None
     with db.transaction() as conn:
         row = conn.execute(RESOLVE, {"hash": token_hash(token)}).fetchone()
-    return None if row is None else Identity(row[1], tuple(row[2]), row[0])
+    if row is None:
+        return None
+    return Identity(row[1], tuple(row[2]), row[0], row[3], tuple(sorted(row[4].items())))

@@ -1,0 +1,28 @@
+"""What a token may do: read, write or admin, for the user's memory and per namespace.
+
+Revision ID: 0017
+Revises: 0016
+Create Date: 2026-12-02
+
+What it does to a database: adds access_tokens.mode (existing tokens: admin, what they could do
+before; new ones: write) and access_tokens.namespace_modes, and makes token_identity answer with
+both (recreated; the roles that could call it still can). Instant: the new columns have constant
+defaults. Downgrade drops the columns and restores token_identity of revision 0011.
+"""
+
+from __future__ import annotations
+
+from hello_pgmem.migrations import run_scripts
+
+revision = "0017"
+down_revision = "0016"
+branch_labels = None
+depends_on = None
+
+
+def upgrade() -> None:
+    run_scripts("tokens--0017.sql")
+
+
+def downgrade() -> None:
+    run_scripts("downgrade--0017.sql")
