@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import timedelta
+from typing import Any
 
 import psycopg
 import pytest
 
-from hello_pgmem import Database
+from hello_pgmem import Database, ValidationError
 from hello_pgmem.embedding import HashingEmbedder
 from hello_pgmem.memory import MemoryManager
 from hello_pgmem.memory.reembed import reembed
-from tests.conftest import Clock, row_counts
+from tests.conftest import Clock, row_counts, table_digest
 from tests.deployments import ON_CITUS, TestServer
 
 PEOPLE = [
@@ -106,6 +107,27 @@ def test_time_and_capacity_forgetting(make_manager: Callable[..., MemoryManager]
     assert manager.forget_memories("time_based", max_age_days=30) == 1
     assert manager.forget_memories("capacity_based") == 1  # 3 left, capacity 2: drop 0.2
     assert {m.content for m in manager.episodic.all()} == {"最近 1", "最近 2"}
+
+
+def test_a_forget_that_spares_nothing_needs_confirm_and_can_be_undone(
+    make_manager: Callable[..., MemoryManager], make_tool: Callable[..., Any], clean: Database
+) -> None:
+    manager = make_manager()
+    for i in range(3):
+        manager.add_memory(f"记忆 {i}", "episodic", 0.5)
+    before = table_digest(clean)
+    for sweeping in ({"strategy": "importance_based", "threshold": 1}, {"strategy": "time_based", "max_age_days": 0}):
+        with pytest.raises(ValidationError, match="confirm: must be true"):
+            manager.forget_memories(**sweeping)  # type: ignore[arg-type]
+    assert table_digest(clean) == before, "a refused forget changes nothing"
+    tool = make_tool("alice")
+    assert tool.run("forget", strategy="time_based", max_age_days=0).startswith("❌")
+    assert manager.forget_memories("importance_based", threshold=1, confirm=True) == 3
+    assert manager.episodic.all() == []
+    assert tool.run("restore") == "♻️ 已恢复 3 条记忆"
+    assert sorted(m.content for m in manager.episodic.all()) == ["记忆 0", "记忆 1", "记忆 2"]
+    assert manager.retrieve_memories("记忆 1", memory_types=["episodic"])
+    assert manager.restore_memories() == 0, "nothing left to restore"
 
 
 def test_keyword_fallback_when_no_vectors_of_the_model(

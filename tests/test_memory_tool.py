@@ -74,6 +74,7 @@ def test_expanded_tools(make_tool: Callable[..., MemoryTool]) -> None:
         "memory_remove",
         "memory_forget",
         "memory_consolidate",
+        "memory_restore",
         "memory_clear_all",
         "memory_stats",
         "memory_graph",
@@ -104,6 +105,7 @@ def test_single_tool_schema(make_tool: Callable[..., MemoryTool]) -> None:
         "forget",
         "graph",
         "remove",
+        "restore",
         "search",
         "stats",
         "summary",
@@ -189,7 +191,8 @@ def test_a_second_user_cannot_reach_the_first(make_tool: Callable[..., MemoryToo
         assert mallory.run("update", memory_id=memory_id, content="hacked").startswith(("⚠️", "❌"))
         assert mallory.run("remove", memory_id=memory_id).startswith(("⚠️", "❌"))
         assert mallory.run("remove", memory_id=memory_id[:8]).startswith("❌")
-    assert mallory.run("forget", strategy="importance_based", threshold=1.0).startswith("🧹 已遗忘 0 条")
+    assert mallory.run("forget", strategy="importance_based", threshold=1.0, confirm=True).startswith("🧹 已遗忘 0 条")
+    assert mallory.run("restore", memory_ids=ids) == "♻️ 已恢复 0 条记忆"
     assert mallory.run("consolidate", importance_threshold=0.0).startswith("🔄 已整合 0 条")
     assert mallory.run(
         "consolidate", from_type="episodic", to_type="semantic", importance_threshold=0.0

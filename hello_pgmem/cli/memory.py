@@ -135,15 +135,27 @@ def summary(state: State, limit: int) -> None:
 )
 @click.option("--threshold", default=0.1, show_default=True, type=float)
 @click.option("--max-age-days", default=30.0, show_default=True, type=float)
+@click.option("--confirm", is_flag=True, help="Needed when the forget spares nothing (threshold 1, age 0).")
 @click.pass_obj
-def forget(state: State, strategy: str, threshold: float, max_age_days: float) -> None:
-    """Forget --user's memories by importance, age or capacity; print how many."""
+def forget(state: State, strategy: str, threshold: float, max_age_days: float, confirm: bool) -> None:
+    """Forget --user's memories by importance, age or capacity; print how many. Forgotten
+    long-term memories come back with "restore" until "maintain" purges them."""
     with memory_tool(state) as tool:
-        count = tool.memory_manager.forget_memories(strategy, threshold, max_age_days)
+        count = tool.memory_manager.forget_memories(strategy, threshold, max_age_days, confirm=confirm)
     text = (
         f"已遗忘 {count} 条记忆（策略: {strategy}）" if state.zh else f"forgot {count} memories ({strategy})"
     )
     emit(state, {"forgotten": count, "strategy": strategy}, text)
+
+
+@cli.command()
+@click.option("--id", "memory_ids", multiple=True, help="A memory to restore (repeat); default: all.")
+@click.pass_obj
+def restore(state: State, memory_ids: tuple[str, ...]) -> None:
+    """Bring --user's forgotten long-term memories back (until "maintain" purges them)."""
+    with memory_tool(state) as tool:
+        count = tool.memory_manager.restore_memories(list(memory_ids) or None)
+    emit(state, {"restored": count}, f"已恢复 {count} 条记忆" if state.zh else f"restored {count} memories")
 
 
 @cli.command()

@@ -45,6 +45,7 @@ TOOLS: dict[str, Access] = {
     "memory_remove": Access("write", destructive=True, idempotent=True),
     "memory_forget": Access("write", destructive=True),
     "memory_consolidate": Access("write"),
+    "memory_restore": Access("write", idempotent=True),
     "memory_clear_all": Access("admin", destructive=True, idempotent=True),
     "rag_search": READ,
     "rag_ask": Access("read", open_world=True),  # the chat model is a service outside

@@ -210,15 +210,43 @@ class MemoryManager(GraphQuestions, SharesDatabase):
 
     @retry_transient
     def forget_memories(
-        self, strategy: str = "importance_based", threshold: float = 0.1, max_age_days: float = 30
+        self,
+        strategy: str = "importance_based",
+        threshold: float = 0.1,
+        max_age_days: float = 30,
+        confirm: bool = False,
     ) -> int:
-        """Forget across the enabled types; return how many were forgotten."""
+        """Forget across the enabled types; return how many were forgotten.
+
+        A forget that spares nothing (``importance_based`` with ``threshold`` 1, ``time_based``
+        with ``max_age_days`` 0) needs ``confirm=True``. Forgotten long-term memories come back
+        with :meth:`restore_memories` until ``maintain`` purges them.
+        """
         kind, floor, days = (
             check_strategy(strategy),
             check_importance(threshold, "threshold"),
             check_days(max_age_days),
         )
+        sweeping = (kind == "importance_based" and floor >= 1.0) or (kind == "time_based" and days == 0)
+        if sweeping and confirm is not True:
+            raise InvalidInputError(
+                "confirm",
+                "must be true for a forget that would remove every memory "
+                f"({kind} with {'threshold 1' if kind == 'importance_based' else 'max_age_days 0'})",
+            )
         return sum(self.store(t).forget(kind, floor, days) for t in self.enabled_types)
+
+    @retry_transient
+    def restore_memories(
+        self, memory_ids: Sequence[UUID | str] | None = None, since: datetime | None = None
+    ) -> int:
+        """Bring forgotten long-term memories back (those named, or all forgotten since ``since``,
+        or all); return how many. ``maintain`` purges forgotten memories after its retention."""
+        named = None if memory_ids is None else [ids.as_uuid(m) for m in memory_ids]
+        types = [t for t in self.enabled_types if t != "working"]
+        with self.transaction() as conn:
+            params = {"user_id": self.user_id, "types": types, "ids": named, "since": since}
+            return conn.execute(q.RESTORE, params).rowcount
 
     @retry_transient
     def consolidate_memories(

@@ -93,6 +93,14 @@ FROM (SELECT id, row_number() OVER (ORDER BY importance DESC, created_at DESC, i
 WHERE m.user_id = %(user_id)s AND m.id = r.id AND r.rank > %(capacity)s
 """
 
+RESTORE = """
+UPDATE memories SET forgotten_at = NULL
+WHERE user_id = %(user_id)s AND forgotten_at IS NOT NULL AND memory_type = ANY(%(types)s)
+  AND (%(ids)s::uuid[] IS NULL OR id = ANY(%(ids)s::uuid[]))
+  AND (%(since)s::timestamptz IS NULL OR forgotten_at >= %(since)s::timestamptz)
+"""
+"""Forgotten memories back among the live ones, until ``maintain`` purges them."""
+
 LOG_ACCESS = """
 INSERT INTO memory_accesses (user_id, memory_id, accessed_at)
 SELECT %(user_id)s, unnest(%(memory_id)s::uuid[]), %(now)s

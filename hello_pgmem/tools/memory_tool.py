@@ -255,7 +255,11 @@ class MemoryTool(ActionsTool):
 
     @tool_action("forget", "按策略遗忘记忆")
     def forget(
-        self, strategy: str = "importance_based", threshold: float = 0.1, max_age_days: int = 30
+        self,
+        strategy: str = "importance_based",
+        threshold: float = 0.1,
+        max_age_days: int = 30,
+        confirm: bool = False,
     ) -> str:
         """遗忘记忆
 
@@ -263,9 +267,20 @@ class MemoryTool(ActionsTool):
             strategy: importance_based、time_based 或 capacity_based
             threshold: importance_based 的重要性阈值
             max_age_days: time_based 的最大天数
+            confirm: 会遗忘全部记忆时（threshold 为 1 或 max_age_days 为 0）必须为 true
         """
-        count = self.memory_manager.forget_memories(strategy, threshold, max_age_days)
+        count = self.memory_manager.forget_memories(strategy, threshold, max_age_days, confirm=confirm)
         return f"🧹 已遗忘 {count} 条记忆（策略: {strategy}）"
+
+    @tool_action("restore", "恢复被遗忘的长期记忆（maintain 清除之前）")
+    def restore(self, memory_ids: list[str] | None = None) -> str:
+        """恢复记忆
+
+        Args:
+            memory_ids: 要恢复的记忆ID，省略时恢复全部被遗忘的长期记忆
+        """
+        count = self.memory_manager.restore_memories(memory_ids)
+        return f"♻️ 已恢复 {count} 条记忆"
 
     @tool_action("consolidate", "把重要的短期记忆整合为长期记忆")
     def consolidate(
