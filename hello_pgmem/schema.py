@@ -385,7 +385,8 @@ retrieval_log = Table(
     comment=(
         "What was searched, by whom, which memories or chunks came back with which scores, and how long "
         "it took. Written only when PGMEM_RETRIEVAL_LOG=on; rows older than PGMEM_RETRIEVAL_LOG_DAYS are "
-        "purged by hello-pgmem maintain. RAG searches are logged with user_id 'rag:<namespace>'."
+        "purged by hello-pgmem maintain. A RAG search is logged under the user who asked when the "
+        "knowledge base knows one (the MCP server, a tool given user_id), else as 'rag:<namespace>'."
     ),
 )
 

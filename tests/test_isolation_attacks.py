@@ -209,3 +209,52 @@ def test_the_app_role_does_not_inherit_the_read_roles_policies(
             (deployment.app.cypher_role,),
         ).fetchone()
     assert row == (False, True)
+
+
+def test_erase_takes_the_users_tokens_and_rag_questions_and_names_what_it_left(
+    deployment: Deployment,  # noqa: F811
+) -> None:
+    """As the application role: erasing a user deletes its tokens and what the retrieval log
+    holds of it, RAG questions included (logged under the user who asked), and says which shared
+    namespaces keep their documents."""
+    from hello_pgmem.mcp_server.tokens import create_token, resolve_token
+    from hello_pgmem.ops.erase import erase_report
+    from hello_pgmem.tools.rag_tool import RAGTool
+
+    with Database(deployment.owner) as owner_db:
+        token, _ = create_token(owner_db, "nora", ["nora_team"])
+    logged = deployment.app.model_copy(update={"retrieval_log": True})
+    with Database(logged) as db:
+        tool = RAGTool(rag_namespace="nora_team", database=db, embedder=HashingEmbedder(), user_id="nora")
+        tool.run("add_text", text="# Plans\n\nThe offsite is in Lisbon.", document_id="plans")
+        assert "Lisbon" in tool.run("search", query="where is the offsite")
+        counts, left = erase_report(db, "nora")
+        assert resolve_token(db, token) is None, "an erased user's token no longer works"
+        with db.transaction("nora") as conn:
+            row = conn.execute("SELECT count(*) FROM retrieval_log WHERE query LIKE '%offsite%'").fetchone()
+        with db.transaction(namespace="nora_team") as conn:
+            by_namespace = conn.execute("SELECT count(*) FROM retrieval_log WHERE query LIKE '%offsite%'").fetchone()
+    assert counts["access_tokens"] == 1 and counts["retrieval_log"] >= 1
+    assert row == (0,) and by_namespace == (0,), "no question of the erased user is left in the log"
+    assert left == ["nora_team"]
+
+
+def test_the_embedding_cache_is_not_shared_across_namespaces(app_db: Database) -> None:  # noqa: F811
+    """A namespace that embeds a text another namespace embedded must embed it again: a shared
+    hit would tell it, by timing, that the other namespace holds that text."""
+    from hello_pgmem import KnowledgeBase
+
+    class Counting(HashingEmbedder):
+        calls = 0
+
+        def encode(self, texts: Any) -> Any:
+            Counting.calls += len(texts)
+            return super().encode(texts)
+
+    text = "# Secret\n\nThe merger with Initech closes on Friday."
+    KnowledgeBase(app_db, Counting(), "ns_first").add_text(text, document_id="a")
+    first = Counting.calls
+    KnowledgeBase(app_db, Counting(), "ns_first").add_text(text, document_id="b")
+    assert Counting.calls == first, "the same namespace reuses its cache"
+    KnowledgeBase(app_db, Counting(), "ns_second").add_text(text, document_id="a")
+    assert Counting.calls == 2 * first, "another namespace does not hit the first one's entries"

@@ -102,14 +102,15 @@ def erase(state: State, yes: bool) -> None:
     """Erase everything of --user (all memory types, graph, log) in one transaction."""
     if not yes:
         raise click.UsageError(f"erase deletes everything of user {state.user!r}: add --yes to confirm")
-    from hello_pgmem.ops.erase import erase_user
+    from hello_pgmem.ops.erase import erase_report
 
     with database() as db:
-        counts = erase_user(db, state.user)
+        counts, left = erase_report(db, state.user)
+    kept = f"\nleft in place: the documents of the shared namespaces {', '.join(left)}" if left else ""
     emit(
         state,
-        {"user_id": state.user, "deleted": counts},
-        f"erased user {state.user}: " + ", ".join(f"{k} {v}" for k, v in counts.items()),
+        {"user_id": state.user, "deleted": counts, "left_namespaces": left},
+        f"erased user {state.user}: " + ", ".join(f"{k} {v}" for k, v in counts.items()) + kept,
     )
 
 

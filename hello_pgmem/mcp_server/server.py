@@ -167,6 +167,7 @@ class ToolBox:
             embedder=embedder,
             llm=llm,
             expandable=True,
+            user_id=identity.user_id,
         )
         self.registry = ToolRegistry()
         self.registry.register_tool(self.memory)

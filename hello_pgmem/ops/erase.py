@@ -1,4 +1,10 @@
-"""Right to erasure: everything of one user, in one transaction, with counts."""
+"""Right to erasure: everything of one user, in one transaction, with counts.
+
+Memories of every type and session, the graph and its AGE vertices, the access log, what the
+retrieval log holds of the user (memory searches and the RAG questions the user asked), and the
+user's MCP tokens. Documents belong to namespaces, which users share: they stay, and the result
+names the namespaces the user's tokens could use.
+"""
 
 from __future__ import annotations
 
@@ -9,9 +15,19 @@ from hello_pgmem.memory import queries as q
 from hello_pgmem.memory.working import WorkingMemory
 from hello_pgmem.retrieval_log import erase_log
 
+ERASE_TOKENS = "SELECT tokens, namespaces FROM erase_user_tokens()"
+
 
 def erase_user(db: Database, user_id: str) -> dict[str, int]:
-    """Delete every row of ``user_id`` in every table, and their AGE vertices; rows per table."""
+    """Delete every row of ``user_id`` in every table, and their AGE vertices; rows per table,
+    and under ``left_namespaces`` the shared namespaces whose documents stay (see
+    :func:`erase_report`)."""
+    return erase_report(db, user_id)[0]
+
+
+def erase_report(db: Database, user_id: str) -> tuple[dict[str, int], list[str]]:
+    """Erase ``user_id``: the rows per table, and the namespaces its tokens could use, whose
+    documents (shared with other users) are left in place."""
     projection = AgeProjection(db.settings.graph_name) if db.graph_enabled else None
     graph = GraphStore(user_id, projection)
     with db.transaction(user_id) as conn:
@@ -25,6 +41,8 @@ def erase_user(db: Database, user_id: str) -> dict[str, int]:
             "mentions": mentions,
             "relations": relations,
         }
+        row = conn.execute(ERASE_TOKENS).fetchone()
+        counts["access_tokens"], left = (int(row[0]), list(row[1])) if row else (0, [])
     names = (
         "memories",
         "working_memories",
@@ -33,5 +51,6 @@ def erase_user(db: Database, user_id: str) -> dict[str, int]:
         "relations",
         "retrieval_log",
         "memory_accesses",
+        "access_tokens",
     )
-    return {name: counts[name] for name in names}
+    return {name: counts[name] for name in names}, left

@@ -148,6 +148,10 @@ def role_statements(
             sql.SQL("GRANT EXECUTE ON FUNCTION {}(bytea) TO {}").format(
                 sql.Identifier(schema, "token_identity"), role
             ),
+            # "erase" takes the user's tokens too (revision 0017)
+            sql.SQL("GRANT EXECUTE ON FUNCTION {}() TO {}").format(
+                sql.Identifier(schema, "erase_user_tokens"), role
+            ),
         ]
         if has_graph:
             graph_schema = sql.Identifier(graph)

@@ -127,7 +127,9 @@ class Ingest(store.Namespaced):
             }
         changed = [p for p in planned if known.get(p[1]) != (p[3], chunking)]
         texts = [embedding_text(c) for p in changed for c in p[2]]
-        vectors, embedded = store.embed_cached(self.db, self.registered_embedder(), texts, self.batch_size)
+        vectors, embedded = store.embed_cached(
+            self.db, self.registered_embedder(), texts, self.batch_size, namespace=self.namespace
+        )
         vector_rows, fresh = iter(vectors), iter(embedded)
         document_rows: list[dict[str, Any]] = []
         chunk_rows: list[dict[str, Any]] = []

@@ -11,7 +11,7 @@ from hello_pgmem.db import Database
 from hello_pgmem.embedding import Embedder
 from hello_pgmem.errors import InvalidInputError
 from hello_pgmem.llm import ChatClient
-from hello_pgmem.models import check_name
+from hello_pgmem.models import check_name, check_user_id
 from hello_pgmem.rag import store
 from hello_pgmem.rag.ingest import (
     MAX_BATCH_DOCUMENTS,
@@ -48,8 +48,12 @@ class KnowledgeBase(Ingest, Search):
         llm: ChatClient | None = None,
         batch_size: int = 64,
         fusion: str = DEFAULT_FUSION,
+        asked_by: str | None = None,
     ) -> None:
+        """``asked_by`` is the user whose questions these are: the retrieval log files them under
+        that user (so that erasing the user erases them), else under ``rag:<namespace>``."""
         self.db = db
+        self.asked_by = None if asked_by is None else check_user_id(asked_by)
         self.embedder = embedder
         self.namespace = check_name(namespace, "namespace")
         self.llm = llm

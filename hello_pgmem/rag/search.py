@@ -39,6 +39,7 @@ class Search(store.Namespaced):
     embedder: Embedder
     llm: ChatClient | None
     fusion: str
+    asked_by: str | None
 
     def search(
         self,
@@ -96,7 +97,7 @@ class Search(store.Namespaced):
         hits = hits[:top_k]
         log_retrieval(
             self.db,
-            f"rag:{self.namespace}",
+            self.asked_by or f"rag:{self.namespace}",
             "rag",
             query,
             [(h.id, h.score) for h in hits],

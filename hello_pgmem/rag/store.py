@@ -132,17 +132,23 @@ def sha256(text: str) -> bytes:
     return hashlib.sha256(text.encode("utf-8")).digest()
 
 
+def cache_key(namespace: str, text: str) -> bytes:
+    """The cache key of a text embedded for ``namespace``: the SHA-256 of both, so that a
+    namespace can neither find nor time another namespace's entries (no shared hits)."""
+    return hashlib.sha256(namespace.encode("utf-8") + b"\x00" + text.encode("utf-8")).digest()
+
+
 def embed_cached(
-    db: Database, embedder: Embedder, texts: Sequence[str], batch_size: int = 64
+    db: Database, embedder: Embedder, texts: Sequence[str], batch_size: int = 64, *, namespace: str
 ) -> tuple[np.ndarray, list[bool]]:
-    """Vectors for ``texts`` from the cache by (model, sha256), the rest embedded in batches
-    (the embedder's model must be registered).
+    """Vectors for ``texts`` from ``namespace``'s part of the cache by (model, key), the rest
+    embedded in batches (the embedder's model must be registered).
 
     Returns the vectors and, per text, whether the embedding model had to encode it.
     """
     if not texts:
         return np.zeros((0, embedder.dimension), dtype=np.float32), []
-    hashes = [sha256(text) for text in texts]
+    hashes = [cache_key(namespace, text) for text in texts]
     with db.connection() as conn:
         found: dict[bytes, Any] = dict(
             conn.execute(CACHE_LOOKUP, {"model": embedder.model_name, "hashes": list(set(hashes))}).fetchall()

@@ -1,5 +1,10 @@
 -- Undo revision 0017: tokens lose their modes; token_identity answers as revision 0011 defined it,
--- callable by the same roles.
+-- callable by the same roles; erase_user_tokens goes; retrieval_log's comment of revision 0006.
+DROP FUNCTION erase_user_tokens();
+COMMENT ON TABLE retrieval_log IS
+    'What was searched, by whom, which memories or chunks came back with which scores, and how long '
+    'it took. Written only when PGMEM_RETRIEVAL_LOG=on; rows older than PGMEM_RETRIEVAL_LOG_DAYS are '
+    'purged by hello-pgmem maintain. RAG searches are logged with user_id ''rag:<namespace>''.';
 SELECT set_config('pgmem.token_identity_grantees', coalesce(string_agg(a.grantee::regrole::text, ','), ''), true)
 FROM pg_proc p, aclexplode(p.proacl) a
 WHERE p.oid = 'token_identity(bytea)'::regprocedure AND a.privilege_type = 'EXECUTE'

@@ -69,10 +69,12 @@ class RAGTool(ActionsTool, SharesDatabase):
         remember_passages: bool = False,
         clock: Callable[[], float] = time.perf_counter,
         namespaces: Collection[str] | None = None,
+        user_id: str | None = None,
     ) -> None:
         """``namespaces`` limits which namespaces an agent may name (default: any, as the
         reference); give it when the tool serves one tenant, so ``namespace=`` cannot reach
-        another's documents."""
+        another's documents. ``user_id`` is who asks: the retrieval log files its questions under
+        that user."""
         super().__init__("rag", "知识库工具 - 添加文档、检索知识并基于知识库回答问题", expandable)
         self.knowledge_base_path = Path(knowledge_base_path)
         self.collection_name = collection_name
@@ -83,6 +85,7 @@ class RAGTool(ActionsTool, SharesDatabase):
         self.llm = llm if llm is not None else create_chat_client(self.settings)
         self.memory_tool = memory_tool
         self.remember_passages = remember_passages
+        self.user_id = user_id
         self.clock = clock
         self._bases: dict[str, KnowledgeBase] = {}
         self.namespaces = None if namespaces is None else frozenset({rag_namespace, *namespaces})
@@ -94,7 +97,9 @@ class RAGTool(ActionsTool, SharesDatabase):
         if name not in self._bases:
             if self._embedder is None:
                 self._embedder = create_embedder(self.settings)
-            self._bases[name] = KnowledgeBase(self.db, self._embedder, name, llm=self.llm)
+            self._bases[name] = KnowledgeBase(
+                self.db, self._embedder, name, llm=self.llm, asked_by=self.user_id
+            )
         return self._bases[name]
 
     def _find_file(self, file_path: str) -> Path | None:

@@ -1,4 +1,4 @@
-"""What a token may do: read, write or admin, for the user's memory and per namespace.
+"""What a token may do (read, write or admin, per namespace), and erasure that takes tokens too.
 
 Revision ID: 0017
 Revises: 0016
@@ -6,8 +6,10 @@ Create Date: 2026-12-02
 
 What it does to a database: adds access_tokens.mode (existing tokens: admin, what they could do
 before; new ones: write) and access_tokens.namespace_modes, and makes token_identity answer with
-both (recreated; the roles that could call it still can). Instant: the new columns have constant
-defaults. Downgrade drops the columns and restores token_identity of revision 0011.
+both (recreated; the roles that could call it still can); adds erase_user_tokens() for "erase"
+(the same roles may call it) and rewords retrieval_log's comment. Instant: the new columns have
+constant defaults. Downgrade drops the columns and the function and restores token_identity of
+revision 0011.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ depends_on = None
 
 
 def upgrade() -> None:
-    run_scripts("tokens--0017.sql")
+    run_scripts("tokens--0017.sql", "erase--0017.sql")
 
 
 def downgrade() -> None:
