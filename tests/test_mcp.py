@@ -26,7 +26,8 @@ from hello_pgmem import Database, Settings
 from hello_pgmem.dev.chroot import DevDB
 from hello_pgmem.dev.scratch import ScratchServer
 from hello_pgmem.mcp_server.access import TOOLS
-from hello_pgmem.mcp_server.server import Limits, http_app
+from hello_pgmem.mcp_server.http import http_app
+from hello_pgmem.mcp_server.limits import Limits
 from hello_pgmem.mcp_server.tokens import create_token, list_tokens, resolve_token, revoke_token
 from tests.test_faults import migrated_database
 from tests.test_security import Deployment, deployment  # noqa: F401  (a fixture of this module too)
@@ -288,7 +289,7 @@ def test_the_server_survives_a_database_restart(scratch: ScratchServer) -> None:
 
 
 def test_the_rate_gate_refills(monkeypatch: pytest.MonkeyPatch) -> None:
-    from hello_pgmem.mcp_server.server import RateGate
+    from hello_pgmem.mcp_server.limits import RateGate
 
     gate = RateGate(calls_per_minute=2)
     assert [gate.allow("k", now=0.0) for _ in range(3)] == [0.0, 0.0, 30.0]
@@ -451,3 +452,50 @@ def test_tokens_expire_after_90_days_by_default(owner_db: Database) -> None:
     assert listed.expires_at is not None and listed.mode == "write"
     lifetime = listed.expires_at - listed.created_at
     assert 89 < lifetime.total_seconds() / 86400 <= 90
+
+
+def test_files_over_http_stay_beneath_the_root_and_paths_are_not_shown(
+    deployment: Deployment,  # noqa: F811
+    owner_db: Database,
+    tmp_path: Path,
+) -> None:
+    """A folder's links to files or folders outside the root are not read, a name that climbs out
+    is refused, and what comes back names files relative to the root, never the server's paths."""
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    root.mkdir()
+    outside.mkdir()
+    (root / "ok.md").write_text("# Ok\n\nInside the root.", encoding="utf-8")
+    (outside / "secret.md").write_text("# Secret\n\nThe vault code is 4711.", encoding="utf-8")
+    (root / "link.md").symlink_to(outside / "secret.md")
+    (root / "linked").symlink_to(outside, target_is_directory=True)
+    token, _ = create_token(owner_db, "olga_mcp", ["olga_docs"])
+
+    async def scenario() -> dict[str, str]:
+        async with http_client(server.url, token) as client:
+            out = {"ingest": text(await client.call_tool("rag_ingest", {"paths": ["."]}))}
+            for name in ("link.md", "../outside/secret.md", "linked/secret.md", str(outside / "secret.md")):
+                out[name] = text(await client.call_tool("rag_add_document", {"file_path": name}))
+            out["search"] = text(await client.call_tool("rag_search", {"query": "vault code"}))
+            return out
+
+    with HttpServer(deployment.app, Limits(files_root=root)) as server:
+        out = anyio.run(scenario)
+    assert "added: ok.md" in out["ingest"] and "failed: link.md" in out["ingest"], out["ingest"]
+    assert "linked" not in out["ingest"], "a linked folder is not walked"
+    for name in ("link.md", "../outside/secret.md", "linked/secret.md", str(outside / "secret.md")):
+        assert out[name].startswith("❌"), (name, out[name])
+    assert "4711" not in out["search"]
+    assert all(str(tmp_path) not in value for value in out.values()), out
+
+
+def test_remote_errors_carry_no_server_details() -> None:
+    from hello_pgmem.mcp_server.remote import scrub
+
+    message = (
+        'database connection failed: connection to server at "10.1.2.3", port 5432 failed: '
+        'FATAL: role "pgmem_app" does not exist (host=db.internal user=pgmem_app) in /srv/files/a.md'
+    )
+    cleaned = scrub(message, Path("/srv/files"))
+    for detail in ("10.1.2.3", "5432", "pgmem_app", "db.internal", "/srv/files"):
+        assert detail not in cleaned, cleaned
+    assert "a.md" in cleaned

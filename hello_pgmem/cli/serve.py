@@ -68,7 +68,9 @@ def mcp(
     """
     import anyio
 
-    from hello_pgmem.mcp_server.server import Limits, serve_http, serve_stdio
+    from hello_pgmem.mcp_server.http import serve_http
+    from hello_pgmem.mcp_server.limits import Limits
+    from hello_pgmem.mcp_server.server import serve_stdio
     from hello_pgmem.mcp_server.tokens import Identity
 
     limits = Limits(

@@ -17,16 +17,13 @@ user's rows. Over HTTP, tools that read files of the server's machine (``rag_add
 from __future__ import annotations
 
 import logging
-import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
 from importlib.metadata import version as package_version
 from pathlib import Path
 from threading import Lock
 from typing import Any, TypeVar
-from uuid import UUID
 
 import anyio
 import mcp_types as types
@@ -38,7 +35,9 @@ from hello_pgmem.deadline import call_deadline
 from hello_pgmem.embedding import Embedder, create_embedder
 from hello_pgmem.llm import ChatClient, create_chat_client
 from hello_pgmem.mcp_server.access import TOOLS, refusal, visible
-from hello_pgmem.mcp_server.tokens import Identity, check_mode, resolve_token
+from hello_pgmem.mcp_server.limits import ConcurrencyGate, Limits, RateGate, Refused
+from hello_pgmem.mcp_server.remote import inside, scrub
+from hello_pgmem.mcp_server.tokens import Identity
 from hello_pgmem.rag.chunking import MAX_CHUNK_SIZE, MIN_CHUNK_SIZE, check_sizes
 from hello_pgmem.tools.base import ToolRegistry, ToolText
 from hello_pgmem.tools.memory_tool import MemoryTool
@@ -88,73 +87,18 @@ DOCUMENTS = types.ResourceTemplate(
 )
 
 
-@dataclass(frozen=True)
-class Limits:
-    """What one identity may ask of the server."""
-
-    calls_per_minute: int = 120  # every request: tool calls, lists and resource reads
-    concurrent_calls: int = 4  # requests of one identity in progress at once
-    call_timeout_s: float = 120.0  # the reply, and the work: statements and loops stop at it
-    max_request_bytes: int = 1_000_000
-    failed_tokens_per_minute: int = 20  # HTTP: bad tokens per client address before 429
-    files_root: Path | None = None  # HTTP only: the folder file tools may read (None: refused)
-
-
-@dataclass
-class RateGate:
-    """A token bucket per identity: ``calls_per_minute`` calls, refilled continuously."""
-
-    calls_per_minute: int
-    _buckets: dict[str, tuple[float, float]] = field(default_factory=dict)
-    _lock: Lock = field(default_factory=Lock)
-
-    def allow(self, key: str, now: float | None = None) -> float:
-        """0 when the call may go, else the seconds until it may."""
-        moment = time.monotonic() if now is None else now
-        rate = self.calls_per_minute / 60.0
-        with self._lock:
-            tokens, last = self._buckets.get(key, (float(self.calls_per_minute), moment))
-            tokens = min(float(self.calls_per_minute), tokens + (moment - last) * rate)
-            if tokens < 1:
-                self._buckets[key] = (tokens, moment)
-                return (1 - tokens) / rate
-            self._buckets[key] = (tokens - 1, moment)
-            return 0.0
-
-
-@dataclass
-class ConcurrencyGate:
-    """At most ``limit`` requests of one identity in progress at once."""
-
-    limit: int
-    _running: dict[str, int] = field(default_factory=dict)
-    _lock: Lock = field(default_factory=Lock)
-
-    def enter(self, key: str) -> bool:
-        with self._lock:
-            if self._running.get(key, 0) >= self.limit:
-                return False
-            self._running[key] = self._running.get(key, 0) + 1
-            return True
-
-    def leave(self, key: str) -> None:
-        with self._lock:
-            left = self._running.get(key, 1) - 1
-            if left:
-                self._running[key] = left
-            else:
-                self._running.pop(key, None)
-
-
-class Refused(Exception):
-    """A request the limits turn away, with the text that says why."""
-
-
 class ToolBox:
     """The memory and rag tools of one identity, sharing the server's database pool, embedder and
     chat model. An identity given no namespace gets one of its own, named after its user."""
 
-    def __init__(self, db: Database, identity: Identity, embedder: Embedder, llm: ChatClient | None) -> None:
+    def __init__(
+        self,
+        db: Database,
+        identity: Identity,
+        embedder: Embedder,
+        llm: ChatClient | None,
+        files_root: Path | None = None,
+    ) -> None:
         self.identity = identity
         self.memory = MemoryTool(
             user_id=identity.user_id, database=db, embedder=embedder, session_id="mcp", expandable=True
@@ -168,6 +112,7 @@ class ToolBox:
             llm=llm,
             expandable=True,
             user_id=identity.user_id,
+            files_root=files_root,
         )
         self.registry = ToolRegistry()
         self.registry.register_tool(self.memory)
@@ -198,14 +143,6 @@ def text_result(text: str) -> types.CallToolResult:
         structured_content=text.data if isinstance(text, ToolText) else None,
         is_error=text.lstrip().startswith("❌"),
     )
-
-
-def inside(root: Path, path: str) -> bool:
-    """Whether ``path`` resolves to a place under ``root`` (symbolic links followed)."""
-    try:
-        return Path(path).expanduser().resolve().is_relative_to(root.resolve())
-    except (OSError, ValueError):
-        return False
 
 
 class PgMemServer:
@@ -245,7 +182,8 @@ class PgMemServer:
             if identity in self._boxes:
                 self._boxes.move_to_end(identity)
             else:
-                self._boxes[identity] = ToolBox(self.db, identity, self.embedder, self.llm)
+                root = self.limits.files_root if self.remote else None
+                self._boxes[identity] = ToolBox(self.db, identity, self.embedder, self.llm, root)
                 while len(self._boxes) > MAX_BOXES:
                     self._boxes.popitem(last=False)
             return self._boxes[identity]
@@ -293,9 +231,21 @@ class PgMemServer:
         identity = self.identify(ctx)
         try:
             async with self.admitted(identity):
-                return await self.run_tool(ctx, identity, params)
+                return self.for_caller(await self.run_tool(ctx, identity, params))
         except Refused as exc:
             return text_result(f"❌ {exc}")
+
+    def for_caller(self, result: types.CallToolResult) -> types.CallToolResult:
+        """Over HTTP, a result without the server's own paths, hosts or role names."""
+        if not self.remote:
+            return result
+        parts = [
+            part.model_copy(update={"text": scrub(part.text, self.limits.files_root)})
+            if isinstance(part, types.TextContent)
+            else part
+            for part in result.content
+        ]
+        return result.model_copy(update={"content": parts})
 
     async def run_tool(
         self, ctx: Any, identity: Identity, params: types.CallToolRequestParams
@@ -325,7 +275,7 @@ class PgMemServer:
             return "❌ file_path: reading the server's files is off (start the server with --files-root)"
         paths = arguments.get("paths") if "paths" in arguments else [arguments.get("file_path")]
         if not isinstance(paths, list) or not all(isinstance(p, str) and inside(root, p) for p in paths):
-            return f"❌ file_path: must be inside {root}"
+            return "❌ file_path: must be inside the folder the server may read from (its --files-root)"
         return None
 
     async def ingest(self, ctx: Any, box: ToolBox, arguments: dict[str, Any]) -> types.CallToolResult:
@@ -346,11 +296,13 @@ class PgMemServer:
             anyio.from_thread.run(ctx.session.report_progress, done, total, message)
 
         def run() -> str:
+            root = self.limits.files_root if self.remote else None
             results = kb.ingest(
-                paths,
+                [str(root / p) if root is not None else p for p in paths],
                 chunk_size=chunk_size,
                 chunk_overlap=chunk_overlap,
                 progress=progress,
+                root=root,
             )
             lines = [f"{r.status}: {r.source_path or r.document_id} ({r.chunks} chunks)" for r in results]
             failed = [r for r in results if r.status == "failed"]
@@ -412,56 +364,6 @@ class PgMemServer:
             self._boxes.clear()
 
 
-# ---------------------------------------------------------------------------- transports
-
-SCOPE_PREFIX = "namespace:"
-MODE_PREFIX = "mode:"
-NAMESPACE_MODE_PREFIX = "namespace-mode:"
-
-
-class DatabaseTokens:
-    """The MCP SDK's token verifier over ``access_tokens`` (through ``token_identity``)."""
-
-    def __init__(self, db: Database) -> None:
-        self.db = db
-
-    async def verify_token(self, token: str) -> Any:
-        from mcp.server.auth.provider import AccessToken
-
-        identity = await anyio.to_thread.run_sync(resolve_token, self.db, token)
-        if identity is None:
-            return None
-        scopes = [SCOPE_PREFIX + n for n in identity.namespaces]
-        scopes += [MODE_PREFIX + identity.mode]
-        scopes += [f"{NAMESPACE_MODE_PREFIX}{mode}:{n}" for n, mode in identity.namespace_modes]
-        return AccessToken(
-            token=token, client_id=identity.user_id, scopes=scopes, subject=str(identity.token_id)
-        )
-
-
-def token_identity(ctx: Any) -> Identity:
-    """The identity of an HTTP request, from the token its bearer middleware verified."""
-    request = getattr(ctx, "request", None)
-    user = request.scope.get("user") if request is not None else None
-    token = getattr(user, "access_token", None)
-    if token is None:  # the middleware lets no request through without one: a bug if it did
-        raise MCPError(INVALID_PARAMS, "no verified bearer token")
-    namespaces = tuple(s.removeprefix(SCOPE_PREFIX) for s in token.scopes if s.startswith(SCOPE_PREFIX))
-    modes = [check_mode(s.removeprefix(MODE_PREFIX)) for s in token.scopes if s.startswith(MODE_PREFIX)]
-    per_namespace = tuple(
-        sorted(
-            (name, check_mode(mode))
-            for mode, name in (
-                s.removeprefix(NAMESPACE_MODE_PREFIX).split(":", 1)
-                for s in token.scopes
-                if s.startswith(NAMESPACE_MODE_PREFIX)
-            )
-        )
-    )
-    token_id = UUID(token.subject) if token.subject else None
-    return Identity(token.client_id, namespaces, token_id, modes[0] if modes else "read", per_namespace)
-
-
 async def serve_stdio(db: Database, identity: Identity, limits: Limits | None = None) -> None:
     """Serve one identity over stdin and stdout until the client goes."""
     from mcp.server.stdio import stdio_server
@@ -471,94 +373,3 @@ async def serve_stdio(db: Database, identity: Identity, limits: Limits | None = 
         await server.server.run(read, write, server.server.create_initialization_options())
 
 
-@dataclass
-class FailedTokens:
-    """Bad bearer tokens per client address in the last minute; past the limit, 429 without a
-    database lookup until the minute has passed."""
-
-    per_minute: int
-    _seen: OrderedDict[str, list[float]] = field(default_factory=OrderedDict)
-    _lock: Lock = field(default_factory=Lock)
-
-    def _recent(self, client: str, now: float) -> list[float]:
-        times = [t for t in self._seen.get(client, []) if now - t < 60]
-        self._seen[client] = times
-        self._seen.move_to_end(client)
-        while len(self._seen) > MAX_BOXES:  # bounded memory, whatever the number of addresses
-            self._seen.popitem(last=False)
-        return times
-
-    def blocked(self, client: str, now: float | None = None) -> float:
-        """Seconds until ``client`` may try again (0: it may)."""
-        moment = time.monotonic() if now is None else now
-        with self._lock:
-            times = self._recent(client, moment)
-            return 60 - (moment - times[0]) if len(times) >= self.per_minute else 0.0
-
-    def failed(self, client: str, now: float | None = None) -> None:
-        moment = time.monotonic() if now is None else now
-        with self._lock:
-            self._recent(client, moment).append(moment)
-
-
-def throttle_failed_tokens(app: Any, gate: FailedTokens) -> Any:
-    """ASGI middleware: a client address whose tokens keep failing gets 429 for the rest of the
-    minute, so guessing costs neither a database lookup nor a hash per try."""
-
-    async def throttled(scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            await app(scope, receive, send)
-            return
-        client = (scope.get("client") or ("unknown",))[0]
-        wait = gate.blocked(client)
-        if wait:
-            await send(
-                {
-                    "type": "http.response.start",
-                    "status": 429,
-                    "headers": [(b"retry-after", b"%d" % (int(wait) + 1)), (b"content-type", b"text/plain")],
-                }
-            )
-            await send({"type": "http.response.body", "body": b"too many failed tokens; retry later\n"})
-            return
-        status: list[int] = []
-
-        async def watch(message: Any) -> None:
-            if message["type"] == "http.response.start":
-                status.append(int(message["status"]))
-            await send(message)
-
-        await app(scope, receive, watch)
-        if status and status[0] == 401:
-            gate.failed(client)
-
-    return throttled
-
-
-def http_app(db: Database, public_url: str, limits: Limits | None = None, host: str = "127.0.0.1") -> Any:
-    """The streamable HTTP application: bearer tokens required, limits applied.
-
-    Tokens are made by ``hello-pgmem token create``: there is no OAuth authorization server, so
-    none is advertised (no protected-resource metadata, a plain ``WWW-Authenticate: Bearer``).
-    """
-    from mcp.server.auth.settings import AuthSettings
-
-    limits = limits or Limits()
-    server = PgMemServer(db, token_identity, limits, remote=True)
-    app = server.server.streamable_http_app(
-        auth=AuthSettings(issuer_url=public_url.rstrip("/"), resource_server_url=None),  # type: ignore[arg-type]
-        token_verifier=DatabaseTokens(db),
-        max_request_body_size=limits.max_request_bytes,
-        host=host,
-    )
-    return throttle_failed_tokens(app, FailedTokens(limits.failed_tokens_per_minute))
-
-
-def serve_http(
-    db: Database, host: str, port: int, limits: Limits | None = None, public_url: str | None = None
-) -> None:
-    """Serve over streamable HTTP at ``http://host:port/mcp`` until interrupted."""
-    import uvicorn
-
-    app = http_app(db, public_url or f"http://{host}:{port}", limits, host)
-    uvicorn.run(app, host=host, port=port, log_level="warning")

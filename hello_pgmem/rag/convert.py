@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from hello_pgmem.errors import ConfigurationError, InvalidInputError
+from hello_pgmem.rag.files import read_file
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +51,6 @@ CONVERTERS = {
 }
 GENERAL = {".zip", ".jpg", ".jpeg", ".png", ".gif", ".bmp", ".webp", ".tiff", ".mp3", ".wav", ".m4a", ".flac"}
 SUPPORTED = TEXT_EXTENSIONS | set(CODE_EXTENSIONS) | set(CONVERTERS) | GENERAL
-MAX_FILE_BYTES = 100 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -82,26 +82,22 @@ def _markitdown(llm: Any | None = None, model: str | None = None) -> Any:
 
 
 def convert_file(
-    file_path: str | Path, *, llm_client: Any | None = None, llm_model: str | None = None
+    file_path: str | Path,
+    *,
+    llm_client: Any | None = None,
+    llm_model: str | None = None,
+    root: Path | None = None,
 ) -> Converted:
-    """Markdown for ``file_path``; a InvalidInputError naming the file if it cannot be read."""
+    """Markdown for ``file_path`` (only beneath ``root`` when given: :mod:`hello_pgmem.rag.files`);
+    an InvalidInputError naming the file if it cannot be read."""
     path = Path(file_path).expanduser()
     name = path.name
-    if not path.exists():
-        raise InvalidInputError("file_path", f"no such file: {str(file_path)!r}")
-    if not path.is_file():
-        raise InvalidInputError("file_path", f"{str(file_path)!r} is not a regular file")
     extension = path.suffix.lower()
     if extension not in SUPPORTED:
         raise InvalidInputError(
             "file_path", f"{name!r}: unsupported format {extension or '(no extension)'!r}"
         )
-    try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            raise InvalidInputError("file_path", f"{name!r} is larger than {MAX_FILE_BYTES} bytes")
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InvalidInputError("file_path", f"cannot read {name!r}: {exc.strerror}") from exc
+    data = read_file(path, root)
     if extension in TEXT_EXTENSIONS:
         markdown = decode_text(data, name)
     elif extension in CODE_EXTENSIONS:

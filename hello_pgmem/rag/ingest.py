@@ -27,6 +27,7 @@ from hello_pgmem.models import check_content, check_name
 from hello_pgmem.rag import store
 from hello_pgmem.rag.chunking import Chunk, check_sizes, chunk_markdown
 from hello_pgmem.rag.convert import SUPPORTED, convert_file
+from hello_pgmem.rag.files import expand
 from hello_pgmem.rag.models import IngestResult
 from hello_pgmem.retry import retry_transient
 from hello_pgmem.text import token_counter
@@ -204,10 +205,12 @@ class Ingest(store.Namespaced):
         *,
         chunk_size: int = 800,
         chunk_overlap: int = 100,
+        root: Path | None = None,
     ) -> IngestResult:
-        """Convert a file to Markdown and store it (document id: the given one, else the file path)."""
+        """Convert a file to Markdown and store it (document id: the given one, else the file
+        path); with ``root``, only a file beneath that folder, reached without following links."""
         check_sizes(chunk_size, chunk_overlap)  # before a conversion that may take long
-        converted = convert_file(file_path, **self._vision())
+        converted = convert_file(file_path, root=root, **self._vision())
         return self.add_text(
             converted.markdown,
             document_id or check_name(converted.source_path[-255:], "document_id"),
@@ -231,15 +234,19 @@ class Ingest(store.Namespaced):
         chunk_size: int = 800,
         chunk_overlap: int = 100,
         progress: Progress | None = None,
+        root: Path | None = None,
     ) -> list[IngestResult]:
-        """Files and folders (recursively, supported formats only); one bad file stops nothing."""
+        """Files and folders (recursively, supported formats only, links not followed into
+        folders); one bad file stops nothing. With ``root``, every file must lie beneath it."""
         check_sizes(chunk_size, chunk_overlap)
-        files = list(_expand(paths))
+        files = list(expand(paths, SUPPORTED, root))
         results: list[IngestResult] = []
         for number, path in enumerate(files, 1):
             check_deadline()  # an abandoned call stops between files
             try:
-                result = self.add_document(path, chunk_size=chunk_size, chunk_overlap=chunk_overlap)
+                result = self.add_document(
+                    path, chunk_size=chunk_size, chunk_overlap=chunk_overlap, root=root
+                )
             except HelloPgmemError as exc:
                 result = IngestResult(
                     document_id=str(path), source_path=str(path), status="failed", error=str(exc)
@@ -250,12 +257,3 @@ class Ingest(store.Namespaced):
         return results
 
     # ------------------------------------------------------------------ search
-
-
-def _expand(paths: Iterable[str | Path]) -> Iterable[Path]:
-    for item in paths:
-        path = Path(item).expanduser()
-        if path.is_dir():
-            yield from sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in SUPPORTED)
-        else:
-            yield path

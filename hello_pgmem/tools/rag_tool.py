@@ -70,11 +70,13 @@ class RAGTool(ActionsTool, SharesDatabase):
         clock: Callable[[], float] = time.perf_counter,
         namespaces: Collection[str] | None = None,
         user_id: str | None = None,
+        files_root: Path | None = None,
     ) -> None:
         """``namespaces`` limits which namespaces an agent may name (default: any, as the
         reference); give it when the tool serves one tenant, so ``namespace=`` cannot reach
         another's documents. ``user_id`` is who asks: the retrieval log files its questions under
-        that user."""
+        that user. ``files_root`` confines ``add_document`` to one folder (relative names inside
+        it, no link followed), as the MCP server over HTTP does."""
         super().__init__("rag", "知识库工具 - 添加文档、检索知识并基于知识库回答问题", expandable)
         self.knowledge_base_path = Path(knowledge_base_path)
         self.collection_name = collection_name
@@ -86,6 +88,7 @@ class RAGTool(ActionsTool, SharesDatabase):
         self.memory_tool = memory_tool
         self.remember_passages = remember_passages
         self.user_id = user_id
+        self.files_root = files_root
         self.clock = clock
         self._bases: dict[str, KnowledgeBase] = {}
         self.namespaces = None if namespaces is None else frozenset({rag_namespace, *namespaces})
@@ -107,6 +110,8 @@ class RAGTool(ActionsTool, SharesDatabase):
         has it (or the name cannot be a file name: too long, or with a NUL character)."""
         if not file_path.strip() or "\x00" in file_path:
             raise InvalidInputError("file_path", "must be a file name without NUL characters")
+        if self.files_root is not None:  # no other place to look: convert_file checks the root
+            return self.files_root / Path(file_path).expanduser()
         for candidate in (Path(file_path).expanduser(), self.knowledge_base_path / file_path):
             try:
                 if candidate.is_file():
@@ -144,7 +149,9 @@ class RAGTool(ActionsTool, SharesDatabase):
         if path is None:
             return f"❌ 文件不存在: {file_path[:200]}"
         kb = self.knowledge_base(namespace)
-        result = kb.add_document(path, document_id, chunk_size=chunk_size, chunk_overlap=chunk_overlap)
+        result = kb.add_document(
+            path, document_id, chunk_size=chunk_size, chunk_overlap=chunk_overlap, root=self.files_root
+        )
         if result.chunks == 0:
             return f"⚠️ 未能从文件解析内容: {path.name}"
         return _ingested("文档", path.name, result, kb.namespace)

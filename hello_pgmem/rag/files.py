@@ -1,0 +1,89 @@
+"""Reading the files a caller names, optionally only beneath one folder (``--files-root``).
+
+Beneath a root, every file, named or found in a folder, must resolve to a place inside the root,
+and is then opened one path component at a time from the root with ``O_NOFOLLOW``: a symbolic
+link anywhere on the way, even one swapped in after the check, makes the open fail instead of
+leaving the root. Errors name the path as the caller gave it, never the server's own paths.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from hello_pgmem.errors import InvalidInputError
+
+MAX_FILE_BYTES = 100 * 1024 * 1024
+
+
+def beneath(root: Path, path: Path) -> Path:
+    """``path`` relative to ``root`` once resolved, or an error when it leads outside."""
+    try:
+        resolved = path.expanduser().resolve(strict=True)
+    except (OSError, RuntimeError) as exc:
+        raise InvalidInputError("file_path", f"no such file: {str(path)!r}") from exc
+    base = root.resolve()
+    if not resolved.is_relative_to(base):
+        raise InvalidInputError("file_path", f"{str(path)!r} is not inside the folder files may be read from")
+    return resolved.relative_to(base)
+
+
+def _open_beneath(root: Path, relative: Path) -> int:
+    """A descriptor of ``root / relative`` opened without following any link."""
+    directory = os.open(root.resolve(), os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        *folders, name = relative.parts
+        for folder in folders:
+            inner = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=directory)
+            os.close(directory)
+            directory = inner
+        return os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=directory)
+    finally:
+        os.close(directory)
+
+
+def read_file(path: Path, root: Path | None = None) -> bytes:
+    """The bytes of a regular file of at most ``MAX_FILE_BYTES`` (beneath ``root`` when given)."""
+    shown = str(path)
+    try:
+        if root is None:
+            descriptor = os.open(path.expanduser(), os.O_RDONLY | os.O_NONBLOCK)
+        else:
+            relative = beneath(root, path)
+            if not relative.parts:
+                raise InvalidInputError("file_path", f"{shown!r} is not a regular file")
+            descriptor = _open_beneath(root, relative)
+    except FileNotFoundError as exc:
+        raise InvalidInputError("file_path", f"no such file: {shown!r}") from exc
+    except OSError as exc:
+        raise InvalidInputError("file_path", f"cannot open {shown!r}: {exc.strerror}") from exc
+    with os.fdopen(descriptor, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise InvalidInputError("file_path", f"{shown!r} is not a regular file")
+        if info.st_size > MAX_FILE_BYTES:
+            raise InvalidInputError("file_path", f"{path.name!r} is larger than {MAX_FILE_BYTES} bytes")
+        data = handle.read(MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:
+        raise InvalidInputError("file_path", f"{path.name!r} is larger than {MAX_FILE_BYTES} bytes")
+    return data
+
+
+def expand(paths: Iterable[str | Path], suffixes: set[str], root: Path | None = None) -> Iterator[Path]:
+    """Files, and the files with one of ``suffixes`` below folders (links not followed into
+    folders); beneath ``root`` each is checked again when it is read."""
+    for item in paths:
+        path = Path(item).expanduser()
+        if root is not None:
+            beneath(root, path)  # a named folder outside the root is refused before its walk
+        if path.is_dir() and not path.is_symlink():
+            for folder, folders, files in os.walk(path, followlinks=False):
+                folders.sort()
+                for name in sorted(files):
+                    found = Path(folder) / name
+                    if found.suffix.lower() in suffixes:
+                        yield found
+        else:
+            yield path
