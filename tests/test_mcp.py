@@ -499,3 +499,22 @@ def test_remote_errors_carry_no_server_details() -> None:
     for detail in ("10.1.2.3", "5432", "pgmem_app", "db.internal", "/srv/files"):
         assert detail not in cleaned, cleaned
     assert "a.md" in cleaned
+
+
+def test_http_refuses_to_serve_as_a_role_that_bypasses_row_level_security(
+    deployment: Deployment,  # noqa: F811
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from hello_pgmem.cli import main
+    from hello_pgmem.mcp_server.http import privileged_role
+
+    roles = {"app": deployment.app, "owner": deployment.owner, "superuser": deployment.superuser}
+    found = {}
+    for name, settings in roles.items():
+        with Database(settings) as db:
+            found[name] = privileged_role(db)
+    assert found == {"app": None, "owner": "the owner of schema 'pgmem'", "superuser": "a superuser"}
+    monkeypatch.setenv("DATABASE_URL", deployment.owner.database_url)
+    assert main(["mcp", "--http", "--port", str(free_port())]) == 1
+    assert "refusing to serve remote callers as the owner of schema 'pgmem'" in capsys.readouterr().err

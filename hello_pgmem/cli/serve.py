@@ -37,6 +37,13 @@ from hello_pgmem.cli.app import State, cli, database, emit
     type=click.FloatRange(1),
     help="Seconds a call may take: its statements and loops stop there too.",
 )
+@click.option("--certfile", type=click.Path(exists=True, dir_okay=False), help="HTTP: serve HTTPS with it.")
+@click.option("--keyfile", type=click.Path(exists=True, dir_okay=False), help="HTTP: the key of --certfile.")
+@click.option(
+    "--allow-privileged-role",
+    is_flag=True,
+    help="HTTP: serve even as a superuser, a BYPASSRLS role or the schema owner (no row-level security).",
+)
 @click.option(
     "--max-request-bytes",
     default=1_000_000,
@@ -55,6 +62,9 @@ def mcp(
     rate: int,
     concurrency: int,
     timeout: float,
+    certfile: str | None,
+    keyfile: str | None,
+    allow_privileged_role: bool,
     max_request_bytes: int,
 ) -> None:
     """Serve the memory and rag tools to MCP clients (needs: pip install 'hello-pgmem[mcp]').
@@ -68,7 +78,7 @@ def mcp(
     """
     import anyio
 
-    from hello_pgmem.mcp_server.http import serve_http
+    from hello_pgmem.mcp_server.http import LOOPBACK, privileged_role, serve_http
     from hello_pgmem.mcp_server.limits import Limits
     from hello_pgmem.mcp_server.server import serve_stdio
     from hello_pgmem.mcp_server.tokens import Identity
@@ -80,9 +90,26 @@ def mcp(
         max_request_bytes=max_request_bytes,
         files_root=files_root,
     )
+    if bool(certfile) != bool(keyfile):
+        raise click.UsageError("--certfile and --keyfile go together")
     with database() as db:
         if use_http:
-            serve_http(db, host, port, limits, public_url)
+            privileged = privileged_role(db)
+            if privileged and not allow_privileged_role:
+                raise click.ClickException(
+                    f"refusing to serve remote callers as {privileged}: row-level security would not "
+                    "hold them to their users; connect as the application role (hello-pgmem grant "
+                    "--app), or pass --allow-privileged-role"
+                )
+            if host not in LOOPBACK and not certfile:
+                click.echo(
+                    f"warning: serving on {host} without TLS: bearer tokens cross the network in clear "
+                    "text (give --certfile and --keyfile, or put a TLS proxy in front)",
+                    err=True,
+                )
+            scheme = "https" if certfile else "http"
+            click.echo(f"serving MCP at {scheme}://{host}:{port}/mcp (Ctrl-C stops)", err=True)
+            serve_http(db, host, port, limits, public_url, certfile=certfile, keyfile=keyfile)
         else:
             anyio.run(serve_stdio, db, Identity(state.user, (state.namespace,)), limits)
 

@@ -80,11 +80,45 @@ def http_app(db: Database, public_url: str, limits: Limits | None = None, host: 
     return throttle_failed_tokens(app, FailedTokens(limits.failed_tokens_per_minute))
 
 
+PRIVILEGE = """
+SELECT r.rolsuper, r.rolbypassrls, n.nspowner = r.oid
+FROM pg_roles r LEFT JOIN pg_namespace n ON n.nspname = %(schema)s
+WHERE r.rolname = current_user
+"""
+LOOPBACK = ("127.0.0.1", "::1", "localhost")
+
+
+def privileged_role(db: Database) -> str | None:
+    """Why the connected role must not serve remote callers (row-level security does not bind
+    it), or None for an application role."""
+    with db.connection() as conn:
+        row = conn.execute(PRIVILEGE, {"schema": db.settings.schema_name}).fetchone()
+    if row is None:
+        return None
+    superuser, bypass, owner = row
+    if superuser:
+        return "a superuser"
+    if bypass:
+        return "a BYPASSRLS role"
+    if owner:
+        return f"the owner of schema {db.settings.schema_name!r}"
+    return None
+
+
 def serve_http(
-    db: Database, host: str, port: int, limits: Limits | None = None, public_url: str | None = None
+    db: Database,
+    host: str,
+    port: int,
+    limits: Limits | None = None,
+    public_url: str | None = None,
+    *,
+    certfile: str | None = None,
+    keyfile: str | None = None,
 ) -> None:
-    """Serve over streamable HTTP at ``http://host:port/mcp`` until interrupted."""
+    """Serve over streamable HTTP at ``http(s)://host:port/mcp`` until interrupted (HTTPS with
+    ``certfile`` and ``keyfile``)."""
     import uvicorn
 
-    app = http_app(db, public_url or f"http://{host}:{port}", limits, host)
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    scheme = "https" if certfile else "http"
+    app = http_app(db, public_url or f"{scheme}://{host}:{port}", limits, host)
+    uvicorn.run(app, host=host, port=port, log_level="warning", ssl_certfile=certfile, ssl_keyfile=keyfile)
