@@ -393,3 +393,29 @@ def test_graph_expansion_can_be_turned_off(make: Factory) -> None:
     )
     assert with_graph[0].metadata["graph_score"] > 0
     assert all(m.metadata["graph_score"] == 0 for m in without)
+
+
+def test_path_search_is_a_breadth_first_search_not_an_enumeration_of_paths(
+    make: Factory, any_database: Database
+) -> None:
+    """A dense graph of 40 entities, every pair related: 40^5 simple paths of length 6 (an
+    enumeration of paths ran into the statement timeout), one visit per entity for a BFS."""
+    manager = make()
+    memory = manager.add_memory("一条记忆", "semantic", 0.5)
+    names = [f"节点{i}" for i in range(40)] + ["孤岛"]
+    with any_database.transaction("alice") as conn:
+        conn.execute(
+            "INSERT INTO entities (user_id, id, name, name_norm) "
+            "SELECT 'alice', gen_random_uuid(), n, lower(n) FROM unnest(%s::text[]) AS n",
+            (names,),
+        )
+        conn.execute(
+            "INSERT INTO relations (user_id, source_id, relation_type, target_id, memory_id) "
+            "SELECT 'alice', a.id, '认识', b.id, %s FROM entities a, entities b "
+            "WHERE a.user_id = 'alice' AND b.user_id = 'alice' AND a.id <> b.id "
+            "AND a.name LIKE '节点%%' AND b.name LIKE '节点%%'",
+            (memory,),
+        )
+    steps = manager.graph_path("节点0", "节点39", max_depth=6)
+    assert [(s.source, s.target) for s in steps] in ([("节点0", "节点39")], [("节点39", "节点0")])
+    assert manager.graph_path("节点0", "孤岛", max_depth=6) == []

@@ -80,23 +80,17 @@ GROUP BY 1, 2, 3
 ORDER BY 4 DESC, 1, 2, 3
 """
 
-SHORTEST_PATH = """
-WITH RECURSIVE bfs (entity_id, path, steps, depth) AS (
-    SELECT e.id, ARRAY[e.id], ARRAY[]::text[], 0
-    FROM entities e WHERE e.user_id = %(user_id)s AND e.name_norm = %(source)s
-    UNION ALL
-    SELECT r.to_id, b.path || r.to_id, b.steps || (r.relation_type || '|' || r.direction), b.depth + 1
-    FROM bfs b
-    JOIN relation_edges r ON r.user_id = %(user_id)s AND r.from_id = b.entity_id
-    WHERE b.depth < %(max_depth)s AND NOT r.to_id = ANY(b.path)
-      AND NOT EXISTS (SELECT 1 FROM entities g WHERE g.user_id = %(user_id)s
-                      AND g.id = b.entity_id AND g.name_norm = %(target)s)
-)
-SELECT b.path, b.steps FROM bfs b
-JOIN entities g ON g.user_id = %(user_id)s AND g.id = b.entity_id AND g.name_norm = %(target)s
-ORDER BY b.depth
-LIMIT 1
+ENTITY_IDS = "SELECT id FROM entities WHERE user_id = %(user_id)s AND name_norm = %(name)s ORDER BY id"
+
+PATH_STEP = """
+SELECT DISTINCT ON (r.to_id) r.to_id, r.from_id, r.relation_type || '|' || r.direction
+FROM relation_edges r
+WHERE r.user_id = %(user_id)s AND r.from_id = ANY(%(frontier)s::uuid[])
+  AND NOT EXISTS (SELECT 1 FROM unnest(%(visited)s::uuid[]) AS v(id) WHERE v.id = r.to_id)
+ORDER BY r.to_id, r.from_id, 3
 """
+"""One level of a breadth-first search: the entities first reached from the frontier, each with
+the entity and relation it was reached by (the visited ones are never walked again)."""
 
 ENTITY_NAMES = "SELECT id, name FROM entities WHERE user_id = %(user_id)s AND id = ANY(%(ids)s)"
 

@@ -178,22 +178,42 @@ class GraphStore:
         ]
         return Neighbourhood(entity=rows[0][0], entities=entities, relations=relations)
 
-    def shortest_path(self, conn: Conn, source: str, target: str, max_depth: int = 4) -> list[PathStep]:
-        """The fewest relations between two entities (either direction); [] when unconnected."""
+    def shortest_path(
+        self, conn: Conn, source: str, target: str, max_depth: int = 4, max_visited: int = 100_000
+    ) -> list[PathStep]:
+        """The fewest relations between two entities (either direction); [] when unconnected.
+
+        A breadth-first search with a visited set, one statement per level: each entity is
+        reached once, so the work grows with the entities and relations within ``max_depth``,
+        not with the number of paths (which is exponential in a dense graph); it stops at
+        ``max_visited`` entities.
+        """
         if not 1 <= max_depth <= 6:
             raise InvalidInputError("max_depth", "must be between 1 and 6")
-        row = conn.execute(
-            g.SHORTEST_PATH,
-            {
-                "user_id": self.user_id,
-                "source": normalize_name(source),
-                "target": normalize_name(target),
-                "max_depth": max_depth,
-            },
-        ).fetchone()
-        if row is None:
+        ids = {"user_id": self.user_id}
+        starts = [r[0] for r in conn.execute(g.ENTITY_IDS, {**ids, "name": normalize_name(source)})]
+        goals = {r[0] for r in conn.execute(g.ENTITY_IDS, {**ids, "name": normalize_name(target)})}
+        reached: dict[UUID, tuple[UUID, str] | None] = dict.fromkeys(starts)
+        frontier = list(starts)
+        found = next((s for s in starts if s in goals), None)
+        for _ in range(max_depth):
+            if found is not None or not frontier or len(reached) >= max_visited:
+                break
+            params = {**ids, "frontier": frontier, "visited": list(reached)}
+            frontier = []
+            for entity, parent, step in conn.execute(g.PATH_STEP, params):
+                reached[entity] = (parent, step)
+                frontier.append(entity)
+                if entity in goals and found is None:
+                    found = entity
+        if found is None:
             return []
-        path, steps = row
+        path, steps = [found], []
+        while (link := reached[path[-1]]) is not None:
+            path.append(link[0])
+            steps.append(link[1])
+        path.reverse()
+        steps.reverse()
         names = dict(conn.execute(g.ENTITY_NAMES, {"user_id": self.user_id, "ids": path}).fetchall())
         result = []
         for i, step in enumerate(steps):
