@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import importlib
 import math
+import multiprocessing
 import pydoc
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -21,7 +23,7 @@ import pytest
 import sklearn.datasets
 from fpdf import FPDF
 
-from hello_pgmem import Database, HashingEmbedder, KnowledgeBase
+from hello_pgmem import Database, HashingEmbedder, KnowledgeBase, ValidationError
 from hello_pgmem.rag.convert import convert_file
 from hello_pgmem.text import count_tokens
 from tests.deployments import REPO
@@ -108,3 +110,35 @@ def make_kb(clean: Database) -> Callable[[str], KnowledgeBase]:
         return KnowledgeBase(clean, HashingEmbedder(), namespace)
 
     return make
+
+
+def test_an_archive_that_would_unpack_to_too_much_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hello_pgmem.rag import isolated
+
+    bomb = tmp_path / "bomb.docx"
+    with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("word/document.xml", b"\0" * 2_000_000)  # 2 MB of zeros: a few KB packed
+    assert bomb.stat().st_size < 20_000
+    monkeypatch.setattr(isolated, "MAX_UNPACKED_BYTES", 1_000_000)
+    with pytest.raises(ValidationError, match=r"would unpack to 2000000 bytes, more than 1000000"):
+        convert_file(bomb)
+    many = tmp_path / "many.zip"
+    with zipfile.ZipFile(many, "w") as archive:
+        for number in range(isolated.MAX_MEMBERS + 1):
+            archive.writestr(f"f{number}.txt", b"")
+    with pytest.raises(ValidationError, match="holds more than 20000 files"):
+        convert_file(many)
+
+
+def test_a_conversion_past_its_time_is_killed(tmp_path: Path) -> None:
+    """The converter runs in a process of its own: past the limit it is killed, not waited for."""
+    from hello_pgmem.rag.isolated import convert_isolated
+
+    pdf = tmp_path / "slow.pdf"
+    write_pdf("A page of text. " * 2000, pdf)
+    with pytest.raises(ValidationError, match="took longer than 0s to convert"):
+        convert_isolated(pdf.read_bytes(), ".pdf", "slow.pdf", timeout=0.001)
+    assert [p for p in multiprocessing.active_children() if p.name.startswith("Process")] == []
+    assert "A page of text" in convert_isolated(pdf.read_bytes(), ".pdf", "slow.pdf")

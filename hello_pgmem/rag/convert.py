@@ -115,10 +115,23 @@ def convert_file(
 
 
 def _convert_binary(path: Path, data: bytes, extension: str, llm: Any | None, model: str | None) -> str:
+    """A binary document in a killable worker process; a picture or a recording that a chat
+    model is to describe in this one (its client cannot cross to another process)."""
+    if llm is not None and extension in GENERAL - {".zip"}:
+        return convert_bytes(data, extension, path.name, llm, model)
+    from hello_pgmem.rag.isolated import convert_isolated
+
+    return convert_isolated(data, extension, path.name)
+
+
+def convert_bytes(
+    data: bytes, extension: str, name: str, llm: Any | None = None, model: str | None = None
+) -> str:
+    """MarkItDown's text for a binary document's bytes, with the converter of its extension."""
     engine = _markitdown(llm, model)
     from markitdown import StreamInfo, converters
 
-    info = StreamInfo(extension=extension, filename=path.name, local_path=str(path))
+    info = StreamInfo(extension=extension, filename=name)
     try:
         if extension in CONVERTERS:
             converter = getattr(converters, CONVERTERS[extension])()
@@ -128,6 +141,6 @@ def _convert_binary(path: Path, data: bytes, extension: str, llm: Any | None, mo
     except Exception as exc:  # every converter raises its own library's errors
         raise InvalidInputError(
             "file_path",
-            f"{path.name!r} is corrupt or cannot be converted: {type(exc).__name__}: {str(exc)[:200]}",
+            f"{name!r} is corrupt or cannot be converted: {type(exc).__name__}: {str(exc)[:200]}",
         ) from exc
     return str(result.text_content or "")

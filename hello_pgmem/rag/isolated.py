@@ -1,0 +1,104 @@
+"""Binary documents converted where a hostile file can do no harm: a checked archive, a process
+that a timeout kills, memory capped.
+
+- Archives (docx, xlsx, pptx, epub, zip) are refused before conversion when they would unpack to
+  more than ``MAX_UNPACKED_BYTES`` or hold more than ``MAX_MEMBERS`` files (a zip bomb is a few
+  kilobytes that unpack to gigabytes).
+- The converter runs in a process of its own, forked from a single-threaded fork server that has
+  MarkItDown loaded already (a few milliseconds a file, safe beside the caller's threads). Its
+  address space is capped at ``MAX_WORKER_BYTES``; past ``timeout`` seconds, or the caller's call
+  deadline, it is killed, so a file that makes a parser spin costs at most that.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import multiprocessing
+import resource
+import zipfile
+from multiprocessing.connection import Connection
+from threading import Lock
+from typing import Any
+
+from hello_pgmem.deadline import remaining_ms
+from hello_pgmem.errors import InvalidInputError
+
+log = logging.getLogger(__name__)
+
+ARCHIVES = {".docx", ".xlsx", ".pptx", ".epub", ".zip"}
+MAX_UNPACKED_BYTES = 512 * 1024 * 1024
+MAX_MEMBERS = 20_000
+MAX_WORKER_BYTES = 4 * 1024**3
+DEFAULT_TIMEOUT_S = 120.0
+
+_lock = Lock()
+_context: Any = None
+
+
+def check_archive(data: bytes, name: str) -> None:
+    """Refuse an archive that would unpack to too much (by its own directory of members)."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            members = archive.infolist()
+    except zipfile.BadZipFile as exc:
+        raise InvalidInputError("file_path", f"{name!r} is corrupt or cannot be converted: {exc}") from exc
+    if len(members) > MAX_MEMBERS:
+        raise InvalidInputError("file_path", f"{name!r} holds more than {MAX_MEMBERS} files")
+    unpacked = sum(member.file_size for member in members)
+    if unpacked > MAX_UNPACKED_BYTES:
+        raise InvalidInputError(
+            "file_path", f"{name!r} would unpack to {unpacked} bytes, more than {MAX_UNPACKED_BYTES}"
+        )
+
+
+def _fork_server() -> Any:
+    global _context
+    with _lock:
+        if _context is None:
+            context = multiprocessing.get_context("forkserver")
+            context.set_forkserver_preload(["hello_pgmem.rag.convert", "markitdown"])
+            _context = context
+        return _context
+
+
+def _work(out: Connection, data: bytes, extension: str, name: str, memory: int) -> None:
+    """In the worker: cap memory, convert, send back (True, text) or (False, message)."""
+    from hello_pgmem.rag.convert import convert_bytes
+
+    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    try:
+        out.send((True, convert_bytes(data, extension, name)))
+    except InvalidInputError as exc:
+        out.send((False, exc.rule))
+    except MemoryError:
+        out.send((False, f"{name!r} needs more than {memory} bytes of memory to convert"))
+    finally:
+        out.close()
+
+
+def convert_isolated(data: bytes, extension: str, name: str, timeout: float = DEFAULT_TIMEOUT_S) -> str:
+    """The Markdown of a binary document, converted in a killable, memory-capped process."""
+    if extension in ARCHIVES:
+        check_archive(data, name)
+    left = remaining_ms()
+    limit = timeout if left is None else min(timeout, left / 1000)
+    context = _fork_server()
+    received, sent = context.Pipe(duplex=False)
+    worker = context.Process(target=_work, args=(sent, data, extension, name, MAX_WORKER_BYTES), daemon=True)
+    worker.start()
+    sent.close()
+    try:
+        if not received.poll(limit):
+            raise InvalidInputError("file_path", f"{name!r} took longer than {limit:.0f}s to convert")
+        ok, payload = received.recv()
+    except EOFError as exc:  # the worker died without an answer: the memory cap, a crash
+        raise InvalidInputError("file_path", f"{name!r} could not be converted: the converter died") from exc
+    finally:
+        if worker.is_alive():
+            worker.kill()
+        worker.join()
+        received.close()
+    if not ok:
+        raise InvalidInputError("file_path", str(payload))
+    return str(payload)
