@@ -201,8 +201,10 @@ def cypher_reader_statements(
         sql.SQL("GRANT USAGE ON SCHEMA ag_catalog, {}, {} TO {}").format(graph, schema, reader),
         sql.SQL("GRANT SELECT ON {} TO {}").format(_tables("ag_catalog", AGE_CATALOG), reader),
         sql.SQL("GRANT SELECT ON ALL TABLES IN SCHEMA {} TO {}").format(graph, reader),
-        sql.SQL("GRANT EXECUTE ON FUNCTION {}() TO {}").format(
-            sql.Identifier(settings.schema_name, "current_memory_user"), reader
+        sql.SQL("GRANT EXECUTE ON FUNCTION {}(), {}(anyelement) TO {}").format(
+            sql.Identifier(settings.schema_name, "current_memory_user"),
+            sql.Identifier(settings.schema_name, "cypher_row_visible"),
+            reader,
         ),
         sql.SQL("SELECT {}({}, {})").format(
             sql.Identifier(settings.schema_name, "secure_graph"),

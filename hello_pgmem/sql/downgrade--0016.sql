@@ -20,3 +20,4 @@ END
 $$;
 DROP FUNCTION graph_reader_ready(name, name);
 DROP FUNCTION secure_graph(name, name);
+DROP FUNCTION cypher_row_visible(anyelement);

@@ -5,7 +5,21 @@
 -- Cypher runs after SET LOCAL ROLE to a dedicated read role (PGMEM_CYPHER_ROLE), and for that role
 -- the restrictive policy cypher_reader_scope keeps only the rows whose user_id property is the
 -- transaction's user: whatever the query's text says, PostgreSQL returns no other user's vertex
--- or edge. The policy is a containment test on properties, so the labels' GIN indexes serve it.
+-- or edge.
+
+-- The policy's test, a function the planner does not inline: it then estimates a third of a
+-- label's rows visible and joins labels by hashing. The containment operator written in the
+-- policy itself was estimated at 0.1 % of the rows, and multi-hop patterns became nested loops
+-- over whole labels (an undirected two-hop query on a 3,000-vertex graph: 18 s, against 2.9 s
+-- with this function and 2.0 s without any policy). Polymorphic, so that it can be created
+-- where AGE is not installed.
+CREATE FUNCTION cypher_row_visible(properties anyelement) RETURNS boolean
+LANGUAGE sql STABLE PARALLEL SAFE
+SET search_path FROM CURRENT
+AS $$ SELECT properties OPERATOR(ag_catalog.@>) ag_catalog.agtype_build_map('user_id', current_memory_user()) $$;
+COMMENT ON FUNCTION cypher_row_visible(anyelement) IS
+    'Whether a vertex or edge of the AGE graph (its properties) belongs to the transaction''s user: '
+    'the Cypher read role''s policy.';
 
 CREATE FUNCTION secure_graph(graph_name name, reader name) RETURNS integer
 LANGUAGE plpgsql
@@ -26,8 +40,7 @@ BEGIN
         IF reader IS NOT NULL THEN
             EXECUTE format(
                 'CREATE POLICY cypher_reader_scope ON %s AS RESTRICTIVE TO %I '
-                'USING (properties OPERATOR(ag_catalog.@>) '
-                'ag_catalog.agtype_build_map(''user_id'', (SELECT %I.current_memory_user())))',
+                'USING (%I.cypher_row_visible(properties))',
                 label, reader, current_schema());
         END IF;
         secured := secured + 1;
