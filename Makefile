@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 
 # The Citus suite: the core memory, graph, RAG, security, concurrency and operations tests, run on
-# the local cluster (coordinator + 2 workers) built from PGMEM_CITUS_SOURCE; docs/citus.md.
+# the local cluster (coordinator + 2 workers) of the Citus installed in the development root; docs/citus.md.
 CITUS_SUITE := tests/test_episodic.py tests/test_working.py tests/test_manager.py tests/test_search.py \
 	tests/test_ranking.py tests/test_text_search.py tests/test_memory_tool.py tests/test_graph.py \
 	tests/test_rag.py tests/test_security.py tests/test_concurrency.py tests/test_check.py \
@@ -29,8 +29,8 @@ demo: install  ## bring the database up, migrate it and run the demo
 test: install  ## the test suite, against the real database (brought up by the tests)
 	$(BIN)/pytest
 
-test-citus: install  ## the Citus suite on the local cluster (needs PGMEM_CITUS_SOURCE)
-	@test -n "$$PGMEM_CITUS_SOURCE" || { echo "PGMEM_CITUS_SOURCE must name the Citus source tarball (docs/citus.md)"; exit 2; }
+test-citus: install  ## the Citus suite on the local cluster (needs an installed Citus: docs/citus.md)
+	@scripts/devdb citus installed || { echo "no Citus is installed in the development root (docs/citus.md)"; exit 2; }
 	PGMEM_TEST_DEPLOYMENT=citus $(BIN)/pytest $(CITUS_SUITE)
 
 lint: install  ## ruff and mypy (strict)

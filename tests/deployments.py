@@ -1,7 +1,7 @@
 """Where the test suite runs: one PostgreSQL server (the default), or the local Citus cluster.
 
 ``PGMEM_TEST_DEPLOYMENT=citus`` runs the same tests on a coordinator with two workers
-(``scripts/devdb citus``, built from ``PGMEM_CITUS_SOURCE``): every database a test asks for is
+(``scripts/devdb citus``, from the Citus installed in the development root): every database a test asks for is
 made on each node and migrated, which distributes it there (``hello_pgmem.ops.citus``).
 Tests of Apache AGE itself carry the ``needs_age`` mark and are left out there (AGE cannot be
 distributed; the relational graph serves every graph question on Citus), and so are those

@@ -60,3 +60,17 @@ def test_server_config_does_not_preload_age() -> None:
     config = chroot.server_config(dev.DevDB.from_env())
     assert "shared_preload_libraries" not in config
     assert "listen_addresses = '127.0.0.1'" in config
+
+
+def test_citus_up_without_an_installed_citus_says_how_to_get_one(tmp_path: Path) -> None:
+    """A fresh home has no Citus: one line that says so and how to get one, exit 1; down under
+    that home stops no other home's servers and says so."""
+    home = {"PGMEM_HOME": str(tmp_path / "home"), "PGMEM_PORT": "59432"}
+    up = run("citus", "up", **home)
+    assert up.returncode == 1
+    lines = up.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Citus is not installed in the development root" in lines[0], up.stderr
+    assert "Citus Data's packages" in lines[0] and "docker compose --profile citus up" in lines[0]
+    assert run("citus", "installed", **home).returncode == 1
+    down = run("citus", "down", **home)
+    assert down.returncode == 0 and "no Citus node runs under" in down.stdout

@@ -13,14 +13,17 @@ from hello_pgmem.errors import ConfigurationError, DatabaseUnavailableError
 
 
 def citus(command: str) -> int:
-    """``devdb citus up|down|status|url``: the local Citus cluster (hello_pgmem.dev.citus)."""
-    from hello_pgmem.dev.citus import CitusCluster
+    """``devdb citus up|down|status|url|installed``: the local Citus cluster (hello_pgmem.dev.citus)."""
+    from hello_pgmem.dev.citus import CitusCluster, installed
 
     cluster = CitusCluster(DevDB.from_env())
     if command == "up":
         print(cluster.up())
+    elif command == "installed":
+        return 0 if installed(cluster.db) else 1
     elif command == "down":
-        cluster.down()
+        stopped = cluster.down()
+        print(f"stopped {', '.join(stopped)}" if stopped else f"no Citus node runs under {cluster.db.home}")
     elif command == "status":
         ok, text = cluster.status()
         print(text)
@@ -28,7 +31,7 @@ def citus(command: str) -> int:
     elif command == "url":
         print(cluster.url())
     else:
-        print(f"usage: devdb citus up|down|status|url (got {command!r})", file=sys.stderr)
+        print(f"usage: devdb citus up|down|status|url|installed (got {command!r})", file=sys.stderr)
         return 2
     return 0
 

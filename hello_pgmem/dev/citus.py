@@ -1,42 +1,25 @@
-"""A local Citus cluster for development and tests: Citus built from its source tarball into the
-development root, then a coordinator and two workers on 127.0.0.1, each a cluster of its own.
+"""A local Citus cluster for development and tests, from a Citus already installed in the
+development root: a coordinator and two workers on 127.0.0.1, each a cluster of its own.
 
-``scripts/devdb citus up|down|status``; the source comes from ``PGMEM_CITUS_SOURCE`` (a
-``citus-<version>.tar.gz``). Citus is not packaged by Debian and its repository may be out of
-reach; production deployments should use the official Citus packages or images (with pgvector).
+``scripts/devdb citus up|down|status|url|installed``. The project never builds Citus: no package
+registry these machines reach offers it. Install it from Citus Data's own packages (for
+PostgreSQL 17, into the development root) or run Citus Data's image (the ``citus`` profile of
+docker-compose.yml); without it the Citus tests are skipped and ``citus up`` says how to get one.
 """
 
 from __future__ import annotations
 
 import logging
-import os
-import shutil
 from dataclasses import dataclass
-from pathlib import Path
 
-from hello_pgmem.dev.chroot import PG_BIN, PG_MAJOR, DevDB, locked, port_open, psql, run_in_root
+from hello_pgmem.dev.chroot import PG_MAJOR, DevDB, locked, port_open, psql
 from hello_pgmem.dev.scratch import ScratchServer
-from hello_pgmem.errors import ConfigurationError, DatabaseUnavailableError
+from hello_pgmem.errors import ConfigurationError
 from hello_pgmem.settings import IDENTIFIER
 
 log = logging.getLogger(__name__)
 
 CITUS_LIBRARY = f"/usr/lib/postgresql/{PG_MAJOR}/lib/citus.so"
-BUILD_PACKAGES = (
-    f"postgresql-server-dev-{PG_MAJOR}",
-    "build-essential",
-    "liblz4-dev",
-    "libzstd-dev",
-    "libkrb5-dev",
-    "libssl-dev",
-    "libselinux1-dev",
-    "libxslt1-dev",
-    "libpam0g-dev",
-    "libreadline-dev",
-    "zlib1g-dev",
-    "libicu-dev",
-    "libcurl4-openssl-dev",
-)
 NODES = ("coordinator", "worker1", "worker2")
 SPARE = "worker3"  # started only by add_worker: a third worker to rebalance onto
 PORT_OFFSET = 10  # the coordinator listens on the development port + 10, the workers after it
@@ -44,48 +27,16 @@ PORT_OFFSET = 10  # the coordinator listens on the development port + 10, the wo
 # coordinator are created on the workers too, where a SET hnsw.* clause needs the library loaded
 # (PostgreSQL refuses unknown settings to a role that is not superuser).
 NODE_SETTINGS = "\nshared_preload_libraries = 'citus,vector'\nmax_prepared_transactions = 100\n"
+NOT_INSTALLED = (
+    "Citus is not installed in the development root ({library}): install Citus for PostgreSQL "
+    f"{PG_MAJOR} from Citus Data's packages into it, or run Citus Data's image with "
+    "'docker compose --profile citus up' (docs/citus.md)"
+)
 
 
-def source_tarball() -> Path:
-    """The Citus source named by PGMEM_CITUS_SOURCE."""
-    value = os.environ.get("PGMEM_CITUS_SOURCE")
-    if not value:
-        raise ConfigurationError(
-            "PGMEM_CITUS_SOURCE must name a Citus source tarball (citus-<version>.tar.gz)"
-        )
-    path = Path(value).expanduser().resolve()
-    if not path.is_file():
-        raise ConfigurationError(f"PGMEM_CITUS_SOURCE: {path} is not a file")
-    return path
-
-
-def built(db: DevDB) -> bool:
+def installed(db: DevDB) -> bool:
+    """Whether the development root has a Citus for its PostgreSQL."""
     return db.inside(CITUS_LIBRARY).exists()
-
-
-def build(db: DevDB, tarball: Path) -> None:
-    """Install the build packages in the root, then configure, make and install Citus (about
-    3 minutes on 2 cores, once)."""
-    if built(db):
-        return
-    log.warning("building Citus from %s in %s (a few minutes, once)", tarball.name, db.root)
-    apt = f"apt-get update -qq && apt-get install -y -qq --no-install-recommends {' '.join(BUILD_PACKAGES)}"
-    done = run_in_root(db, "sh", "-c", apt, as_postgres=False, check=False)
-    if done.returncode != 0:
-        raise DatabaseUnavailableError("installing the Citus build packages failed:\n" + done.stderr[-2000:])
-    source = db.inside("/usr/src/citus")
-    if source.exists():
-        shutil.rmtree(source)
-    source.mkdir(parents=True)
-    shutil.copy(tarball, source / tarball.name)
-    steps = (
-        f"cd /usr/src/citus && tar xzf {tarball.name} && cd citus-* && "
-        f"./configure --without-libcurl PG_CONFIG={PG_BIN}/pg_config >/dev/null && "
-        "make -j2 >/dev/null && make install >/dev/null"
-    )
-    done = run_in_root(db, "sh", "-c", steps, as_postgres=False, check=False)
-    if done.returncode != 0 or not built(db):
-        raise DatabaseUnavailableError("building Citus failed:\n" + done.stderr[-2000:])
 
 
 @dataclass(frozen=True)
@@ -112,10 +63,11 @@ class CitusCluster:
         return psql(node, sql, dbname or self.db.dbname)
 
     def up(self) -> str:
-        """Build Citus if needed, create and start the three nodes, and join the workers to the
-        coordinator; idempotent. Returns the coordinator's URL."""
+        """Create and start the three nodes and join the workers to the coordinator, with the
+        installed Citus; idempotent. Returns the coordinator's URL."""
+        if not installed(self.db):
+            raise ConfigurationError(NOT_INSTALLED.format(library=self.db.inside(CITUS_LIBRARY)))
         with locked(self.db):
-            build(self.db, source_tarball())
             for name in NODES:
                 self._start(name)
             self.create_database(self.db.dbname)
@@ -184,10 +136,14 @@ class CitusCluster:
             if name != SPARE or port_open(self.ports[name]):
                 self.psql(name, f'DROP DATABASE IF EXISTS "{dbname}" WITH (FORCE)', "postgres")
 
-    def down(self) -> None:
+    def down(self) -> list[str]:
+        """Stop the nodes that run; return their names."""
+        stopped = []
         for name in reversed((*NODES, SPARE)):
             if port_open(self.ports[name]):
                 self.node(name).stop()
+                stopped.append(name)
+        return stopped
 
     def status(self) -> tuple[bool, str]:
         ports = self.ports
@@ -195,8 +151,8 @@ class CitusCluster:
         lines = [
             f"{name}: 127.0.0.1:{ports[name]} {'up' if port_open(ports[name]) else 'down'}" for name in shown
         ]
-        ok = built(self.db) and all(port_open(ports[name]) for name in NODES)
-        return ok, "\n".join([f"citus built: {'yes' if built(self.db) else 'no'}", *lines])
+        ok = installed(self.db) and all(port_open(ports[name]) for name in NODES)
+        return ok, "\n".join([f"citus installed: {'yes' if installed(self.db) else 'no'}", *lines])
 
 
 def _check_name(dbname: str) -> None:
