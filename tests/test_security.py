@@ -261,6 +261,8 @@ def test_doctor_approves_the_app_role(populated: dict[str, MemoryManager], deplo
     assert not [f for f in findings if f.level == "error"], findings
     assert [f.level for f in findings if f.check == "rls"] == ["ok"], "no bypass warning for the app role"
     assert [f.level for f in findings if f.check == "grants"] == ["ok"]
+    if deployment.app.age != "off" and not ON_CITUS:
+        assert [f.level for f in findings if f.check == "cypher"] == ["ok"], findings
 
 
 def test_grant_prints_idempotent_sql(

@@ -191,6 +191,32 @@ def check_rls(ctx: Context) -> list[Finding]:
     return findings
 
 
+CYPHER_READER = """
+SELECT {ready}(%(graph)s, %(reader)s),
+       CASE WHEN (SELECT count(*) FROM pg_roles WHERE rolname IN (%(reader)s, %(role)s)) = 2
+            THEN pg_has_role(%(role)s, %(reader)s, 'SET') ELSE false END
+"""
+
+
+def check_cypher(ctx: Context) -> list[Finding]:
+    """Whether the Cypher passthrough can run as its read role (revision 0016)."""
+    if ctx.info.age_version is None or not ctx.info.graph_exists:
+        return []
+    reader, schema = ctx.settings.cypher_role, ctx.settings.schema_name
+    query = sql.SQL(CYPHER_READER).format(ready=sql.Identifier(schema, "graph_reader_ready"))
+    params = {"graph": ctx.settings.graph_name, "reader": reader, "role": ctx.role}
+    row = ctx.conn.execute(query, params).fetchone()
+    ready, may_switch = (bool(row[0]), bool(row[1])) if row else (False, False)
+    fix = f"hello-pgmem grant --app {ctx.role} --apply (as a superuser)"
+    if not ready:
+        message = f"the Cypher passthrough is off: read role {reader!r} or the graph's policies missing"
+        return [Finding("warn", "cypher", message, fix)]
+    if not may_switch:
+        message = f"role {ctx.role!r} may not switch to the Cypher read role {reader!r}"
+        return [Finding("warn", "cypher", message, fix)]
+    return [Finding("ok", "cypher", f"Cypher runs as {reader!r}, kept to one user by row-level security")]
+
+
 def check_settings(ctx: Context) -> list[Finding]:
     megabytes = int(str(ctx.scalar(MAINTENANCE_WORK_MEM))) // 1024
     if megabytes < 256:
@@ -274,6 +300,7 @@ AFTER_SCHEMA: tuple[Check, ...] = (
     check_indexes,
     check_grants,
     check_rls,
+    check_cypher,
     check_settings,
     check_citus_nodes,
     check_citus_tables,

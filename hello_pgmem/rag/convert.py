@@ -92,6 +92,10 @@ def convert_file(
     an InvalidInputError naming the file if it cannot be read."""
     path = Path(file_path).expanduser()
     name = path.name
+    if root is None and not path.exists():
+        raise InvalidInputError("file_path", f"no such file: {str(file_path)!r}")
+    if root is None and not path.is_file():
+        raise InvalidInputError("file_path", f"{str(file_path)!r} is not a regular file")
     extension = path.suffix.lower()
     if extension not in SUPPORTED:
         raise InvalidInputError(
