@@ -258,3 +258,11 @@ def test_the_embedding_cache_is_not_shared_across_namespaces(app_db: Database) -
     assert Counting.calls == first, "the same namespace reuses its cache"
     KnowledgeBase(app_db, Counting(), "ns_second").add_text(text, document_id="a")
     assert Counting.calls == 2 * first, "another namespace does not hit the first one's entries"
+
+
+def test_the_grant_lets_the_read_roles_joins_use_indexes(deployment: Deployment) -> None:  # noqa: F811
+    """graphid equality is marked leakproof by the grant: under the read role's policies a join
+    between labels is an index scan, not a scan of a whole label per row."""
+    with psycopg.connect(deployment.superuser.database_url) as conn:
+        row = conn.execute("SELECT proleakproof FROM pg_proc WHERE oid = 'ag_catalog.graphid_eq'::regproc").fetchone()
+    assert row == (True,)

@@ -211,6 +211,10 @@ def cypher_reader_statements(
             sql.Literal(settings.graph_name),
             sql.Literal(settings.cypher_role),
         ),
+        # AGE's graphid equality is `a == b` on two integers, and leaks nothing; marked so, the
+        # read role's joins between labels use their id and endpoint indexes under the policies
+        # (an undirected two-hop query: 2.9 s without, 1.2 s with, 2.0 s with no policy at all)
+        sql.SQL("ALTER FUNCTION ag_catalog.graphid_eq(ag_catalog.graphid, ag_catalog.graphid) LEAKPROOF"),
     ]
     statements += [
         sql.SQL("GRANT {} TO {} WITH INHERIT FALSE, SET TRUE").format(
