@@ -142,3 +142,18 @@ def test_a_conversion_past_its_time_is_killed(tmp_path: Path) -> None:
         convert_isolated(pdf.read_bytes(), ".pdf", "slow.pdf", timeout=0.001)
     assert [p for p in multiprocessing.active_children() if p.name.startswith("Process")] == []
     assert "A page of text" in convert_isolated(pdf.read_bytes(), ".pdf", "slow.pdf")
+
+
+def test_a_pdf_of_too_many_pages_is_refused(tmp_path: Path) -> None:
+    from hello_pgmem.rag.isolated import check_pages
+
+    pdf = tmp_path / "long.pdf"
+    document = FPDF()
+    document.set_font("Helvetica", size=10)
+    for number in range(6):
+        document.add_page()
+        document.cell(0, 10, f"page {number}")
+    document.output(str(pdf))
+    check_pages(pdf.read_bytes(), "long.pdf", limit=6)
+    with pytest.raises(ValidationError, match=r"'long\.pdf' has more than 5 pages"):
+        check_pages(pdf.read_bytes(), "long.pdf", limit=5)

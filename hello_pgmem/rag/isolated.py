@@ -4,6 +4,8 @@ that a timeout kills, memory capped.
 - Archives (docx, xlsx, pptx, epub, zip) are refused before conversion when they would unpack to
   more than ``MAX_UNPACKED_BYTES`` or hold more than ``MAX_MEMBERS`` files (a zip bomb is a few
   kilobytes that unpack to gigabytes).
+- A PDF of more than ``MAX_PDF_PAGES`` pages is refused (counted in the worker, before its text
+  is extracted); the Markdown a document gives is held to the ingest's character limit.
 - The converter runs in a process of its own, forked from a single-threaded fork server that has
   MarkItDown loaded already (a few milliseconds a file, safe beside the caller's threads). Its
   address space is capped at ``MAX_WORKER_BYTES``; past ``timeout`` seconds, or the caller's call
@@ -29,6 +31,7 @@ log = logging.getLogger(__name__)
 ARCHIVES = {".docx", ".xlsx", ".pptx", ".epub", ".zip"}
 MAX_UNPACKED_BYTES = 512 * 1024 * 1024
 MAX_MEMBERS = 20_000
+MAX_PDF_PAGES = 2_000
 MAX_WORKER_BYTES = 4 * 1024**3
 DEFAULT_TIMEOUT_S = 120.0
 
@@ -52,6 +55,20 @@ def check_archive(data: bytes, name: str) -> None:
         )
 
 
+def check_pages(data: bytes, name: str, limit: int = MAX_PDF_PAGES) -> None:
+    """Refuse a PDF of more than ``limit`` pages (pdfminer walks the page tree lazily)."""
+    from pdfminer.pdfpage import PDFPage
+
+    try:
+        for number, _ in enumerate(PDFPage.get_pages(io.BytesIO(data)), 1):
+            if number > limit:
+                raise InvalidInputError("file_path", f"{name!r} has more than {limit} pages")
+    except InvalidInputError:
+        raise
+    except Exception as exc:  # pdfminer's own errors: the converter reports them the same way
+        raise InvalidInputError("file_path", f"{name!r} is corrupt or cannot be converted: {exc}") from exc
+
+
 def _fork_server() -> Any:
     global _context
     with _lock:
@@ -68,6 +85,8 @@ def _work(out: Connection, data: bytes, extension: str, name: str, memory: int) 
 
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     try:
+        if extension == ".pdf":
+            check_pages(data, name)
         out.send((True, convert_bytes(data, extension, name)))
     except InvalidInputError as exc:
         out.send((False, exc.rule))
