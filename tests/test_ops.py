@@ -256,3 +256,16 @@ def test_citus_distribute_refuses_a_server_without_citus(
     monkeypatch.setenv("DATABASE_URL", settings.database_url)
     assert main(["citus", "distribute"]) == 1
     assert "citus is not installed" in capsys.readouterr().err
+
+
+def test_doctor_names_a_role_that_does_not_exist_without_a_traceback(
+    clean: Database, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = f"app_{uuid.uuid4().hex[:8]}"  # the README's example names a role "app"
+    findings = diagnose(clean.settings, missing)
+    assert [(f.level, f.check) for f in findings if f.level == "error"] == [("error", "role")]
+    monkeypatch.setenv("DATABASE_URL", clean.settings.database_url)
+    for args in (["doctor", "--role", missing], ["--json", "doctor", "--role", missing]):
+        assert main(args) == 1
+        out, err = capsys.readouterr()
+        assert f"role '{missing}' does not exist" in out and "Traceback" not in out + err

@@ -191,6 +191,7 @@ def check_rls(ctx: Context) -> list[Finding]:
     return findings
 
 
+ROLE_EXISTS = "SELECT 1 FROM pg_roles WHERE rolname = %s"
 CYPHER_READER = """
 SELECT {ready}(%(graph)s, %(reader)s),
        CASE WHEN (SELECT count(*) FROM pg_roles WHERE rolname IN (%(reader)s, %(role)s)) = 2
@@ -317,6 +318,9 @@ def diagnose(settings: Settings, role: str | None = None) -> list[Finding]:
         ctx = Context(conn, info, settings, role or str(row[0] if row else ""))
         for check in BEFORE_SCHEMA:
             findings += check(ctx)
+        if role is not None and conn.execute(ROLE_EXISTS, (role,)).fetchone() is None:
+            fix = f"hello-pgmem grant --app {role} --create-roles --apply (as a superuser)"
+            return [*findings, Finding("error", "role", f"role {role!r} does not exist", fix)]
         if any(f.check == "schema" and f.level == "error" for f in findings):
             return findings
         for check in AFTER_SCHEMA:
