@@ -150,7 +150,6 @@ def test_memory_commands(cli_env: Settings, capsys: pytest.CaptureFixture[str]) 
     [
         (["add", "   "], "content: must not be empty"),
         (["add", "x", "--importance", "3"], "importance: must be a number between 0 and 1"),
-        (["search", "x", "--limit", "0"], "limit: must be an integer between 1"),
         (
             ["consolidate", "--from", "semantic", "--to", "working"],
             "cannot consolidate semantic into working",
@@ -177,6 +176,11 @@ def test_usage_errors_exit_2(cli_env: Settings, capsys: pytest.CaptureFixture[st
     assert main(["ingest"]) == 2
     assert main(["ingest", "README.md", "--chunk-size", "1000000000"]) == 2
     assert "--chunk-size" in capsys.readouterr().err
+    for args in (["search", "x", "--limit", "0"], ["summary", "--limit", "0"]):
+        assert main(args) == 2, args  # a usage error, refused before any connection
+        assert "1<=x<=200" in capsys.readouterr().err
+    assert main(["search", "x", "--min-importance", "2"]) == 2
+    assert "0<=x<=1" in capsys.readouterr().err
 
 
 def test_ingest_and_ask(cli_env: Settings, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -56,7 +56,7 @@ def add(
     modality: str | None,
     timestamp: str | None,
 ) -> None:
-    """Add a memory for --user and print its id."""
+    """Add a memory for --user and print its id (CONTENT: at most 20,000 characters)."""
     with memory_tool(state) as tool:
         meta: dict[str, str] = {}
         if file_path:
@@ -71,9 +71,9 @@ def add(
 
 @cli.command()
 @click.argument("query")
-@click.option("--limit", default=5, show_default=True, type=int)
+@click.option("--limit", default=5, show_default=True, type=click.IntRange(1, 200), help="Memories to find.")
 @click.option("--type", "memory_types", type=TYPES, multiple=True, help="Repeat to search several types.")
-@click.option("--min-importance", default=0.0, show_default=True, type=float)
+@click.option("--min-importance", default=0.0, show_default=True, type=click.FloatRange(0, 1))
 @click.option(
     "--scoring",
     type=click.Choice(["hybrid", "lexical", "vector", "reference"]),
@@ -103,7 +103,9 @@ def search(
 
 
 @cli.command()
-@click.option("--limit", default=10, show_default=True, type=int, help="Important memories to list.")
+@click.option(
+    "--limit", default=10, show_default=True, type=click.IntRange(1, 200), help="Important memories to list."
+)
 @click.pass_obj
 def summary(state: State, limit: int) -> None:
     """Counts per type and the most important memories of --user."""
