@@ -252,3 +252,12 @@ def test_token_create_list_and_revoke(env: Settings, capsys: pytest.CaptureFixtu
     assert main(["token", "revoke", "--user", "tina", made["id"][:8]]) == 0
     with Database(env) as db:
         assert resolve_token(db, made["token"]) is None
+
+
+def test_export_to_a_file_says_where(cli_env: Settings, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["add", "导出的记忆", "--type", "episodic"]) == 0
+    capsys.readouterr()
+    target = tmp_path / "out.jsonl"
+    assert main(["export", "--output", str(target)]) == 0
+    lines = target.read_text(encoding="utf-8").splitlines()
+    assert lines and f"exported {len(lines)} lines of user cli_user to {target}" in capsys.readouterr().err

@@ -81,7 +81,7 @@ def db_down() -> None:
     """Stop the development database started by "db up"."""
     from hello_pgmem import dev
 
-    dev.down()
+    click.echo(dev.down())
 
 
 @db.command("status")

@@ -121,9 +121,13 @@ def export_command(state: State, output: TextIO) -> None:
     """Write --user's memories, graph and embeddings as JSON Lines."""
     from hello_pgmem.ops.transfer import export_user
 
+    lines = 0
     with database() as db:
         for line in export_user(db, state.user):
             output.write(line + "\n")
+            lines += 1
+    if output.name != "<stdout>":
+        click.echo(f"exported {lines} lines of user {state.user} to {output.name}", err=True)
 
 
 @cli.command("import")

@@ -59,15 +59,19 @@ def up() -> str:
     raise ConfigurationError(NO_WAY_MESSAGE)
 
 
-def down() -> None:
+def down() -> str:
+    """Stop the development database; say what was stopped (or that nothing was)."""
     db = DevDB.from_env()
     if os.environ.get("DATABASE_URL"):
         log.warning("DATABASE_URL is set: not stopping a server this command did not start")
-        return
+        return "nothing stopped: DATABASE_URL names a server this command did not start"
     if running(db):
         run_in_root(db, f"{PG_BIN}/pg_ctl", "-D", DATA_DIR, "-m", "fast", "-w", "stop")
-    elif docker.available():
+        return f"stopped the development database in {db.root} (port {db.port})"
+    if docker.available():
         docker.compose("stop")
+        return "stopped the docker compose services"
+    return f"no development database runs under {db.home}"
 
 
 def status() -> tuple[bool, str]:

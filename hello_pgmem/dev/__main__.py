@@ -44,7 +44,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if command == "up":
             print(up())
         elif command == "down":
-            down()
+            print(down())
         elif command == "status":
             ok, text = status()
             print(text)
