@@ -227,12 +227,13 @@ def counted_characters(text: str, size: int, overlap: int) -> int:
     overlap_share=st.floats(0, 0.45),
 )
 def test_chunking_work_grows_linearly(text: str, size: int, overlap_share: float) -> None:
-    """Twice the input costs at most 2.5 times the work, at any chunk size (it was quadratic: the
-    packing counted the whole chunk again for every block added)."""
+    """Twice the input costs at most 2.5 times the work, at any chunk size, give or take the work
+    of one chunk's boundary (it was quadratic: the packing counted the whole chunk again for every
+    block added)."""
     base = "\n\n".join([text] * max(1, 20_000 // len(text)))
     overlap = int(size * overlap_share)
     once, twice = counted_characters(base, size, overlap), counted_characters(f"{base}\n\n{base}", size, overlap)
-    assert twice <= 2.5 * once, f"{once} -> {twice} characters counted"
+    assert twice <= 2.5 * once + 2 * size, f"{once} -> {twice} characters counted"
 
 
 @pytest.mark.parametrize(
