@@ -21,15 +21,12 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-from harness import machine, percentiles
+from harness import machine, percentiles, role_deployment
 from psycopg import sql
-from psycopg.conninfo import make_conninfo
 
-from hello_pgmem import Database, HashingEmbedder, Settings, migrations
+from hello_pgmem import Database, HashingEmbedder, Settings
 from hello_pgmem.age import cypher
-from hello_pgmem.dev.chroot import DevDB, chroot_up
 from hello_pgmem.memory import MemoryManager
-from hello_pgmem.ops import grants
 
 REPO = Path(__file__).resolve().parent.parent
 PEOPLE = ("张三", "李四", "王五", "赵六", "Alice", "Bob", "Carol", "Dave")
@@ -109,21 +106,8 @@ def measure(app: Settings, url: str, runs: int) -> dict[str, Any]:
     return out
 
 
-def run_size(server: str, memories: int, runs: int) -> dict[str, Any]:
-    suffix = uuid.uuid4().hex[:6]
-    owner, app = f"bench_owner_{suffix}", f"bench_app_{suffix}"
-    name = f"pgmem_bench_graph_{suffix}"
-    with psycopg.connect(server, autocommit=True) as conn:
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    url = make_conninfo(server, dbname=name)
-    superuser = Settings(database_url=url)
-    try:
-        with psycopg.connect(url) as conn:
-            grants.apply(conn, grants.owner_statements(conn, superuser, owner, create=True))
-        migrations.upgrade(Settings(database_url=make_conninfo(url, user=owner)))
-        with psycopg.connect(url) as conn:
-            grants.apply(conn, grants.role_statements(conn, superuser, app, create=True))
-        app_settings = Settings(database_url=make_conninfo(url, user=app))
+def run_size(memories: int, runs: int) -> dict[str, Any]:
+    with role_deployment("pgmem_bench_graph") as (superuser, app_settings):
         started = time.perf_counter()
         with Database(app_settings) as db:
             for user, count in (("u0", memories), ("u1", 1000)):  # u1: rows the policies must hide
@@ -132,18 +116,13 @@ def run_size(server: str, memories: int, runs: int) -> dict[str, Any]:
                     batch = [fact(j) for j in range(start, min(count, start + 500))]
                     manager.add_memories(batch, "semantic", 0.7)
         load_s = time.perf_counter() - started
-        with psycopg.connect(url, autocommit=True) as conn:
+        with psycopg.connect(superuser.database_url, autocommit=True) as conn:
             conn.execute("ANALYZE")
         return {
             "memories_per_user": memories,
             "load_seconds_as_app": round(load_s, 1),
-            **measure(app_settings, url, runs),
+            **measure(app_settings, superuser.database_url, runs),
         }
-    finally:
-        with psycopg.connect(server, autocommit=True) as conn:
-            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
-            for role in (app, owner):
-                conn.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(sql.Identifier(role)))
 
 
 def main() -> None:
@@ -151,12 +130,11 @@ def main() -> None:
     parser.add_argument("--memories", type=int, nargs="+", default=[4000, 40000])
     parser.add_argument("--runs", type=int, default=200)
     args = parser.parse_args()
-    server = make_conninfo(chroot_up(DevDB.from_env()), dbname="postgres")
     result = {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": machine(),
         "runs": args.runs,
-        "sizes": [run_size(server, size, args.runs) for size in args.memories],
+        "sizes": [run_size(size, args.runs) for size in args.memories],
     }
     out = REPO / "bench" / "results" / f"graph-isolation-{datetime.now(UTC):%Y%m%d-%H%M}.json"
     out.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n")

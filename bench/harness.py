@@ -35,6 +35,34 @@ def fresh_database(**options: Any) -> Iterator[Settings]:
             conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
 
 
+@contextmanager
+def role_deployment(prefix: str) -> Iterator[tuple[Settings, Settings]]:
+    """A new database deployed the documented way (a superuser prepares the owner, the owner
+    migrates, a superuser grants the application role): the superuser's and the application
+    role's settings. Database and roles are dropped afterwards."""
+    from hello_pgmem.ops import grants
+
+    server = psycopg.conninfo.make_conninfo(dev.up(), dbname="postgres")
+    suffix = uuid.uuid4().hex[:6]
+    owner, app, name = f"bench_owner_{suffix}", f"bench_app_{suffix}", f"{prefix}_{suffix}"
+    with psycopg.connect(server, autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    url = psycopg.conninfo.make_conninfo(server, dbname=name)
+    superuser = Settings(database_url=url)
+    try:
+        with psycopg.connect(url) as conn:
+            grants.apply(conn, grants.owner_statements(conn, superuser, owner, create=True))
+        migrations.upgrade(Settings(database_url=psycopg.conninfo.make_conninfo(url, user=owner)))
+        with psycopg.connect(url) as conn:
+            grants.apply(conn, grants.role_statements(conn, superuser, app, create=True))
+        yield superuser, Settings(database_url=psycopg.conninfo.make_conninfo(url, user=app))
+    finally:
+        with psycopg.connect(server, autocommit=True) as conn:
+            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+            for role in (app, owner):
+                conn.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(sql.Identifier(role)))
+
+
 def percentiles(values: Sequence[float]) -> dict[str, float]:
     """p50, p95, p99 and the mean of some measurements."""
     ordered = sorted(values)

@@ -21,13 +21,10 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-from psycopg import sql
-from psycopg.conninfo import make_conninfo
+from harness import role_deployment
 
-from hello_pgmem import Database, HashingEmbedder, Settings, migrations
-from hello_pgmem.dev.chroot import DevDB, chroot_up
+from hello_pgmem import Database, HashingEmbedder, Settings
 from hello_pgmem.memory import MemoryManager
-from hello_pgmem.ops import grants
 
 REPO = Path(__file__).resolve().parent.parent
 TOPICS = ("Python", "PostgreSQL", "Berlin", "Rust", "hiking", "Acme", "咖啡", "北京", "机器学习", "音乐")
@@ -89,22 +86,7 @@ def main() -> None:
     parser.add_argument("--graph-memories", type=int, default=1000)
     parser.add_argument("--runs", type=int, default=200)
     args = parser.parse_args()
-    devdb = DevDB.from_env()
-    server = make_conninfo(chroot_up(devdb), dbname="postgres")
-    suffix = uuid.uuid4().hex[:6]
-    owner, app = f"bench_owner_{suffix}", f"bench_app_{suffix}"
-    name = f"pgmem_bench_rls_{suffix}"
-    with psycopg.connect(server, autocommit=True) as conn:
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    url = make_conninfo(server, dbname=name)
-    superuser = Settings(database_url=url)
-    try:
-        with psycopg.connect(url) as conn:
-            grants.apply(conn, grants.owner_statements(conn, superuser, owner, create=True))
-        migrations.upgrade(Settings(database_url=make_conninfo(url, user=owner)))
-        with psycopg.connect(url) as conn:
-            grants.apply(conn, grants.role_statements(conn, superuser, app, create=True))
-        app_settings = Settings(database_url=make_conninfo(url, user=app))
+    with role_deployment("pgmem_bench_rls") as (superuser, app_settings):
         started = time.perf_counter()
         with Database(app_settings) as db:
             embedder = HashingEmbedder()
@@ -128,7 +110,7 @@ def main() -> None:
                     0.7,
                 )
         load_s = time.perf_counter() - started
-        with psycopg.connect(url, autocommit=True) as conn:
+        with psycopg.connect(superuser.database_url, autocommit=True) as conn:
             conn.execute("ANALYZE")
         result: dict[str, Any] = {
             "date": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -142,11 +124,6 @@ def main() -> None:
         }
         result["as_application_role"].update(measure(app_settings, args.users, args.runs, writes=True))
         result["as_superuser"].update(measure(superuser, args.users, args.runs, writes=True))
-    finally:
-        with psycopg.connect(server, autocommit=True) as conn:
-            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
-            for role in (app, owner):
-                conn.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(sql.Identifier(role)))
     out = REPO / "bench" / "results" / f"rls-{datetime.now(UTC):%Y%m%d-%H%M}.json"
     out.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
     print(json.dumps(result, indent=2, ensure_ascii=False))

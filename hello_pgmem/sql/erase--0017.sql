@@ -19,16 +19,7 @@ COMMENT ON FUNCTION erase_user_tokens() IS
     'namespaces they could use (shared documents that erasing a user leaves in place).';
 REVOKE ALL ON FUNCTION erase_user_tokens() FROM PUBLIC;
 
-DO $$
-DECLARE
-    grantee text;
-BEGIN
-    FOREACH grantee IN ARRAY coalesce(string_to_array(nullif(current_setting('pgmem.token_identity_grantees'), ''), ','), '{}')
-    LOOP
-        EXECUTE format('GRANT EXECUTE ON FUNCTION erase_user_tokens() TO %s', grantee);
-    END LOOP;
-END
-$$;
+-- tokens--0017.sql, run after this script, grants it to the roles that may call token_identity.
 
 COMMENT ON TABLE retrieval_log IS
     'What was searched, by whom, which memories or chunks came back with which scores, and how long '

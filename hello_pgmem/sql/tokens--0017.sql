@@ -15,7 +15,8 @@ COMMENT ON COLUMN access_tokens.mode IS
     'read, write or admin: for the user''s memory and the namespaces namespace_modes does not name.';
 COMMENT ON COLUMN access_tokens.namespace_modes IS 'A mode per namespace, where it differs from mode.';
 
--- token_identity answers with the modes too; whoever could call it may call the new one.
+-- token_identity answers with the modes too; whoever could call it may call the new one, and
+-- erase_user_tokens (erase--0017.sql, run before this script).
 SELECT set_config('pgmem.token_identity_grantees', coalesce(string_agg(a.grantee::regrole::text, ','), ''), true)
 FROM pg_proc p, aclexplode(p.proacl) a
 WHERE p.oid = 'token_identity(bytea)'::regprocedure AND a.privilege_type = 'EXECUTE'
@@ -49,7 +50,7 @@ DECLARE
 BEGIN
     FOREACH grantee IN ARRAY coalesce(string_to_array(nullif(current_setting('pgmem.token_identity_grantees'), ''), ','), '{}')
     LOOP
-        EXECUTE format('GRANT EXECUTE ON FUNCTION token_identity(bytea) TO %s', grantee);
+        EXECUTE format('GRANT EXECUTE ON FUNCTION token_identity(bytea), erase_user_tokens() TO %s', grantee);
     END LOOP;
 END
 $$;

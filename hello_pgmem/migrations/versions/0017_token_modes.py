@@ -23,7 +23,7 @@ depends_on = None
 
 
 def upgrade() -> None:
-    run_scripts("tokens--0017.sql", "erase--0017.sql")
+    run_scripts("erase--0017.sql", "tokens--0017.sql")
 
 
 def downgrade() -> None:
