@@ -208,6 +208,25 @@ def connect(settings: Settings, autocommit: bool = False) -> psycopg.Connection[
         raise DatabaseUnavailableError(f"cannot connect to the database: {exc}".strip()) from exc
 
 
+def discard_unless_rolled_back(conn: psycopg.Connection[Any]) -> None:
+    """End a failed pipelined transaction with the driver's rollback, or close the connection (the
+    pool then replaces it). Not a ``ROLLBACK`` statement: psycopg records a statement as prepared
+    when it sends its Parse, and when an earlier statement of the pipeline failed the server skipped
+    that Parse; ``rollback()`` forgets every prepared statement, a ``ROLLBACK`` it has already
+    seen does not, and each later use of the name would fail ("prepared statement … does not
+    exist") for whoever gets the connection next."""
+    if conn.broken:
+        return
+    try:
+        conn.rollback()
+    except psycopg.Error:
+        log.warning("a failed transaction could not be rolled back: its connection is closed")
+        conn.close()
+        return
+    if conn.info.transaction_status != TransactionStatus.IDLE:
+        conn.close()
+
+
 class SharesDatabase:
     """Something that uses a Database, given or its own: ``close`` closes it only when it is its
     own, and ``with`` closes it at the end."""
@@ -482,8 +501,7 @@ class Database:
                         yield conn
                         conn.execute("COMMIT")
                 except BaseException:
-                    if not conn.broken:
-                        conn.execute("ROLLBACK")
+                    discard_unless_rolled_back(conn)
                     raise
                 finally:
                     # A connection the server dropped mid-pipeline is not idle: the pool discards it.

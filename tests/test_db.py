@@ -12,7 +12,9 @@ import psycopg
 import pytest
 
 from hello_pgmem import Database, DatabaseUnavailableError, Settings
-from hello_pgmem.db import check_idle_connection
+from hello_pgmem.db import check_idle_connection, discard_unless_rolled_back
+from hello_pgmem.memory import MemoryManager
+from hello_pgmem.embedding import HashingEmbedder
 from hello_pgmem.dev.trace import count_round_trips
 
 
@@ -65,6 +67,53 @@ def test_a_statement_s_rows_in_one_round_trip(settings: Settings) -> None:
         with pytest.raises(psycopg.errors.DivisionByZero):
             db.rows_in_one_trip("alice", "SELECT 1 / 0", {})
         assert db.rows_in_one_trip("alice", "SELECT 1", {}) == [(1,)], "the connection is usable after"
+
+
+def test_a_failed_pipeline_leaves_no_prepared_statement_behind(server_url: str) -> None:
+    """psycopg records a statement as prepared when it sends its Parse; after a failure earlier in
+    the pipeline the server skips that Parse. The cleanup must leave a connection whose later
+    statements do not name it."""
+    with psycopg.connect(server_url, autocommit=True, prepare_threshold=1) as conn:
+        conn.execute("CREATE TEMP TABLE keys (k int PRIMARY KEY)")
+        conn.execute("ROLLBACK")  # a ROLLBACK already seen: psycopg checks a statement's result once
+
+        def insert(key: int) -> None:
+            with conn.pipeline():
+                conn.execute("BEGIN")
+                conn.execute("INSERT INTO keys VALUES (%s)", (key,))
+                conn.execute("COMMIT")  # prepared on its second run, the failed one
+
+        insert(1)
+        with pytest.raises(psycopg.errors.UniqueViolation):
+            try:
+                insert(1)
+            finally:
+                discard_unless_rolled_back(conn)
+        insert(2)
+        assert conn.execute("SELECT array_agg(k ORDER BY k) FROM keys").fetchone() == ([1, 2],)
+
+
+def test_failed_pipelined_writes_leave_the_pooled_connection_clean(
+    settings: Settings, clean: Database
+) -> None:
+    """Two writes that fail inside a pipelined transaction, on a pool of one connection, at the
+    runs where psycopg starts preparing the statements; then twenty writes of other users."""
+    first = MemoryManager(user_id="pipeline_owner", database=clean, embedder=HashingEmbedder())
+    first.add_memory("the first memory", "episodic")
+    duplicate = first.episodic.all()[0]
+    one = Settings(**{**settings.model_dump(), "pool_min_size": 1, "pool_max_size": 1})
+    with Database(one) as db:
+        owner = MemoryManager(user_id="pipeline_owner", database=db, embedder=HashingEmbedder())
+        for run in range(8):
+            if run in (0, 6):
+                with pytest.raises(psycopg.errors.UniqueViolation):
+                    owner.episodic.add_many([duplicate])
+            else:
+                owner.add_memory(f"memory number {run}", "episodic")
+        for n in range(20):
+            other = MemoryManager(user_id=f"pipeline_user_{n}", database=db, embedder=HashingEmbedder())
+            other.add_memory(f"a memory of user {n}", "episodic")
+            assert [m.content for m in other.episodic.all()] == [f"a memory of user {n}"]
 
 
 def test_unreachable_server_is_a_clear_error() -> None:
