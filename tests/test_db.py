@@ -13,9 +13,9 @@ import pytest
 
 from hello_pgmem import Database, DatabaseUnavailableError, Settings
 from hello_pgmem.db import check_idle_connection, discard_unless_rolled_back
-from hello_pgmem.memory import MemoryManager
-from hello_pgmem.embedding import HashingEmbedder
 from hello_pgmem.dev.trace import count_round_trips
+from hello_pgmem.embedding import HashingEmbedder
+from hello_pgmem.memory import MemoryManager
 
 
 def test_connections_are_configured(database: Database) -> None:
