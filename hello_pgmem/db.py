@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import re
 import selectors
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -255,6 +256,7 @@ class Database:
         self._info: ServerInfo | None = None
         self._age_warned = False
         self._models: set[str] = set()
+        self._opening = threading.Lock()  # threads that open it at once share one pool
 
     @classmethod
     def shared(cls, database: Database | None, settings: Settings | None = None) -> tuple[Database, bool]:
@@ -323,6 +325,11 @@ class Database:
         """Check the database is ready, then open the pool. Raises a clear error if it is not."""
         if self._pool is not None:
             return
+        with self._opening:
+            if self._pool is None:
+                self._open()
+
+    def _open(self) -> None:
         from hello_pgmem.migrations import head_revision
 
         with connect(self.settings) as conn:
@@ -342,7 +349,7 @@ class Database:
         if info.age_version is None:
             log.info("Apache AGE is not installed: the Cypher interface is unavailable")
         self._info = info
-        self._pool = ConnectionPool(
+        pool = ConnectionPool(
             self.settings.database_url,
             min_size=self.settings.pool_min_size,
             max_size=self.settings.pool_max_size,
@@ -353,7 +360,8 @@ class Database:
             open=False,
             name="hello_pgmem",
         )
-        self._pool.open(wait=False)
+        pool.open(wait=False)
+        self._pool = pool
 
     def close(self) -> None:
         if self._pool is not None:

@@ -217,3 +217,37 @@ def test_values_statements_number_each_rows_placeholders_and_split_at_the_parame
     assert found == (30_001,)
     with pytest.raises(ValueError, match="single-row INSERT"):
         next(values_statements(q.LOG_ACCESS, rows, {}))
+
+
+def test_threads_opening_one_database_share_one_pool(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    from psycopg_pool import ConnectionPool
+
+    from hello_pgmem import db as db_module
+
+    made: list[object] = []
+
+    class CountedPool(ConnectionPool):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            made.append(self)
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(db_module, "ConnectionPool", CountedPool)
+    database = Database(settings)
+    start = threading.Barrier(10)
+
+    def use() -> None:
+        start.wait()
+        with database.transaction("alice") as conn:
+            conn.execute("SELECT 1")
+
+    threads = [threading.Thread(target=use) for _ in range(10)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    database.close()
+    assert len(made) == 1

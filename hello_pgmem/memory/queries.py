@@ -446,8 +446,9 @@ PURGE = "DELETE FROM memories WHERE user_id = %(user_id)s AND id = ANY(%(ids)s)"
 STORE_ITEMS = """
 SELECT id, metadata -> 'langgraph', created_at, updated_at
 FROM memories
-WHERE user_id = %(user_id)s AND forgotten_at IS NULL AND memory_type = 'episodic'
-  AND session_id LIKE %(prefix)s ESCAPE '\\' AND metadata -> 'langgraph' -> 'value' @> %(filter)s
+WHERE user_id = %(user_id)s AND forgotten_at IS NULL AND memory_type = 'episodic' AND metadata ? 'langgraph'
+  AND starts_with(session_id, %(prefix)s)
+  AND (%(where)s::jsonpath IS NULL OR jsonb_path_match(metadata, %(where)s::jsonpath, %(vars)s, true))
 ORDER BY updated_at DESC, id
 LIMIT %(limit)s OFFSET %(offset)s
 """
@@ -460,12 +461,39 @@ WHERE user_id = %(user_id)s AND id = ANY(%(ids)s) AND forgotten_at IS NULL AND m
 
 STORE_SEARCH = """
 SELECT s.id, s.metadata -> 'langgraph', s.created_at, m.updated_at, s.score
-FROM search_memories(%(user_id)s, %(model)s, %(query)s, %(query_text)s, %(pool)s, ARRAY['episodic']) AS s
+FROM search_memories(%(user_id)s, %(model)s, %(query)s, %(query_text)s, %(window)s, ARRAY['episodic'],
+                     p_session_prefix => %(prefix)s, p_where => %(where)s::jsonpath,
+                     p_where_vars => %(vars)s) AS s
 JOIN memories m ON m.user_id = %(user_id)s AND m.id = s.id
-WHERE s.session_id LIKE %(prefix)s ESCAPE '\\' AND s.metadata -> 'langgraph' -> 'value' @> %(filter)s
 ORDER BY s.score DESC, s.id
-LIMIT %(limit)s OFFSET %(offset)s
+OFFSET %(offset)s
 """
+"""The store's query search: the namespace and the filter inside the candidate search (0018)."""
+
+STORE_PUT = """
+INSERT INTO memories AS m (user_id, id, memory_type, content, importance, session_id, metadata,
+                           created_at, updated_at, embedding, embedding_model)
+VALUES (%(user_id)s, %(id)s, 'episodic', %(content)s, %(importance)s, %(session_id)s, %(metadata)s,
+        %(now)s, %(now)s, %(embedding)s, %(model)s)
+ON CONFLICT (user_id, id) DO UPDATE
+SET content = EXCLUDED.content,
+    session_id = EXCLUDED.session_id,
+    embedding = EXCLUDED.embedding,
+    embedding_model = EXCLUDED.embedding_model,
+    updated_at = EXCLUDED.updated_at,
+    -- a live item keeps its history; a forgotten one comes back as new
+    metadata = CASE WHEN m.forgotten_at IS NULL THEN m.metadata || EXCLUDED.metadata
+                    ELSE EXCLUDED.metadata END,
+    importance = CASE WHEN m.forgotten_at IS NULL THEN m.importance ELSE EXCLUDED.importance END,
+    created_at = CASE WHEN m.forgotten_at IS NULL THEN m.created_at ELSE EXCLUDED.created_at END,
+    access_count = CASE WHEN m.forgotten_at IS NULL THEN m.access_count ELSE 0 END,
+    last_accessed_at = CASE WHEN m.forgotten_at IS NULL THEN m.last_accessed_at END,
+    forgotten_at = NULL
+WHERE m.memory_type = 'episodic' AND m.metadata ? 'langgraph'
+RETURNING id
+"""
+"""A LangGraph put as one statement: concurrent puts of a key, and a put of a forgotten item, each
+end in one whole item (the last writer's)."""
 
 STORE_NAMESPACES = """
 SELECT DISTINCT metadata -> 'langgraph' -> 'namespace'

@@ -149,9 +149,9 @@ BEGIN
         EXECUTE format('ALTER FUNCTION %s SET citus.allow_nested_distributed_execution = on', r.signature);
     END LOOP;
     -- Citus plans no generic plan of a statement with parameters ("could not create distributed
-    -- plan"): the memory search, generic on one server (search--0014.sql), plans each call here.
+    -- plan"): the memory search, generic on one server (search--0018.sql), plans each call here.
     ALTER FUNCTION search_memories(text, text, vector, text, integer, text[], text, timestamptz, timestamptz,
                                    double precision, text, text, timestamptz, text[], text[], integer,
-                                   timestamptz, timestamptz, text, text, integer, integer)
+                                   timestamptz, timestamptz, text, text, integer, integer, text, jsonpath, jsonb)
         SET plan_cache_mode = force_custom_plan;
 END $functions$;

@@ -1,0 +1,247 @@
+"""``PgMemStore``: a LangGraph ``BaseStore`` whose items are the episodic memories of one user.
+
+Each item is one row: its id is derived from its namespace and key, its value lives in the
+memory's metadata (``langgraph``), its text (the ``index`` fields, else the whole value as JSON)
+in the memory's content, embedded and searched like any other memory. A put is one statement
+(``INSERT … ON CONFLICT DO UPDATE``): concurrent puts of a key end in one whole item, and a put
+of a forgotten item brings it back as new. A query search ranks with the hybrid search, with the
+namespace and the filter applied inside its candidate scans (``filters``); items put with
+``index=False`` are left out of it, as LangGraph's stores do. TTL is not supported.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from langgraph.store.base import (
+    BaseStore,
+    GetOp,
+    IndexConfig,
+    InvalidNamespaceError,
+    Item,
+    ListNamespacesOp,
+    Op,
+    PutOp,
+    Result,
+    SearchItem,
+    SearchOp,
+    get_text_at_path,
+    validate_op_namespace,
+)
+from psycopg.types.json import Jsonb
+
+from hello_pgmem.integrations.langgraph.filters import Predicate, compile_filter
+from hello_pgmem.memory import queries as q
+from hello_pgmem.memory.classify import estimate_importance
+from hello_pgmem.memory.manager import MemoryManager
+
+ID_SPACE = uuid.UUID("5f0c6a3e-9c5b-4d64-a1f4-2b7e3c1d8a90")
+MAX_QUERY_WINDOW = 1000
+"""A query search ranks at most this many items (``limit + offset``), as the memory search does."""
+
+
+def item_id(namespace: Sequence[str], key: str) -> uuid.UUID:
+    return uuid.uuid5(ID_SPACE, json.dumps([list(namespace), key], ensure_ascii=False))
+
+
+def namespace_path(namespace: Sequence[str]) -> str:
+    """The session_id of a namespace's items: a prefix of it is the path of a namespace prefix
+    (labels hold no period: LangGraph refuses them)."""
+    return "lg." + "".join(f"{label}." for label in namespace)
+
+
+def check_put_namespace(namespace: tuple[str, ...]) -> None:
+    """What LangGraph's ``put`` refuses beyond the labels, also for a put given to ``batch``."""
+    if not namespace:
+        raise InvalidNamespaceError("Namespace cannot be empty.")
+    if namespace[0] == "langgraph":
+        raise InvalidNamespaceError(f'Root label for namespace cannot be "langgraph". Got: {namespace}')
+
+
+def index_fields(index: Sequence[str] | IndexConfig | None) -> list[str]:
+    """The value fields to embed: a list of paths, or LangGraph's ``IndexConfig`` (``fields``;
+    the memory's embedder embeds, so ``embed`` and ``dims`` are refused)."""
+    if index is None:
+        return ["$"]
+    if isinstance(index, Mapping):
+        given = sorted(set(index) & {"embed", "dims"})
+        if given:
+            raise ValueError(
+                f"index: {', '.join(given)} cannot be set here: items are embedded by the memory's "
+                "embedder (EMBED_MODEL_TYPE); give only fields"
+            )
+        fields: Sequence[str] = index.get("fields") or ["$"]
+    else:
+        fields = index
+    if isinstance(fields, str) or not all(isinstance(f, str) and f for f in fields):
+        raise ValueError("index: fields must be a list of non-empty paths, e.g. ['text', 'tags[*]']")
+    return list(fields) or ["$"]
+
+
+class PgMemStore(BaseStore):
+    """A LangGraph store whose items are the long-term memories of one hello_pgmem user.
+
+    ``index``: the value fields whose text is embedded and searched (a list of paths, or an
+    ``IndexConfig`` with ``fields``; default: the whole value). A put's ``index`` overrides it;
+    ``index=False`` keeps the item out of query searches.
+    """
+
+    supports_ttl = False
+
+    def __init__(self, memory: MemoryManager, index: Sequence[str] | IndexConfig | None = None) -> None:
+        self.memory = memory
+        self.fields = index_fields(index)
+
+    # ------------------------------------------------------------------ batch
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        """Each operation in order, each in its own transaction; results in the same order."""
+        results: list[Result] = []
+        for op in ops:
+            validate_op_namespace(op)
+            if isinstance(op, GetOp):
+                results.append(self._get(op.namespace, op.key))
+            elif isinstance(op, PutOp):
+                check_put_namespace(op.namespace)
+                self._put(op)
+                results.append(None)
+            elif isinstance(op, SearchOp):
+                results.append(self._search(op))
+            elif isinstance(op, ListNamespacesOp):
+                results.append(self._namespaces(op))
+            else:
+                raise TypeError(f"unknown store operation {type(op).__name__}")
+        return results
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        return await asyncio.to_thread(self.batch, list(ops))
+
+    # ------------------------------------------------------------------ operations
+
+    def _text(self, value: dict[str, Any], fields: list[str]) -> str:
+        """The item's search text, at most the memory's content cap (the value is kept whole)."""
+        whole = json.dumps(value, ensure_ascii=False)
+        pieces = [text for f in fields for text in ([whole] if f == "$" else get_text_at_path(value, f))]
+        text = "\n".join(p for p in pieces if p.strip()) or whole
+        return text[: self.memory.parts.config.max_content_chars]
+
+    def _put(self, op: PutOp) -> None:
+        memory_id = item_id(op.namespace, op.key)
+        if op.value is None:
+            with self.memory.transaction() as conn:
+                conn.execute(q.DELETE, {"user_id": self.memory.user_id, "id": memory_id})
+            return
+        if not isinstance(op.value, Mapping):
+            raise ValueError(f"value must be a dict, got {type(op.value).__name__}")
+        value = dict(op.value)
+        fields = self.fields if op.index is None or op.index is False else index_fields(list(op.index))
+        content = self._text(value, fields)
+        stored: dict[str, Any] = {"namespace": list(op.namespace), "key": op.key, "value": value}
+        if op.index is False:
+            stored["index"] = False
+        metadata = {"langgraph": stored}
+        embedder = self.memory.parts.registered_embedder
+        params = {
+            "user_id": self.memory.user_id,
+            "id": memory_id,
+            "content": content,
+            "importance": estimate_importance(content, metadata),
+            "session_id": namespace_path(op.namespace),
+            "metadata": Jsonb(metadata),
+            "now": self.memory.clock(),
+            "embedding": embedder.encode_one(content),
+            "model": embedder.model_name,
+        }
+        with self.memory.transaction() as conn:
+            if conn.execute(q.STORE_PUT, params).fetchone() is None:
+                raise ValueError(
+                    f"key {op.key!r} in {op.namespace!r} names a memory that is not a store item"
+                )
+
+    def _rows_to_items(self, rows: Sequence[Sequence[Any]]) -> list[Item]:
+        return [
+            Item(
+                value=row[1]["value"],
+                key=row[1]["key"],
+                namespace=tuple(row[1]["namespace"]),
+                created_at=row[2],
+                updated_at=row[3],
+            )
+            for row in rows
+        ]
+
+    def _get(self, namespace: tuple[str, ...], key: str) -> Item | None:
+        params = {"user_id": self.memory.user_id, "ids": [item_id(namespace, key)]}
+        with self.memory.transaction() as conn:
+            rows = conn.execute(q.STORE_GET, params).fetchall()
+        items = self._rows_to_items(rows)
+        return items[0] if items else None
+
+    def _search(self, op: SearchOp) -> list[SearchItem]:
+        if op.limit < 0 or op.offset < 0:
+            raise ValueError(f"limit and offset must be at least 0, got {op.limit} and {op.offset}")
+        if op.limit == 0:
+            return []
+        predicate = compile_filter(op.filter, indexed_only=bool(op.query))
+        params = self._filter_params(op.namespace_prefix, predicate)
+        if op.query:
+            window = op.limit + op.offset
+            if window > MAX_QUERY_WINDOW:
+                raise ValueError(
+                    f"limit + offset must be at most {MAX_QUERY_WINDOW} for a query search, got {window}"
+                )
+            embedder = self.memory.parts.registered_embedder
+            params.update(
+                model=embedder.model_name,
+                query=embedder.encode_one(op.query),
+                query_text=op.query,
+                window=window,
+                offset=op.offset,
+            )
+            statement = q.STORE_SEARCH
+        else:
+            params.update(limit=op.limit, offset=op.offset)
+            statement = q.STORE_ITEMS
+        with self.memory.transaction() as conn:
+            rows = conn.execute(statement, params).fetchall()
+        return [
+            SearchItem(
+                namespace=tuple(row[1]["namespace"]),
+                key=row[1]["key"],
+                value=row[1]["value"],
+                created_at=row[2],
+                updated_at=row[3],
+                score=float(row[4]) if op.query else None,
+            )
+            for row in rows
+        ]
+
+    def _filter_params(self, prefix: tuple[str, ...], predicate: Predicate) -> dict[str, Any]:
+        return {
+            "user_id": self.memory.user_id,
+            "prefix": namespace_path(prefix),
+            "where": predicate.path,
+            "vars": Jsonb(predicate.variables),
+        }
+
+    def _namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
+        with self.memory.transaction() as conn:
+            rows = conn.execute(q.STORE_NAMESPACES, {"user_id": self.memory.user_id}).fetchall()
+        namespaces = {tuple(row[0]) for row in rows}
+        for condition in op.match_conditions or ():
+            path = tuple(condition.path)
+
+            def matches(
+                ns: tuple[str, ...], path: tuple[str, ...] = path, kind: str = condition.match_type
+            ) -> bool:
+                part = ns[: len(path)] if kind == "prefix" else ns[len(ns) - len(path) :]
+                return len(ns) >= len(path) and all(p in ("*", n) for p, n in zip(path, part, strict=True))
+
+            namespaces = {ns for ns in namespaces if matches(ns)}
+        if op.max_depth is not None:
+            namespaces = {ns[: op.max_depth] for ns in namespaces}
+        return sorted(namespaces)[op.offset : op.offset + op.limit]
