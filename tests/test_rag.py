@@ -54,6 +54,9 @@ def test_seed_demo_through_the_tool(clean: Database, embedder: HashingEmbedder) 
     assert lines[2].startswith("1. 文档: **python_intro** (相似度: ")
     stats = tool.run({"action": "stats"})
     assert "📊 文档分块数: 3" in stats and "📝 命名空间: test" in stats
+    assert "PostgreSQL 模式 pgmem" in stats and "knowledge_base" not in stats and "test_collection" not in stats, (
+        "stats names where the documents are, not a folder or collection that does not exist"
+    )
     assert chunk_count(clean, "default") == 0, "the tool's namespace is used, not 'default'"
 
 

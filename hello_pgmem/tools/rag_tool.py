@@ -296,9 +296,7 @@ class RAGTool(ActionsTool, SharesDatabase):
             [
                 "📊 **RAG 知识库统计**",
                 f"📝 命名空间: {stats.namespace}",
-                f"📋 集合名称: {self.collection_name}",
-                f"📂 存储根路径: {self.knowledge_base_path}",
-                "📦 存储类型: postgresql (pgvector)",
+                f"📦 存储: PostgreSQL 模式 {self.settings.schema_name}（documents、chunks 表，pgvector）",
                 f"📄 文档数: {stats.documents}",
                 f"📊 文档分块数: {stats.chunks}",
                 f"🔢 向量维度: {stats.dimension} ({stats.embedding_model})",
