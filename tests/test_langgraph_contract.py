@@ -24,7 +24,7 @@ from langgraph.store.base import (
 )
 from langgraph.store.memory import InMemoryStore
 
-from hello_pgmem import Database
+from hello_pgmem import Database, InvalidInputError
 from hello_pgmem.integrations.langgraph import PgMemStore, item_id
 from hello_pgmem.memory import MemoryManager
 from tests.conftest import row_counts
@@ -118,6 +118,14 @@ def test_non_ascii_and_long_values(store: PgMemStore) -> None:
     store.put(("docs",), "long", {"text": long_text})
     long_item = store.get(("docs",), "long")
     assert long_item is not None and long_item.value["text"] == long_text, "the value is kept whole"
+
+
+def test_values_that_are_not_json_are_refused(store: PgMemStore, clean: Database) -> None:
+    with pytest.raises(InvalidInputError, match="value: must be JSON-serialisable without NaN"):
+        store.put(("ns",), "k", {"x": float("nan")})
+    with pytest.raises(InvalidInputError, match="value: must not contain NUL"):
+        store.put(("ns",), "k", {"x": "a\x00b"})
+    assert row_counts(clean)["memories"] == 0
 
 
 @pytest.mark.parametrize(

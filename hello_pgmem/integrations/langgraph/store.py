@@ -34,10 +34,12 @@ from langgraph.store.base import (
 )
 from psycopg.types.json import Jsonb
 
+from hello_pgmem.errors import InvalidInputError
 from hello_pgmem.integrations.langgraph.filters import Predicate, compile_filter
 from hello_pgmem.memory import queries as q
 from hello_pgmem.memory.classify import estimate_importance
 from hello_pgmem.memory.manager import MemoryManager
+from hello_pgmem.models import check_metadata
 
 ID_SPACE = uuid.UUID("5f0c6a3e-9c5b-4d64-a1f4-2b7e3c1d8a90")
 MAX_QUERY_WINDOW = 1000
@@ -143,7 +145,10 @@ class PgMemStore(BaseStore):
         stored: dict[str, Any] = {"namespace": list(op.namespace), "key": op.key, "value": value}
         if op.index is False:
             stored["index"] = False
-        metadata = {"langgraph": stored}
+        try:  # JSON without NaN or NUL, as every memory's metadata
+            metadata = check_metadata({"langgraph": stored})
+        except InvalidInputError as exc:
+            raise InvalidInputError("value", exc.rule) from exc
         embedder = self.memory.parts.registered_embedder
         params = {
             "user_id": self.memory.user_id,
