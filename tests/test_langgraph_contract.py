@@ -325,10 +325,14 @@ def both_stores(make_manager: Callable[..., MemoryManager]) -> tuple[PgMemStore,
 
 def _same_types(conditions: dict[str, Any], item: dict[str, Any]) -> bool:
     """LangGraph converts an order operator's operands with float(): a number and a numeric
-    string compare there, never here (module filters)."""
+    string, or a boolean and a number (float(True) is 1.0), compare there, never here (module
+    filters)."""
     for name, condition in conditions.items():
         ordered = isinstance(condition, dict) and any(k in ("$gt", "$gte", "$lt", "$lte") for k in condition)
-        if ordered and isinstance(item.get(name), str) != any(isinstance(v, str) for v in condition.values()):
+        value = item.get(name)
+        if ordered and (
+            isinstance(value, bool) or isinstance(value, str) != any(isinstance(v, str) for v in condition.values())
+        ):
             return False
     return True
 
@@ -363,6 +367,7 @@ def test_order_operators_compare_numbers_with_numbers(both_stores: tuple[PgMemSt
     assert {i.key for i in ours.search(("f",), filter={"s": {"$gte": "ab"}})} == {"1", "2"}
     assert {i.key for i in ours.search(("f",), filter={"missing": {"$ne": 1}})} == {str(n) for n in range(7)}
     assert {i.key for i in ours.search(("f",), filter={"d": {"x": None}})} == {"2", "5"}
+    assert {i.key for i in ours.search(("f",), filter={"b": {"$lt": 2}})} == set(), "a boolean is no number"
 
 
 # ---------------------------------------------------------------------------- concurrency
