@@ -157,3 +157,49 @@ def test_a_pdf_of_too_many_pages_is_refused(tmp_path: Path) -> None:
     check_pages(pdf.read_bytes(), "long.pdf", limit=6)
     with pytest.raises(ValidationError, match=r"'long\.pdf' has more than 5 pages"):
         check_pages(pdf.read_bytes(), "long.pdf", limit=5)
+
+
+def write_pdf_placed_word_by_word(text: str, path: Path) -> None:
+    """A PDF that positions every word on its own, with no space glyph between them (as DocBook's
+    PDFs do): a 2.5 pt gap, under pdfplumber's 3 pt tolerance for a space. A first page with a row
+    of three columns makes MarkItDown read the document with pdfplumber, which runs the words
+    together."""
+    pdf = FPDF()
+    pdf.set_font("Helvetica", size=10)
+    pdf.add_page()
+    for column, heading in enumerate(("Edition", "Version", "Updated")):  # a row MarkItDown takes for a form
+        pdf.text(10 + 60 * column, 12, heading)
+    pdf.add_page()
+    x, y = 10.0, 20.0
+    gap = 2.5 / pdf.k  # points to the page's millimetres
+    for word in text.split():
+        width = pdf.get_string_width(word)
+        if x + width > 190:
+            x, y = 10.0, y + 6
+        pdf.text(x, y, word)
+        x += width + gap
+    pdf.output(str(path))
+
+
+def test_a_pdf_whose_words_are_placed_apart_keeps_its_spaces(
+    tmp_path: Path, clean: Database, embedder: HashingEmbedder
+) -> None:
+    text = (LICENCES / "Apache-2.0").read_text()[:3000]
+    path = tmp_path / "placed.pdf"
+    write_pdf_placed_word_by_word(text, path)
+    markdown = convert_file(path).markdown
+    words = markdown.split()
+    assert sum(map(len, words)) / len(words) < 7, markdown[:300]
+    assert "Apache License" in markdown and "terms and conditions for use" in markdown.lower()
+    kb = KnowledgeBase(clean, embedder, "placed")
+    kb.ingest([path])
+    [hit] = kb.search("reproduction and distribution", top_k=1)
+    assert "reproduction, and distribution" in hit.content.lower()
+
+
+@pytest.mark.parametrize("pdf", ["/usr/share/doc/shared-mime-info/shared-mime-info-spec.pdf"])
+def test_a_real_pdf_set_word_by_word_is_read_with_spaces(pdf: str) -> None:
+    if not Path(pdf).exists():
+        pytest.skip(f"{pdf} is not on this machine (Debian's shared-mime-info); the PDF written above covers it")
+    markdown = convert_file(pdf).markdown
+    assert "This is version 0.21 of the Shared MIME-info Database specification" in markdown

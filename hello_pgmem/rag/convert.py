@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import logging
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,11 @@ CONVERTERS = {
 }
 GENERAL = {".zip", ".jpg", ".jpeg", ".png", ".gif", ".bmp", ".webp", ".tiff", ".mp3", ".wav", ".m4a", ".flac"}
 SUPPORTED = TEXT_EXTENSIONS | set(CODE_EXTENSIONS) | set(CONVERTERS) | GENERAL
+
+# Text whose Latin words run together: a PDF that places words by position without space glyphs
+# reads as "Thisisversion0.21ofthe…" through pdfplumber; pdfminer's layout analysis spaces it.
+RUN_TOGETHER_MEAN_WORD = 10.0
+_LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9'’.,;:-]*")
 
 
 @dataclass(frozen=True)
@@ -147,4 +153,21 @@ def convert_bytes(
             "file_path",
             f"{name!r} is corrupt or cannot be converted: {type(exc).__name__}: {str(exc)[:200]}",
         ) from exc
-    return str(result.text_content or "")
+    text = str(result.text_content or "")
+    if extension == ".pdf" and runs_together(text):
+        log.info("%s: words run together in the PDF's text; extracted again with pdfminer's layout", name)
+        from pdfminer.high_level import extract_text
+
+        spaced = extract_text(io.BytesIO(data))
+        if not runs_together(spaced):
+            return spaced
+    return text
+
+
+def runs_together(text: str, sample: int = 200_000) -> bool:
+    """Whether the Latin words of ``text`` run together (a mean word of over 10 letters, where
+    English averages 5); text with too few Latin words (Chinese, numbers) never does."""
+    words = _LATIN_WORD.findall(text[:sample])
+    if len(words) < 20:
+        return False
+    return sum(map(len, words)) / len(words) > RUN_TOGETHER_MEAN_WORD
