@@ -200,6 +200,8 @@ def test_a_pdf_whose_words_are_placed_apart_keeps_its_spaces(
 @pytest.mark.parametrize("pdf", ["/usr/share/doc/shared-mime-info/shared-mime-info-spec.pdf"])
 def test_a_real_pdf_set_word_by_word_is_read_with_spaces(pdf: str) -> None:
     if not Path(pdf).exists():
-        pytest.skip(f"{pdf} is not on this machine (Debian's shared-mime-info); the PDF written above covers it")
+        pytest.skip(
+            f"{pdf} is not on this machine (Debian's shared-mime-info); the PDF written above covers it"
+        )
     markdown = convert_file(pdf).markdown
     assert "This is version 0.21 of the Shared MIME-info Database specification" in markdown
