@@ -10,6 +10,7 @@ Every error the library raises on purpose derives from :class:`HelloPgmemError`:
      |    +-- SchemaNotMigratedError     run "hello-pgmem migrate"
      |    +-- ExtensionMissingError      pgvector (or AGE, when asked for) is absent
      +-- InvalidInputError           input breaks a rule; names the field and the rule
+     |    +-- UnsupportedFormatError     a file neither text nor a known format (ingest skips it)
      +-- NotFoundError               no such memory, document or entity for this user
      +-- GraphError                  the Cypher interface failed or is unavailable
      +-- EmbeddingError              the embedding backend failed
@@ -67,6 +68,10 @@ class InvalidInputError(HelloPgmemError):
 
 
 ValidationError = InvalidInputError
+
+
+class UnsupportedFormatError(InvalidInputError):
+    """A file that is neither text nor a document format the converter reads: ingest skips it."""
 
 
 class NotFoundError(HelloPgmemError):

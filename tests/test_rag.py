@@ -18,6 +18,7 @@ from hello_pgmem.llm import ChatClient
 from hello_pgmem.rag.expansion import HYDE_SYSTEM, MQE_SYSTEM
 from hello_pgmem.rag.knowledge import TextDocument
 from hello_pgmem.tools import RAGTool, ToolRegistry
+from hello_pgmem.tools.rag_tool import ingest_report
 from tests.fake_openai import FakeOpenAI, serve
 
 SEED = KNOWLEDGE
@@ -54,9 +55,9 @@ def test_seed_demo_through_the_tool(clean: Database, embedder: HashingEmbedder) 
     assert lines[2].startswith("1. 文档: **python_intro** (相似度: ")
     stats = tool.run({"action": "stats"})
     assert "📊 文档分块数: 3" in stats and "📝 命名空间: test" in stats
-    assert "PostgreSQL 模式 pgmem" in stats and "knowledge_base" not in stats and "test_collection" not in stats, (
-        "stats names where the documents are, not a folder or collection that does not exist"
-    )
+    assert (
+        "PostgreSQL 模式 pgmem" in stats and "knowledge_base" not in stats and "test_collection" not in stats
+    ), "stats names where the documents are, not a folder or collection that does not exist"
     assert chunk_count(clean, "default") == 0, "the tool's namespace is used, not 'default'"
 
 
@@ -118,7 +119,7 @@ def test_real_files_are_ingested_and_searchable(
         ("broken.pdf", b"%PDF-1.4 not really a pdf"),
         ("broken.docx", b"PK\x03\x04 not a zip"),
         ("broken.xlsx", b"garbage"),
-        ("notes.exe", b"MZ"),
+        ("notes.exe", b"MZ\x90\x00\x03\x00\x00\x00"),
         ("latin1.txt", bytes(range(128, 256)) * 2),
     ],
 )
@@ -146,6 +147,35 @@ def test_ingest_reports_each_file_and_keeps_going(kb: KnowledgeBase, tmp_path: P
     assert [s[0] for s in seen] == list(range(1, len(files) + 2))
     again = kb.ingest([tmp_path])
     assert {r.status for r in again if r.status != "failed"} == {"unchanged"}
+
+
+def test_a_folder_lists_every_file_it_skips_and_reads_text_of_any_name(
+    kb: KnowledgeBase, tmp_path: Path
+) -> None:
+    (tmp_path / "mpfr-README").write_text(
+        "MPFR is a library for multiple-precision floating-point computations.\n"
+    )
+    (tmp_path / "procps-README.Debian").write_text(
+        "procps for Debian: the watch command is in this package.\n"
+    )
+    (tmp_path / "firmware.bin").write_bytes(bytes(range(256)) * 4)
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    results = kb.ingest([tmp_path])
+    by_name = {Path(r.source_path or "").name: r for r in results}
+    assert set(by_name) == {"mpfr-README", "procps-README.Debian", "firmware.bin"}, (
+        "hidden folders are not walked"
+    )
+    assert by_name["mpfr-README"].status == by_name["procps-README.Debian"].status == "added"
+    skipped = by_name["firmware.bin"]
+    assert skipped.status == "skipped" and skipped.error is not None
+    assert "'firmware.bin': not text" in skipped.error and "'.bin'" in skipped.error
+    assert kb.search("multiple-precision floating-point", 1)[0].source_path == str(tmp_path / "mpfr-README")
+    report = ingest_report(results, kb.namespace)
+    assert "skipped: " + str(tmp_path / "firmware.bin") in report and "'firmware.bin': not text" in report
+    named = tmp_path / "CHANGES"
+    named.write_text("Version 2 adds the watch command.\n")
+    assert kb.add_document(named).status == "added", "a text file named directly needs no extension"
 
 
 def test_re_adding_replaces_atomically(kb: KnowledgeBase, clean: Database) -> None:
@@ -314,7 +344,10 @@ def test_tool_actions_expanded_and_bad_input(clean: Database, embedder: HashingE
     assert tool is not None
     parameters = tool.to_openai_schema()["function"]["parameters"]
     assert parameters["required"] == ["text"]
-    assert (parameters["properties"]["chunk_size"]["minimum"], parameters["properties"]["chunk_size"]["maximum"]) == (
+    assert (
+        parameters["properties"]["chunk_size"]["minimum"],
+        parameters["properties"]["chunk_size"]["maximum"],
+    ) == (
         16,
         8192,
     )

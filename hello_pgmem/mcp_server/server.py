@@ -41,7 +41,7 @@ from hello_pgmem.mcp_server.tokens import Identity
 from hello_pgmem.rag.chunking import MAX_CHUNK_SIZE, MIN_CHUNK_SIZE, check_sizes
 from hello_pgmem.tools.base import ToolRegistry, ToolText
 from hello_pgmem.tools.memory_tool import MemoryTool
-from hello_pgmem.tools.rag_tool import RAGTool
+from hello_pgmem.tools.rag_tool import RAGTool, ingest_report
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -304,10 +304,7 @@ class PgMemServer:
                 progress=progress,
                 root=root,
             )
-            lines = [f"{r.status}: {r.source_path or r.document_id} ({r.chunks} chunks)" for r in results]
-            failed = [r for r in results if r.status == "failed"]
-            head = f"✅ 已处理 {len(results)} 个文件，失败 {len(failed)} 个（命名空间 {kb.namespace}）"
-            return "\n".join([head, *lines, *(f"  {r.error}" for r in failed)])
+            return ingest_report(results, kb.namespace)
 
         return text_result(await self.bounded(run))
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hello_pgmem.errors import ConfigurationError, InvalidInputError
+from hello_pgmem.errors import ConfigurationError, InvalidInputError, UnsupportedFormatError
 from hello_pgmem.rag.files import read_file
 
 log = logging.getLogger(__name__)
@@ -77,6 +77,21 @@ def decode_text(data: bytes, name: str) -> str:
     raise InvalidInputError("file_path", f"{name!r} is not UTF-8 or GB18030 text")
 
 
+def sniffed_text(data: bytes, sample: int = 8192) -> str | None:
+    """The text of a file with no known extension when it reads as text (UTF-8 or GB18030, no
+    NUL byte and almost no control characters in its first ``sample`` bytes), else None."""
+    head = data[:sample]
+    if b"\0" in head:
+        return None
+    try:
+        text = decode_text(data, "")
+    except InvalidInputError:
+        return None
+    start = text[:sample]
+    controls = sum(1 for ch in start if ord(ch) < 32 and ch not in "\t\n\r\f")
+    return text if controls <= len(start) // 100 else None
+
+
 def _markitdown(llm: Any | None = None, model: str | None = None) -> Any:
     try:
         from markitdown import MarkItDown
@@ -103,12 +118,16 @@ def convert_file(
     if root is None and not path.is_file():
         raise InvalidInputError("file_path", f"{str(file_path)!r} is not a regular file")
     extension = path.suffix.lower()
-    if extension not in SUPPORTED:
-        raise InvalidInputError(
-            "file_path", f"{name!r}: unsupported format {extension or '(no extension)'!r}"
-        )
     data = read_file(path, root)
-    if extension in TEXT_EXTENSIONS:
+    if extension not in SUPPORTED:
+        text = sniffed_text(data)
+        if text is None:
+            raise UnsupportedFormatError(
+                "file_path",
+                f"{name!r}: not text, and {extension or '(no extension)'!r} is no document format read here",
+            )
+        markdown = text
+    elif extension in TEXT_EXTENSIONS:
         markdown = decode_text(data, name)
     elif extension in CODE_EXTENSIONS:
         markdown = f"```{CODE_EXTENSIONS[extension]}\n{decode_text(data, name).strip()}\n```\n"

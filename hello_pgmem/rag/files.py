@@ -71,19 +71,19 @@ def read_file(path: Path, root: Path | None = None) -> bytes:
     return data
 
 
-def expand(paths: Iterable[str | Path], suffixes: set[str], root: Path | None = None) -> Iterator[Path]:
-    """Files, and the files with one of ``suffixes`` below folders (links not followed into
-    folders); beneath ``root`` each is checked again when it is read."""
+def expand(paths: Iterable[str | Path], root: Path | None = None) -> Iterator[Path]:
+    """Files named, and every file below folders named (links not followed into folders; names
+    that start with a period, such as ``.git``, not walked); beneath ``root`` each is checked again
+    when it is read. Which of them can be read is the converter's decision."""
     for item in paths:
         path = Path(item).expanduser()
         if root is not None:
             beneath(root, path)  # a named folder outside the root is refused before its walk
         if path.is_dir() and not path.is_symlink():
             for folder, folders, files in os.walk(path, followlinks=False):
-                folders.sort()
+                folders[:] = sorted(name for name in folders if not name.startswith("."))
                 for name in sorted(files):
-                    found = Path(folder) / name
-                    if found.suffix.lower() in suffixes:
-                        yield found
+                    if not name.startswith("."):
+                        yield Path(folder) / name
         else:
             yield path

@@ -21,12 +21,12 @@ from psycopg.types.json import Jsonb
 
 from hello_pgmem.deadline import check_deadline
 from hello_pgmem.embedding import Embedder
-from hello_pgmem.errors import HelloPgmemError, InvalidInputError
+from hello_pgmem.errors import HelloPgmemError, InvalidInputError, UnsupportedFormatError
 from hello_pgmem.llm import ChatClient
 from hello_pgmem.models import check_content, check_name
 from hello_pgmem.rag import store
 from hello_pgmem.rag.chunking import Chunk, check_sizes, chunk_markdown
-from hello_pgmem.rag.convert import SUPPORTED, convert_file
+from hello_pgmem.rag.convert import convert_file
 from hello_pgmem.rag.files import expand
 from hello_pgmem.rag.models import IngestResult
 from hello_pgmem.retry import retry_transient
@@ -236,10 +236,12 @@ class Ingest(store.Namespaced):
         progress: Progress | None = None,
         root: Path | None = None,
     ) -> list[IngestResult]:
-        """Files and folders (recursively, supported formats only, links not followed into
-        folders); one bad file stops nothing. With ``root``, every file must lie beneath it."""
+        """Files and folders (recursively, links not followed into folders, hidden names not
+        walked); one bad file stops nothing. Every file gets a result: a file that is neither text
+        nor a known document format is ``skipped`` with the reason, one that cannot be read
+        ``failed``. With ``root``, every file must lie beneath it."""
         check_sizes(chunk_size, chunk_overlap)
-        files = list(expand(paths, SUPPORTED, root))
+        files = list(expand(paths, root))
         results: list[IngestResult] = []
         for number, path in enumerate(files, 1):
             check_deadline()  # an abandoned call stops between files
@@ -248,8 +250,9 @@ class Ingest(store.Namespaced):
                     path, chunk_size=chunk_size, chunk_overlap=chunk_overlap, root=root
                 )
             except HelloPgmemError as exc:
+                status = "skipped" if isinstance(exc, UnsupportedFormatError) else "failed"
                 result = IngestResult(
-                    document_id=str(path), source_path=str(path), status="failed", error=str(exc)
+                    document_id=str(path), source_path=str(path), status=status, error=str(exc)
                 )
             results.append(result)
             if progress is not None:

@@ -29,7 +29,7 @@ class IngestResult(BaseModel):
 
     document_id: str
     source_path: str | None
-    status: str  # added | replaced | unchanged | failed
+    status: str  # added | replaced | unchanged | skipped (neither text nor a known format) | failed
     chunks: int = 0
     tokens: int = 0
     embedded: int = 0  # chunks that needed the embedding model (not in the cache)

@@ -44,6 +44,17 @@ def _ingested(kind: str, name: str, result: IngestResult, namespace: str) -> str
     )
 
 
+def ingest_report(results: list[IngestResult], namespace: str) -> str:
+    """Files and folders ingested: a count, a line per file, and the reason of every file skipped
+    or failed."""
+    undone = [r for r in results if r.status in ("skipped", "failed")]
+    failed = sum(r.status == "failed" for r in results)
+    skipped = len(undone) - failed
+    head = f"✅ 已处理 {len(results)} 个文件，跳过 {skipped} 个，失败 {failed} 个（命名空间 {namespace}）"
+    lines = [f"{r.status}: {r.source_path or r.document_id} ({r.chunks} chunks)" for r in results]
+    return "\n".join([head, *lines, *(f"  {r.status}: {r.error}" for r in undone)])
+
+
 def _check_limit(limit: int) -> int:
     """The tool's ``limit`` is the knowledge base's ``top_k``: checked here to name the tool's field."""
     if not 1 <= limit <= MAX_TOP_K:
