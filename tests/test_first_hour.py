@@ -177,3 +177,28 @@ def test_the_command_line_speaks_one_language(
     assert "[情景记忆]" in capsys.readouterr().out
     assert main(["--language", "zh", "summary"]) == 0
     assert "记忆系统摘要" in capsys.readouterr().out
+
+
+def test_ask_shows_the_score_it_ranks_by(
+    env: Settings, clean: Database, capsys: pytest.CaptureFixture[str]
+) -> None:
+    kb = KnowledgeBase(clean, HashingEmbedder(), "default")
+    kb.add_text("glacier melt rates in the Alps", "exact")
+    kb.add_text(
+        "melt rates of alpine glacier ice: glacier melt, melt rates, Alps glacier melt rates, record melt",
+        "terms",
+    )
+    kb.add_text("in the Alps, in the glacier", "close")  # more similar than "terms", fewer of the words
+    kb.add_text("Sea level rise and ice sheets.", "sea")
+    answer = kb.ask("glacier melt rates in the Alps", 4)
+    scores = [s.score for s in answer.sources]
+    assert scores == sorted(scores, reverse=True), "the sources come in the order of their score"
+    hits = {h.document_id: h for h in kb.search("glacier melt rates in the Alps", 4)}
+    assert all(s.similarity == hits[s.document_id].vector_score for s in answer.sources)
+    assert main(["ask", "glacier melt rates in the Alps", "--limit", "4"]) == 0
+    shown = [
+        float(line.split("(score ")[1].split(",")[0])
+        for line in capsys.readouterr().out.splitlines()
+        if "(score " in line
+    ]
+    assert len(shown) == len(scores) and shown == sorted(shown, reverse=True)

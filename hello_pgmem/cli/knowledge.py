@@ -93,7 +93,12 @@ def answer_text(state: State, answer: Answer) -> str:
     if answer.sources:
         lines.append("\n来源：" if state.zh else "\nsources:")
         lines += [
-            f"[{s.number}] {s.document_id} {' > '.join(s.heading_path)} ({s.score:.3f})"
+            f"[{s.number}] {s.document_id} {' > '.join(s.heading_path)} "
+            + (
+                f"(得分 {s.score:.3f}，相似度 {s.similarity:.3f})"
+                if state.zh
+                else f"(score {s.score:.3f}, similarity {s.similarity:.3f})"
+            )
             for s in answer.sources
         ]
     return "\n".join(lines)

@@ -22,7 +22,8 @@ class Source(BaseModel):
     document_id: str
     source_path: str | None
     heading_path: list[str]
-    score: float
+    score: float  # the fused score the passages are ordered by
+    similarity: float  # the cosine similarity of the passage to the question (vector_score)
     cited: bool = False
 
 

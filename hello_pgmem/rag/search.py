@@ -136,7 +136,8 @@ class Search(store.Namespaced):
                 document_id=h.document_id,
                 source_path=h.source_path,
                 heading_path=h.heading_path,
-                score=h.vector_score,
+                score=h.score,
+                similarity=h.vector_score,
             )
             for i, h in enumerate(used, 1)
         ]

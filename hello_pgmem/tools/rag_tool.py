@@ -235,7 +235,8 @@ class RAGTool(ActionsTool, SharesDatabase):
         lines = ["搜索结果："]
         for i, hit in enumerate(hits, 1):
             lines.append(
-                f"\n{i}. 文档: **{hit.source_path or hit.document_id}** (相似度: {hit.vector_score:.3f})"
+                f"\n{i}. 文档: **{hit.source_path or hit.document_id}** "
+                f"(得分: {hit.score:.3f}, 相似度: {hit.vector_score:.3f})"
             )
             lines.append(f"   {hit.content[:200]}...")
             if include_citations and hit.heading_path:
@@ -284,14 +285,14 @@ class RAGTool(ActionsTool, SharesDatabase):
         if include_citations:
             lines += ["", "📚 **参考来源**"]
             for source in answer.sources:
-                mark = "🟢" if source.score > 0.8 else "🟡" if source.score > 0.6 else "🔵"
+                mark = "🟢" if source.similarity > 0.8 else "🟡" if source.similarity > 0.6 else "🔵"
                 where = " > ".join(source.heading_path)
                 name = Path(source.source_path).name if source.source_path else source.document_id
                 lines.append(
                     f"{mark} [{source.number}] {name}{' — ' + where if where else ''} "
-                    f"(相似度: {source.score:.3f})"
+                    f"(得分: {source.score:.3f}, 相似度: {source.similarity:.3f})"
                 )
-        average = sum(s.score for s in answer.sources) / len(answer.sources)
+        average = sum(s.similarity for s in answer.sources) / len(answer.sources)
         lines.append(f"\n⚡ 用时: {elapsed}ms | 平均相似度: {average:.3f}")
         return "\n".join(lines)
 
