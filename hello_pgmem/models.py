@@ -319,6 +319,7 @@ class TypeStats(BaseModel):
     avg_importance: float = 0.0
     total_tokens: int | None = None
     sessions_count: int | None = None
+    in_session: int | None = None  # working memory: the items of the current session
     oldest: datetime | None = None
     newest: datetime | None = None
 

@@ -202,3 +202,21 @@ def test_ask_shows_the_score_it_ranks_by(
         if "(score " in line
     ]
     assert len(shown) == len(scores) and shown == sorted(shown, reverse=True)
+
+
+def test_stats_and_summary_count_working_memory_of_every_session(
+    env: Settings, clean: Database, capsys: pytest.CaptureFixture[str]
+) -> None:
+    mcp = MemoryTool(user_id="first_hour", database=clean, session_id="mcp")
+    mcp.run({"action": "add", "content": "the user is drafting a budget", "memory_type": "working"})
+    mcp.run({"action": "add", "content": "the budget is due on Friday", "memory_type": "working"})
+    assert main(["add", "a note from the command line"]) == 0
+    capsys.readouterr()
+    assert main(["stats"]) == 0
+    assert "  working: 3 (forgotten 0, average importance" in capsys.readouterr().out
+    assert main(["summary"]) == 0
+    assert ", 1 in session cli, 2 sessions)" in capsys.readouterr().out
+    assert main(["--json", "stats"]) == 0
+    working = json.loads(capsys.readouterr().out)["memory"]["memories_by_type"]["working"]
+    assert (working["count"], working["in_session"], working["sessions_count"]) == (3, 1, 2)
+    assert "当前会话 2 条, 共 2 个会话" in mcp.run({"action": "summary"})

@@ -11,7 +11,7 @@ import click
 from hello_pgmem.cli.app import State, cli, database, emit
 
 if TYPE_CHECKING:
-    from hello_pgmem.models import MemoryItem
+    from hello_pgmem.models import MemoryItem, TypeStats
     from hello_pgmem.tools.memory_tool import MemoryTool
 
 MEMORY_TYPES = ("working", "episodic", "semantic", "perceptual")
@@ -102,6 +102,15 @@ def search(
     emit(state, found, "\n".join(lines) or nothing)
 
 
+def in_session(state: State, s: TypeStats) -> str:
+    """How many of working memory's items (every session's) are the current session's."""
+    if s.in_session is None:
+        return ""
+    if state.zh:
+        return f"，当前会话 {s.in_session} 条，共 {s.sessions_count} 个会话"
+    return f", {s.in_session} in session {state.session}, {s.sessions_count} sessions"
+
+
 @cli.command()
 @click.option(
     "--limit", default=10, show_default=True, type=click.IntRange(1, 200), help="Important memories to list."
@@ -116,7 +125,7 @@ def summary(state: State, limit: int) -> None:
     if not state.zh:
         lines = [f"memories of {stats.user_id}: {stats.total_memories} (session {state.session})"]
         lines += [
-            f"  {kind}: {s.count} (average importance {s.avg_importance:.2f})"
+            f"  {kind}: {s.count} (average importance {s.avg_importance:.2f}{in_session(state, s)})"
             for kind, s in stats.memories_by_type.items()
         ]
         if important:
@@ -190,7 +199,8 @@ def stats(state: State) -> None:
     if state.zh:
         lines = [f"用户 {memory.user_id}: {memory.total_memories} 条记忆"]
         lines += [
-            f"  {kind}: {s.count}（已遗忘 {s.forgotten_count}，平均重要性 {s.avg_importance:.2f}）"
+            f"  {kind}: {s.count}（已遗忘 {s.forgotten_count}，平均重要性 {s.avg_importance:.2f}"
+            f"{in_session(state, s)}）"
             for kind, s in memory.memories_by_type.items()
         ]
         lines.append(
@@ -200,7 +210,8 @@ def stats(state: State) -> None:
     else:
         lines = [f"user {memory.user_id}: {memory.total_memories} memories"]
         lines += [
-            f"  {kind}: {s.count} (forgotten {s.forgotten_count}, average importance {s.avg_importance:.2f})"
+            f"  {kind}: {s.count} (forgotten {s.forgotten_count}, average importance {s.avg_importance:.2f}"
+            f"{in_session(state, s)})"
             for kind, s in memory.memories_by_type.items()
         ]
         lines.append(

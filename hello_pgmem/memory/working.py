@@ -124,12 +124,14 @@ WHERE user_id = %(user_id)s AND session_id IS NOT DISTINCT FROM %(session_id)s
   AND created_at < %(cutoff)s
 """
 
+# Every session's live items: what the user holds (erase removes them all too), and how many of
+# them the current session has.
 STATS = """
 SELECT count(*), coalesce(avg(importance), 0), coalesce(sum(token_count), 0),
-       min(created_at), max(created_at)
+       min(created_at), max(created_at), count(DISTINCT session_id),
+       count(*) FILTER (WHERE session_id IS NOT DISTINCT FROM %(session_id)s)
 FROM working_memories
-WHERE user_id = %(user_id)s AND session_id IS NOT DISTINCT FROM %(session_id)s
-  AND expires_at > %(now)s
+WHERE user_id = %(user_id)s AND expires_at > %(now)s
 """
 
 CLEAR = """
@@ -321,15 +323,18 @@ class WorkingMemory:
             return conn.execute(EXPIRE, params).rowcount + conn.execute(query[strategy], params).rowcount
 
     def stats(self) -> TypeStats:
+        """The user's live items in every session; ``in_session`` counts this session's."""
         with self.db.transaction(self.user_id) as conn:
             row = conn.execute(STATS, self._params()).fetchone()
         assert row is not None
-        count, avg, tokens, oldest, newest = row
+        count, avg, tokens, oldest, newest, sessions, in_session = row
         return TypeStats(
             memory_type="working",
             count=count,
             avg_importance=float(avg),
             total_tokens=int(tokens),
+            sessions_count=sessions,
+            in_session=in_session,
             oldest=oldest,
             newest=newest,
         )

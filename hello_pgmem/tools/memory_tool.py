@@ -203,7 +203,12 @@ class MemoryTool(ActionsTool):
         for kind, type_stats in stats.memories_by_type.items():
             lines.append(
                 f"  • {LABELS.get(kind, kind)}: {type_stats.count} 条 "
-                f"(平均重要性: {type_stats.avg_importance:.2f})"
+                f"(平均重要性: {type_stats.avg_importance:.2f}"
+                + (
+                    f", 当前会话 {type_stats.in_session} 条, 共 {type_stats.sessions_count} 个会话)"
+                    if type_stats.in_session not in (None, type_stats.count)  # others' sessions too
+                    else ")"
+                )
             )
         if important:
             lines += ["", f"⭐ 重要记忆 (前{len(important)}条):"]
