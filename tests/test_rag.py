@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -389,3 +389,32 @@ def test_common_words_do_not_make_every_chunk_a_candidate(kb: KnowledgeBase) -> 
     # the shortest chunk with both words is scored (and best) whichever 200 the cap kept: the
     # nearest chunks that hold every common word are candidates too
     assert common["short"] == 1.0
+
+
+def test_an_unchanged_file_or_text_is_decided_before_conversion_and_chunking(
+    kb: KnowledgeBase, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hello_pgmem.rag import ingest
+
+    calls = {"convert": 0, "chunk": 0}
+
+    def counted(name: str, real: Callable[..., Any]) -> Callable[..., Any]:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            calls[name] += 1
+            return real(*args, **kwargs)
+
+        return call
+
+    monkeypatch.setattr(ingest, "convert_file", counted("convert", ingest.convert_file))
+    monkeypatch.setattr(ingest, "chunk_markdown", counted("chunk", ingest.chunk_markdown))
+    path = tmp_path / "notes.md"
+    path.write_text("# Notes\n\n" + "The aurora project ships in May. " * 200)
+    first = kb.add_document(path)
+    assert first.status == "added" and calls == {"convert": 1, "chunk": 1}
+    again = kb.ingest([path])[0]
+    assert (again.status, again.chunks) == ("unchanged", first.chunks) and calls == {"convert": 1, "chunk": 1}
+    assert kb.add_document(path, chunk_size=200).status == "replaced", "another chunking is a change"
+    path.write_text("# Notes\n\nThe aurora project ships in June.")
+    assert kb.add_document(path, chunk_size=200).status == "replaced" and calls == {"convert": 3, "chunk": 3}
+    kb.add_text("a text of its own", "text")
+    assert kb.add_text("a text of its own", "text").status == "unchanged" and calls["chunk"] == 4

@@ -102,23 +102,32 @@ def _markitdown(llm: Any | None = None, model: str | None = None) -> Any:
     return MarkItDown(llm_client=llm, llm_model=model) if llm is not None else MarkItDown()
 
 
+def read_document(file_path: str | Path, root: Path | None = None) -> bytes:
+    """The bytes of a document to convert (only beneath ``root`` when given:
+    :mod:`hello_pgmem.rag.files`); an InvalidInputError naming the file if it cannot be read."""
+    path = Path(file_path).expanduser()
+    if root is None and not path.exists():
+        raise InvalidInputError("file_path", f"no such file: {str(file_path)!r}")
+    if root is None and not path.is_file():
+        raise InvalidInputError("file_path", f"{str(file_path)!r} is not a regular file")
+    return read_file(path, root)
+
+
 def convert_file(
     file_path: str | Path,
     *,
     llm_client: Any | None = None,
     llm_model: str | None = None,
     root: Path | None = None,
+    data: bytes | None = None,
 ) -> Converted:
-    """Markdown for ``file_path`` (only beneath ``root`` when given: :mod:`hello_pgmem.rag.files`);
-    an InvalidInputError naming the file if it cannot be read."""
+    """Markdown for ``file_path`` (its bytes, when the caller has read them with
+    :func:`read_document`); an InvalidInputError naming the file if it cannot be read."""
     path = Path(file_path).expanduser()
     name = path.name
-    if root is None and not path.exists():
-        raise InvalidInputError("file_path", f"no such file: {str(file_path)!r}")
-    if root is None and not path.is_file():
-        raise InvalidInputError("file_path", f"{str(file_path)!r} is not a regular file")
     extension = path.suffix.lower()
-    data = read_file(path, root)
+    if data is None:
+        data = read_document(path, root)
     if extension not in SUPPORTED:
         text = sniffed_text(data)
         if text is None:

@@ -8,6 +8,7 @@ embedding anything.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import time
 import uuid
@@ -26,7 +27,7 @@ from hello_pgmem.llm import ChatClient
 from hello_pgmem.models import check_content, check_name
 from hello_pgmem.rag import store
 from hello_pgmem.rag.chunking import Chunk, check_sizes, chunk_markdown
-from hello_pgmem.rag.convert import convert_file
+from hello_pgmem.rag.convert import convert_file, read_document
 from hello_pgmem.rag.files import expand
 from hello_pgmem.rag.models import IngestResult
 from hello_pgmem.retry import retry_transient
@@ -107,26 +108,36 @@ class Ingest(store.Namespaced):
             "model": self.embedder.model_name,
         }
         counter = token_counter()
-        planned: list[tuple[TextDocument, str, list[Chunk], bytes]] = []  # document, id, chunks, hash
+        named: list[tuple[TextDocument, str, str, bytes]] = []  # document, text, id, hash
         for doc in documents:
             text = check_content(doc.text, MAX_TEXT_CHARS)
-            document_id = check_name(
-                doc.document_id or f"text_{store.sha256(text).hex()[:16]}", "document_id"
-            )
+            content_hash = store.sha256(text)
+            document_id = check_name(doc.document_id or f"text_{content_hash.hex()[:16]}", "document_id")
+            named.append((doc, text, document_id, content_hash))
+        if len({n[2] for n in named}) != len(named):
+            raise InvalidInputError("documents", "must not repeat a document id")
+        with self.transaction() as conn:
+            known = {
+                row[0]: (bytes(row[1]), row[2], row[3])
+                for row in conn.execute(store.DOCUMENT_HASHES, self.params(ids=[n[2] for n in named]))
+            }
+        # The stored hash and chunking decide "unchanged" before any chunking: a re-ingest of an
+        # unchanged document costs its hash.
+        planned: list[tuple[TextDocument, str, list[Chunk], bytes]] = []  # document, id, chunks, hash
+        unchanged_chunks: dict[str, int] = {}
+        for doc, text, document_id, content_hash in named:
+            stored = known.get(document_id)
+            if stored is not None and stored[:2] == (content_hash, chunking):
+                unchanged_chunks[document_id] = stored[2]
+                planned.append((doc, document_id, [], content_hash))
+                continue
             chunks = chunk_markdown(text, chunk_size, chunk_overlap, counter)
             if len(chunks) > MAX_CHUNKS_PER_DOCUMENT:
                 raise InvalidInputError(
                     "text", f"gives {len(chunks)} chunks, more than {MAX_CHUNKS_PER_DOCUMENT}"
                 )
-            planned.append((doc, document_id, chunks, store.sha256(text)))
-        if len({p[1] for p in planned}) != len(planned):
-            raise InvalidInputError("documents", "must not repeat a document id")
-        with self.transaction() as conn:
-            known = {
-                row[0]: (bytes(row[1]), row[2])
-                for row in conn.execute(store.DOCUMENT_HASHES, self.params(ids=[p[1] for p in planned]))
-            }
-        changed = [p for p in planned if known.get(p[1]) != (p[3], chunking)]
+            planned.append((doc, document_id, chunks, content_hash))
+        changed = [p for p in planned if p[1] not in unchanged_chunks]
         texts = [embedding_text(c) for p in changed for c in p[2]]
         vectors, embedded = store.embed_cached(
             self.db, self.registered_embedder(), texts, self.batch_size, namespace=self.namespace
@@ -172,7 +183,7 @@ class Ingest(store.Namespaced):
                 else "replaced"
                 if document_id in known
                 else "added",
-                chunks=len(chunks),
+                chunks=unchanged_chunks.get(document_id, len(chunks)),
                 tokens=sum(c.tokens for c in chunks) if document_id in updated else 0,
                 embedded=embedded_by_id.get(document_id, 0),
                 elapsed_ms=elapsed,
@@ -210,15 +221,35 @@ class Ingest(store.Namespaced):
         """Convert a file to Markdown and store it (document id: the given one, else the file
         path); with ``root``, only a file beneath that folder, reached without following links."""
         check_sizes(chunk_size, chunk_overlap)  # before a conversion that may take long
-        converted = convert_file(file_path, root=root, **self._vision())
+        started = time.perf_counter()
+        path = Path(file_path).expanduser()
+        document_id = document_id or check_name(str(path)[-255:], "document_id")
+        data = read_document(path, root)
+        file_hash = hashlib.sha256(data).hexdigest()
+        with self.transaction() as conn:
+            stored = conn.execute(store.DOCUMENT_FILE, self.params(id=document_id)).fetchone()
+        chunking = {
+            "chunk_size": chunk_size,
+            "chunk_overlap": chunk_overlap,
+            "model": self.embedder.model_name,
+        }
+        if stored is not None and stored[0] == file_hash and stored[1] == chunking and stored[3] == str(path):
+            return IngestResult(  # the same bytes, chunked the same way: no conversion
+                document_id=document_id,
+                source_path=str(path),
+                status="unchanged",
+                chunks=stored[2],
+                elapsed_ms=int((time.perf_counter() - started) * 1000),
+            )
+        converted = convert_file(path, root=root, data=data, **self._vision())
         return self.add_text(
             converted.markdown,
-            document_id or check_name(converted.source_path[-255:], "document_id"),
+            document_id,
             chunk_size=chunk_size,
             chunk_overlap=chunk_overlap,
             source_path=converted.source_path,
             title=converted.title,
-            metadata={"format": converted.format},
+            metadata={"format": converted.format, "file_sha256": file_hash},
         )
 
     def _vision(self) -> dict[str, Any]:

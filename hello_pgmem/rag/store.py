@@ -31,8 +31,13 @@ CACHE_COLUMNS = ("content_hash", "embedding")
 """The embedding cache's writes (``Database.insert_rows``)."""
 
 DOCUMENT_HASHES = """
-SELECT id, content_hash, metadata->'chunking' FROM documents
+SELECT id, content_hash, metadata->'chunking', chunk_count FROM documents
 WHERE namespace = %(namespace)s AND id = ANY(%(ids)s)
+"""
+# A file already ingested from the same bytes with the same chunking needs no conversion.
+DOCUMENT_FILE = """
+SELECT metadata->>'file_sha256', metadata->'chunking', chunk_count, source_path FROM documents
+WHERE namespace = %(namespace)s AND id = %(id)s
 """
 UPSERT_DOCUMENT = """
 INSERT INTO documents (namespace, id, source_path, title, content_hash, token_count, chunk_count, metadata)

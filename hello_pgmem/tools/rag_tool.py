@@ -236,7 +236,7 @@ class RAGTool(ActionsTool, SharesDatabase):
         for i, hit in enumerate(hits, 1):
             lines.append(
                 f"\n{i}. 文档: **{hit.source_path or hit.document_id}** "
-                f"(得分: {hit.score:.3f}, 相似度: {hit.vector_score:.3f})"
+                f"(相似度: {hit.vector_score:.3f}, 排序得分: {hit.score:.3f})"
             )
             lines.append(f"   {hit.content[:200]}...")
             if include_citations and hit.heading_path:
@@ -290,7 +290,7 @@ class RAGTool(ActionsTool, SharesDatabase):
                 name = Path(source.source_path).name if source.source_path else source.document_id
                 lines.append(
                     f"{mark} [{source.number}] {name}{' — ' + where if where else ''} "
-                    f"(得分: {source.score:.3f}, 相似度: {source.similarity:.3f})"
+                    f"(相似度: {source.similarity:.3f}, 排序得分: {source.score:.3f})"
                 )
         average = sum(s.similarity for s in answer.sources) / len(answer.sources)
         lines.append(f"\n⚡ 用时: {elapsed}ms | 平均相似度: {average:.3f}")
