@@ -220,3 +220,13 @@ def test_stats_and_summary_count_working_memory_of_every_session(
     working = json.loads(capsys.readouterr().out)["memory"]["memories_by_type"]["working"]
     assert (working["count"], working["in_session"], working["sessions_count"]) == (3, 1, 2)
     assert "当前会话 2 条, 共 2 个会话" in mcp.run({"action": "summary"})
+
+
+def test_a_badly_encoded_page_is_ingested_without_noise_on_stderr(
+    env: Settings, clean: Database, tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    page = tmp_path / "page.html"
+    page.write_bytes(b"<html><body><p>\xff\xfe\x00\x81 caf\xe9 \x9d\x8f, the aurora notes</p></body></html>")
+    assert main(["ingest", str(page)]) == 0
+    out, err = capfd.readouterr()
+    assert "added" in out and "could not be decoded" not in err and "REPLACEMENT" not in err

@@ -18,6 +18,10 @@ from hello_pgmem.errors import ConfigurationError, InvalidInputError, Unsupporte
 from hello_pgmem.rag.files import read_file
 
 log = logging.getLogger(__name__)
+# BeautifulSoup (MarkItDown's HTML reader) warns through logging about undecodable bytes; with no
+# handler configured, Python's last-resort handler printed that on stderr. Records still reach
+# the application's handlers.
+logging.getLogger("bs4").addHandler(logging.NullHandler())
 
 TEXT_EXTENSIONS = {".md", ".markdown", ".txt", ".text", ".rst", ".log"}
 CODE_EXTENSIONS = {
@@ -140,8 +144,8 @@ def convert_file(
         markdown = decode_text(data, name)
     elif extension in CODE_EXTENSIONS:
         markdown = f"```{CODE_EXTENSIONS[extension]}\n{decode_text(data, name).strip()}\n```\n"
-    else:
-        markdown = _convert_binary(path, data, extension, llm_client, llm_model)
+    else:  # a converter may pass NUL characters through, which no text column holds
+        markdown = _convert_binary(path, data, extension, llm_client, llm_model).replace("\x00", "")
     if not markdown.strip():
         raise InvalidInputError("file_path", f"{name!r}: no text could be extracted")
     return Converted(
