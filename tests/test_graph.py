@@ -14,6 +14,7 @@ from hello_pgmem.embedding import HashingEmbedder
 from hello_pgmem.graph.rebuild import rebuild_graph
 from hello_pgmem.memory import MemoryManager
 from tests.conftest import Clock, row_counts
+from tests.deployments import REPO
 
 PEOPLE = [
     ("用户张三是一名Python开发者，专注于机器学习和数据分析", 0.8),
@@ -419,3 +420,35 @@ def test_path_search_is_a_breadth_first_search_not_an_enumeration_of_paths(
     steps = manager.graph_path("节点0", "节点39", max_depth=6)
     assert [(s.source, s.target) for s in steps] in ([("节点0", "节点39")], [("节点39", "节点0")])
     assert manager.graph_path("节点0", "孤岛", max_depth=6) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "entities", "relations"),
+    [
+        (
+            "Alice lives in Paris and works at Google.",
+            {("Alice", "PERSON"), ("Paris", "LOCATION"), ("Google", "ORG")},
+            {("Alice", "lives_in", "Paris"), ("Alice", "works_at", "Google")},
+        ),
+        (
+            "Alice works at Acme in Berlin. Bob is her manager.",
+            {("Alice", "PERSON"), ("Acme", "ORG"), ("Berlin", "MISC"), ("Bob", "PERSON")},
+            {("Alice", "works_at", "Acme")},
+        ),
+        (
+            "Alice's manager is Carol, who leads the analytics team",
+            {("Alice", "MISC"), ("Carol", "MISC")},
+            set(),
+        ),
+    ],
+)
+def test_english_offline_extraction_is_what_docs_say(
+    text: str, entities: set[tuple[str, str]], relations: set[tuple[str, str, str]]
+) -> None:
+    """docs/extraction.md, 'English text offline, by example': without a chat model or spaCy model."""
+    from hello_pgmem.graph.extraction import create_extractor
+
+    found = create_extractor(None).extract(text)
+    assert {(e.name, e.type) for e in found.entities} == entities
+    assert {(r.source, r.type, r.target) for r in found.relations} == relations
+    assert text in (REPO / "docs" / "extraction.md").read_text()
