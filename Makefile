@@ -29,8 +29,8 @@ demo: install  ## bring the database up, migrate it and run the demo
 test: install  ## the test suite, against the real database (brought up by the tests)
 	$(BIN)/pytest
 
-test-citus: install  ## the Citus suite on the local cluster (needs an installed Citus: docs/citus.md)
-	@scripts/devdb citus installed || { echo "no Citus is installed in the development root (docs/citus.md)"; exit 2; }
+test-citus: install  ## the Citus suite on the local cluster, or on PGMEM_CITUS_URL's coordinator (docs/citus.md)
+	@[ -n "$$PGMEM_CITUS_URL" ] || scripts/devdb citus installed || { echo "no Citus is installed in the development root and PGMEM_CITUS_URL is not set (docs/citus.md)"; exit 2; }
 	PGMEM_TEST_DEPLOYMENT=citus $(BIN)/pytest $(CITUS_SUITE)
 
 lint: install  ## ruff and mypy (strict)

@@ -1,8 +1,9 @@
 """Where the test suite runs: one PostgreSQL server (the default), or the local Citus cluster.
 
 ``PGMEM_TEST_DEPLOYMENT=citus`` runs the same tests on a coordinator with two workers
-(``scripts/devdb citus``, from the Citus installed in the development root): every database a test asks for is
-made on each node and migrated, which distributes it there (``hello_pgmem.ops.citus``).
+(``scripts/devdb citus``, from the Citus installed in the development root), or on the cluster
+whose coordinator ``PGMEM_CITUS_URL`` names (``hello_pgmem.dev.citus_url``): every database a test
+asks for is made on each node and migrated, which distributes it there (``hello_pgmem.ops.citus``).
 Tests of Apache AGE itself carry the ``needs_age`` mark and are left out there (AGE cannot be
 distributed; the relational graph serves every graph question on Citus), and so are those
 marked ``one_server``, which read the plans one server makes (on a cluster the same statements
@@ -25,6 +26,7 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from hello_pgmem import Settings, migrations
 from hello_pgmem.dev.chroot import DevDB
 from hello_pgmem.dev.citus import CitusCluster
+from hello_pgmem.dev.citus_url import ExternalCitus, configured
 
 REPO = Path(__file__).resolve().parent.parent
 KINDS = ("single", "citus")
@@ -58,10 +60,14 @@ class TestServer:
 
     __test__ = False  # not a test class
     admin_url: str  # the maintenance database of the server, or of the coordinator
-    cluster: CitusCluster | None = None
+    cluster: CitusCluster | ExternalCitus | None = None
 
     @classmethod
     def start(cls) -> TestServer:
+        external = configured()
+        if ON_CITUS and external:
+            remote = ExternalCitus(external)
+            return cls(remote.admin_url, remote)
         url = devdb("up")
         if not ON_CITUS:
             return cls(make_conninfo(url, dbname="postgres"))

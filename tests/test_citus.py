@@ -24,7 +24,9 @@ from hello_pgmem.ops.doctor import diagnose
 from hello_pgmem.resources import read_sql
 
 pytestmark = pytest.mark.skipif(
-    not installed(DevDB.from_env()), reason="no Citus is installed in the development root (docs/citus.md)"
+    not installed(DevDB.from_env()),
+    reason="no Citus is installed in the development root (docs/citus.md); these tests start its local "
+    "cluster (the rest of the Citus suite also runs on PGMEM_CITUS_URL's)",
 )
 
 

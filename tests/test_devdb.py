@@ -8,9 +8,11 @@ import sys
 from pathlib import Path
 
 import psycopg
+import pytest
 
-from hello_pgmem import dev
+from hello_pgmem import ConfigurationError, dev
 from hello_pgmem.dev import chroot
+from hello_pgmem.dev.citus_url import ExternalCitus
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -74,3 +76,16 @@ def test_citus_up_without_an_installed_citus_says_how_to_get_one(tmp_path: Path)
     assert run("citus", "installed", **home).returncode == 1
     down = run("citus", "down", **home)
     assert down.returncode == 0 and "no Citus node runs under" in down.stdout
+
+
+def test_a_citus_url_without_citus_is_refused_with_the_variable_named(server_url: str) -> None:
+    """PGMEM_CITUS_URL must name a coordinator: the development server (no citus extension) is
+    refused before any database is made."""
+    with psycopg.connect(server_url, autocommit=True) as conn:
+        before = conn.execute("SELECT count(*) FROM pg_database").fetchone()
+    with pytest.raises(ConfigurationError, match="PGMEM_CITUS_URL names a database without the citus extension"):
+        ExternalCitus(server_url).create_database("citus_url_probe")
+    with pytest.raises(ConfigurationError, match="PGMEM_CITUS_URL: cannot connect"):
+        ExternalCitus("postgresql://postgres@127.0.0.1:1/pgmem").create_database("citus_url_probe")
+    with psycopg.connect(server_url, autocommit=True) as conn:
+        assert conn.execute("SELECT count(*) FROM pg_database").fetchone() == before
