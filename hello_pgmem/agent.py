@@ -16,17 +16,26 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from hello_pgmem.errors import ConfigurationError, LLMError
+from hello_pgmem.i18n import Language, say
 from hello_pgmem.llm import ChatClient, Message
 from hello_pgmem.loop.system import AgentMemorySystem
 from hello_pgmem.settings import Settings
 
 log = logging.getLogger(__name__)
 
-DEFAULT_SYSTEM_PROMPT = (
-    "你是一个有长期记忆的助手。当用户告诉你关于自己的信息（姓名、职业、偏好等）时，用 memory 工具"
+DEFAULT_SYSTEM_PROMPT: dict[Language, str] = {
+    "zh": "你是一个有长期记忆的助手。当用户告诉你关于自己的信息（姓名、职业、偏好等）时，用 memory 工具"
     "把它记下来（action=add，memory_type=semantic）；当需要回忆用户的信息时，先用 memory 工具搜索"
-    "（action=search）；需要文档知识时使用 rag 工具。回答简洁，使用用户的语言。"
-)
+    "（action=search）；需要文档知识时使用 rag 工具。回答简洁，使用用户的语言。",
+    "en": "You are an assistant with long-term memory. When the user tells you about themselves (name, "
+    "job, preferences, …), write it down with the memory tool (action=add, memory_type=semantic); when "
+    "you need to recall something about the user, search the memory tool first (action=search); use "
+    "the rag tool for knowledge from documents. Answer briefly, in the user's language.",
+}
+ANSWER_NOW: dict[Language, str] = {
+    "zh": "请根据以上工具结果直接回答，不要再调用工具。",
+    "en": "Answer now from the tool results above, without calling any more tools.",
+}
 
 
 class Toolbox(Protocol):
@@ -41,8 +50,11 @@ class _NoTools:
     def to_openai_tools(self) -> list[dict[str, Any]]:
         return []
 
+    def __init__(self, language: Language) -> None:
+        self.language = language
+
     def execute_tool(self, name: str, arguments: Mapping[str, Any] | None = None) -> str:
-        return f"❌ 未找到工具: {name}"
+        return say(self.language, f"❌ no such tool: {name}", f"❌ 未找到工具: {name}")
 
 
 class HelloAgentsLLM(ChatClient):
@@ -86,11 +98,15 @@ class SimpleAgent:
         history_turns: int = 10,
         memory_system: AgentMemorySystem | None = None,
         user_id: str | None = None,
+        language: Language | None = None,
     ) -> None:
+        """``language`` words the default system prompt and the agent's own messages (default:
+        the tool registry's, else ``PGMEM_LANGUAGE``)."""
         self.name = name
         self.llm = llm
-        self.system_prompt = system_prompt or DEFAULT_SYSTEM_PROMPT
-        self.tool_registry: Toolbox = tool_registry or _NoTools()
+        self.language: Language = language or getattr(tool_registry, "language", None) or Settings().language
+        self.system_prompt = system_prompt or DEFAULT_SYSTEM_PROMPT[self.language]
+        self.tool_registry: Toolbox = tool_registry or _NoTools(self.language)
         self.max_steps = max_steps
         self.history_turns = history_turns
         self.memory_system = memory_system
@@ -128,7 +144,7 @@ class SimpleAgent:
                 )
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
         if answer is None:  # too many steps: ask for an answer without tools
-            messages.append({"role": "user", "content": "请根据以上工具结果直接回答，不要再调用工具。"})
+            messages.append({"role": "user", "content": ANSWER_NOW[self.language]})
             answer = self.llm.complete(messages)
         self._remember(message, answer)
         return answer
@@ -137,9 +153,15 @@ class SimpleAgent:
         try:
             parsed = json.loads(arguments or "{}")
         except json.JSONDecodeError as exc:
-            return f"❌ 工具参数不是合法的 JSON: {exc}"
+            return say(
+                self.language,
+                f"❌ the tool's arguments are not valid JSON: {exc}",
+                f"❌ 工具参数不是合法的 JSON: {exc}",
+            )
         if not isinstance(parsed, dict):
-            return "❌ 工具参数必须是 JSON 对象"
+            return say(
+                self.language, "❌ the tool's arguments must be a JSON object", "❌ 工具参数必须是 JSON 对象"
+            )
         return self.tool_registry.execute_tool(name, parsed)
 
     def _remember(self, message: str, answer: str) -> None:

@@ -1,4 +1,6 @@
-"""The reference scenarios, end to end, as a readable report (``hello-pgmem demo``)."""
+"""The reference scenarios, end to end, as a readable report (``hello-pgmem demo``), in the
+language of the database's settings: the reference's Chinese people and texts with ``zh``, the
+same scenarios in English otherwise."""
 
 from __future__ import annotations
 
@@ -6,12 +8,35 @@ from collections.abc import Iterator
 
 from hello_pgmem.db import Database
 from hello_pgmem.embedding import Embedder, create_embedder
+from hello_pgmem.i18n import Language, say
 from hello_pgmem.llm import create_chat_client
 from hello_pgmem.tools.memory_tool import MemoryTool
 from hello_pgmem.tools.rag_tool import RAGTool
 
 DEMO_USER = "demo_user"
 DEMO_NAMESPACE = "demo"
+PEOPLE_EN = [
+    ("The user Alice is a Python developer who works on machine learning and data analysis", 0.8),
+    ("Bob is a frontend engineer and knows React and Vue.js", 0.7),
+    ("Carol is a product manager and uses Figma for user experience design", 0.6),
+]
+KNOWLEDGE_EN = [
+    (
+        "python_intro",
+        "Python is a high-level programming language, first released by Guido van Rossum in 1991. "
+        "Its design philosophy stresses readable code and a concise syntax.",
+    ),
+    (
+        "ml_basics",
+        "Machine learning is a branch of artificial intelligence in which algorithms let computers "
+        "learn patterns from data. Its main kinds are supervised, unsupervised and reinforcement learning.",
+    ),
+    (
+        "rag_concept",
+        "RAG (retrieval-augmented generation) is an AI technique that combines information retrieval "
+        "with text generation: it retrieves relevant knowledge to strengthen a large language model.",
+    ),
+]
 PEOPLE = [
     ("用户张三是一名Python开发者，专注于机器学习和数据分析", 0.8),
     ("李四是前端工程师，擅长React和Vue.js开发", 0.7),
@@ -42,85 +67,131 @@ def full_demo(database: Database) -> Iterator[str]:
     yield from agent_demo(database, embedder)
 
 
+def people(language: Language) -> list[tuple[str, float]]:
+    return PEOPLE if language == "zh" else PEOPLE_EN
+
+
 def memory_demo(database: Database, embedder: Embedder | None = None) -> Iterator[str]:
     """The memory-tool scenario of the reference for ``demo_user``."""
     tool = MemoryTool(user_id=DEMO_USER, database=database, embedder=embedder)
+    lang = tool.language
+    query = say(lang, "frontend engineer", "前端工程师")
     model = tool.memory_manager.embedder.model_name
-    yield f"\n=== 记忆工具演示 (user: {DEMO_USER}, embeddings: {model}) ==="
+    yield say(
+        lang,
+        f"\n=== Memory tool (user: {DEMO_USER}, embeddings: {model}) ===",
+        f"\n=== 记忆工具演示 (user: {DEMO_USER}, embeddings: {model}) ===",
+    )
     yield tool.run("clear_all", confirm=True)
-    yield "\n--- 添加情景记忆 ---"
-    for content, importance in PEOPLE:
+    yield say(lang, "\n--- Episodic memories ---", "\n--- 添加情景记忆 ---")
+    for content, importance in people(lang):
         yield tool.run("add", content=content, memory_type="episodic", importance=importance)
-    yield "\n--- 搜索 '前端工程师' ---"
-    yield tool.run("search", query="前端工程师", limit=3)
-    yield "\n--- 工作记忆 ---"
-    for content, importance in PEOPLE:
+    yield say(lang, f"\n--- Search '{query}' ---", f"\n--- 搜索 '{query}' ---")
+    yield tool.run("search", query=query, limit=3)
+    yield say(lang, "\n--- Working memory ---", "\n--- 工作记忆 ---")
+    for content, importance in people(lang):
         yield tool.run("add", content=content, memory_type="working", importance=importance)
-    yield tool.run("search", query="前端工程师", memory_type="working", limit=3)
-    yield "\n--- 记忆摘要 ---"
+    yield tool.run("search", query=query, memory_type="working", limit=3)
+    yield say(lang, "\n--- Summary ---", "\n--- 记忆摘要 ---")
     yield tool.run("summary", limit=3)
-    yield "\n--- 整合: 重要的工作记忆 → 情景记忆 (阈值 0.75) ---"
+    yield say(
+        lang,
+        "\n--- Consolidate: important working memories → episodic (threshold 0.75) ---",
+        "\n--- 整合: 重要的工作记忆 → 情景记忆 (阈值 0.75) ---",
+    )
     yield tool.run("consolidate", from_type="working", to_type="episodic", importance_threshold=0.75)
-    yield "\n--- 遗忘: 重要性低于 0.65 的记忆 ---"
+    yield say(lang, "\n--- Forget: importance below 0.65 ---", "\n--- 遗忘: 重要性低于 0.65 的记忆 ---")
     yield tool.run("forget", strategy="importance_based", threshold=0.65)
-    yield "\n--- 统计 ---"
+    yield say(lang, "\n--- Statistics ---", "\n--- 统计 ---")
     yield tool.run("stats")
 
 
 def graph_demo(database: Database, embedder: Embedder) -> Iterator[str]:
     """The same three people as semantic memories, and their knowledge graph."""
     tool = MemoryTool(user_id=f"{DEMO_USER}_graph", database=database, embedder=embedder)
-    yield "\n=== 语义记忆与知识图谱 ==="
+    lang = tool.language
+    query = say(lang, "frontend engineer", "前端工程师")
+    yield say(lang, "\n=== Semantic memory and the knowledge graph ===", "\n=== 语义记忆与知识图谱 ===")
     tool.run("clear_all", confirm=True)
-    for content, importance in PEOPLE:
+    for content, importance in people(lang):
         yield tool.run("add", content=content, memory_type="semantic", importance=importance)
-    yield "\n--- 搜索 '前端工程师'（向量 × 0.7 + 图 × 0.3）---"
-    for item in tool.memory_manager.retrieve_memories("前端工程师", memory_types=["semantic"], limit=3):
+    yield say(
+        lang,
+        f"\n--- Search '{query}' (vector × 0.7 + graph × 0.3) ---",
+        f"\n--- 搜索 '{query}'（向量 × 0.7 + 图 × 0.3）---",
+    )
+    for item in tool.memory_manager.retrieve_memories(query, memory_types=["semantic"], limit=3):
         meta = item.metadata
-        yield (
-            f"{item.content[:30]}  相关度 {meta['relevance_score']:.3f} = "
-            f"(向量 {meta['vector_score']:.3f} × 0.7 + 图 {meta['graph_score']:.2f} × 0.3)"
-            f" × 重要性权重 {meta['importance_weight']:.2f}"
+        relevance, vector, graph = meta["relevance_score"], meta["vector_score"], meta["graph_score"]
+        weight = meta["importance_weight"]
+        yield say(
+            lang,
+            f"{item.content[:30]}  relevance {relevance:.3f} = (vector {vector:.3f} × 0.7 + graph "
+            f"{graph:.2f} × 0.3) × importance weight {weight:.2f}",
+            f"{item.content[:30]}  相关度 {relevance:.3f} = (向量 {vector:.3f} × 0.7 + 图 {graph:.2f} × 0.3)"
+            f" × 重要性权重 {weight:.2f}",
         )
-    for person in ("张三", "李四", "王五"):
+    for person in say(lang, "Alice Bob Carol", "张三 李四 王五").split():
         yield tool.run("graph", entity=person, depth=1)
-    graph_state = "AGE 投影已同步" if database.graph_enabled else "未安装 AGE：图查询通过 SQL 完成"
-    yield f"（{graph_state}）"
+    yield say(
+        lang,
+        "(the AGE projection is in step)" if database.graph_enabled else "(no AGE: graph queries run in SQL)",
+        "（AGE 投影已同步）" if database.graph_enabled else "（未安装 AGE：图查询通过 SQL 完成）",
+    )
 
 
 def rag_demo(database: Database, embedder: Embedder) -> Iterator[str]:
     """The three texts of the RAG seed demo, searched and counted."""
     tool = RAGTool(rag_namespace=DEMO_NAMESPACE, database=database, embedder=embedder)
-    yield f"\n=== RAG 演示 (namespace: {DEMO_NAMESPACE}) ==="
+    lang = tool.language
+    yield say(
+        lang,
+        f"\n=== RAG (namespace: {DEMO_NAMESPACE}) ===",
+        f"\n=== RAG 演示 (namespace: {DEMO_NAMESPACE}) ===",
+    )
     tool.run("clear", confirm=True)
-    for document_id, text in KNOWLEDGE:
+    for document_id, text in KNOWLEDGE if lang == "zh" else KNOWLEDGE_EN:
         yield tool.run({"action": "add_text", "text": text, "document_id": document_id})
-    yield "\n--- 搜索 'Python编程语言的历史' ---"
-    yield tool.run({"action": "search", "query": "Python编程语言的历史", "limit": 3, "min_score": 0.1})
-    yield "\n--- 知识库统计 ---"
+    query = say(lang, "the history of the Python programming language", "Python编程语言的历史")
+    yield say(lang, f"\n--- Search '{query}' ---", f"\n--- 搜索 '{query}' ---")
+    yield tool.run({"action": "search", "query": query, "limit": 3, "min_score": 0.1})
+    yield say(lang, "\n--- Knowledge base statistics ---", "\n--- 知识库统计 ---")
     yield tool.run({"action": "stats"})
 
 
 def agent_demo(database: Database, embedder: Embedder) -> Iterator[str]:
     """Two agent instances sharing memory through the database (needs LLM_MODEL_ID)."""
     llm = create_chat_client(database.settings)
-    yield "\n=== 智能体对话 ==="
+    lang = database.settings.language
+    yield say(lang, "\n=== Agent conversation ===", "\n=== 智能体对话 ===")
     if llm is None:
-        yield "（未配置 LLM_MODEL_ID：跳过智能体对话。配置任意 OpenAI 兼容模型后再运行 demo。）"
+        yield say(
+            lang,
+            "(LLM_MODEL_ID is not set: the agent conversation is skipped. Configure any "
+            "OpenAI-compatible model and run the demo again.)",
+            "（未配置 LLM_MODEL_ID：跳过智能体对话。配置任意 OpenAI 兼容模型后再运行 demo。）",
+        )
         return
     from hello_pgmem.agent import SimpleAgent
     from hello_pgmem.tools.base import ToolRegistry
 
     def agent() -> SimpleAgent:
-        registry = ToolRegistry()
+        registry = ToolRegistry(language=lang)
         registry.register_tool(MemoryTool(user_id=f"{DEMO_USER}_agent", database=database, embedder=embedder))
-        return SimpleAgent("记忆助手", llm, tool_registry=registry)
+        return SimpleAgent(say(lang, "memory assistant", "记忆助手"), llm, tool_registry=registry)
 
     MemoryTool(user_id=f"{DEMO_USER}_agent", database=database, embedder=embedder).run(
         "clear_all", confirm=True
     )
-    first = "你好！请记住我叫张三，我是一名Python开发者"
-    yield f"用户（第一个智能体）: {first}"
-    yield f"助手: {agent().run(first)}"
-    yield "用户（新的智能体实例）: 我是谁？"
-    yield f"助手: {agent().run('我是谁？')}"
+    first = say(
+        lang,
+        "Hello! Please remember that my name is Alice and I am a Python developer",
+        "你好！请记住我叫张三，我是一名Python开发者",
+    )
+    who = say(lang, "Who am I?", "我是谁？")
+    yield say(lang, f"User (first agent): {first}", f"用户（第一个智能体）: {first}")
+    reply = agent().run(first)
+    yield say(lang, f"Assistant: {reply}", f"助手: {reply}")
+    yield say(lang, f"User (a new agent instance): {who}", f"用户（新的智能体实例）: {who}")
+    reply = agent().run(who)
+    yield say(lang, f"Assistant: {reply}", f"助手: {reply}")

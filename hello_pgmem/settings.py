@@ -37,6 +37,7 @@ class Settings(BaseSettings):
         default="pgmem_cypher_reader", validation_alias=AliasChoices("PGMEM_CYPHER_ROLE")
     )
     age: Literal["auto", "on", "off"] = Field(default="auto", validation_alias=AliasChoices("PGMEM_AGE"))
+    language: Literal["en", "zh"] = Field(default="en", validation_alias=AliasChoices("PGMEM_LANGUAGE"))
     pool_min_size: int = Field(default=1, ge=0, validation_alias=AliasChoices("PGMEM_POOL_MIN"))
     pool_max_size: int = Field(default=10, ge=1, validation_alias=AliasChoices("PGMEM_POOL_MAX"))
     connect_timeout_s: float = Field(

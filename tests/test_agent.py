@@ -61,8 +61,8 @@ def llm() -> Iterator[tuple[FakeOpenAI, ChatClient]]:
 
 
 def agent_for(user: str, db: Database, embedder: HashingEmbedder, llm: ChatClient) -> SimpleAgent:
-    registry = ToolRegistry()
-    registry.register_tool(MemoryTool(user_id=user, database=db, embedder=embedder))
+    registry = ToolRegistry(language="zh")  # the reference's conversation, in its Chinese
+    registry.register_tool(MemoryTool(user_id=user, database=db, embedder=embedder, language="zh"))
     return SimpleAgent(name="记忆助手", llm=llm, tool_registry=registry)
 
 

@@ -13,6 +13,7 @@ import pytest
 
 from hello_pgmem import Database, Settings, migrations
 from hello_pgmem.cli import cli, main
+from hello_pgmem.i18n import has_cjk
 from tests.conftest import table_digest
 
 
@@ -93,7 +94,14 @@ def test_demo_runs_from_an_empty_database(
     monkeypatch.delenv("LLM_MODEL_ID", raising=False)
     assert main(["demo"]) == 0
     out = capsys.readouterr().out
-    assert "hello_pgmem is ready" in out
+    assert "hello_pgmem is ready" in out and not has_cjk(out), "English by default"
+    search = out.split("--- Search 'frontend engineer' ---\n", 1)[1].splitlines()
+    assert search[0] == "🔍 Found 3 related memories:"
+    assert search[1].startswith("1. [episodic] Bob is a frontend engineer")
+    assert "Bob —is_a→ frontend engineer" in out and "Bob —knows→ React" in out
+    assert "LLM_MODEL_ID is not set: the agent conversation is skipped" in out
+    assert main(["--language", "zh", "demo"]) == 0, "the demo can run again on the same database"
+    out = capsys.readouterr().out
     search = out.split("--- 搜索 '前端工程师' ---\n", 1)[1].splitlines()
     assert search[0] == "🔍 找到 3 条相关记忆:"
     assert search[1].startswith("1. [情景记忆] 李四是前端工程师")
@@ -103,7 +111,6 @@ def test_demo_runs_from_an_empty_database(
     assert rag[2].startswith("1. 文档: **python_intro**")
     assert "📊 文档分块数: 3" in out
     assert "未配置 LLM_MODEL_ID：跳过智能体对话" in out
-    assert main(["demo"]) == 0, "the demo can run again on the same database"
 
 
 def run_json(args: list[str], capsys: pytest.CaptureFixture[str], code: int = 0) -> Any:
@@ -254,7 +261,9 @@ def test_token_create_list_and_revoke(env: Settings, capsys: pytest.CaptureFixtu
         assert resolve_token(db, made["token"]) is None
 
 
-def test_export_to_a_file_says_where(cli_env: Settings, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_export_to_a_file_says_where(
+    cli_env: Settings, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["add", "导出的记忆", "--type", "episodic"]) == 0
     capsys.readouterr()
     target = tmp_path / "out.jsonl"

@@ -124,7 +124,7 @@ def test_a_forget_that_spares_nothing_needs_confirm_and_can_be_undone(
     assert tool.run("forget", strategy="time_based", max_age_days=0).startswith("❌")
     assert manager.forget_memories("importance_based", threshold=1, confirm=True) == 3
     assert manager.episodic.all() == []
-    assert tool.run("restore") == "♻️ 已恢复 3 条记忆"
+    assert tool.run("restore") == "♻️ Restored 3 memories"
     assert sorted(m.content for m in manager.episodic.all()) == ["记忆 0", "记忆 1", "记忆 2"]
     assert manager.retrieve_memories("记忆 1", memory_types=["episodic"])
     assert manager.restore_memories() == 0, "nothing left to restore"

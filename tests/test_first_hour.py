@@ -105,9 +105,9 @@ def test_booleans_are_not_numbers(make_tool: Callable[..., MemoryTool], clean: D
     before = table_digest(clean)
     assert (
         tool.run("add", content="x", importance=True)
-        == "❌ 参数错误: importance: must be a number, not true or false"
+        == "❌ invalid input: importance: must be a number, not true or false"
     )
-    assert tool.run("search", query="x", limit=False).startswith("❌ 参数错误: limit")
+    assert tool.run("search", query="x", limit=False).startswith("❌ invalid input: limit")
     assert table_digest(clean) == before
     with pytest.raises(InvalidInputError, match="importance"):
         MemoryManager(user_id="u", database=clean).add_memory("x", "working", True)
@@ -219,7 +219,9 @@ def test_stats_and_summary_count_working_memory_of_every_session(
     assert main(["--json", "stats"]) == 0
     working = json.loads(capsys.readouterr().out)["memory"]["memories_by_type"]["working"]
     assert (working["count"], working["in_session"], working["sessions_count"]) == (3, 1, 2)
-    assert "当前会话 2 条, 共 2 个会话" in mcp.run({"action": "summary"})
+    assert "working: 3 (average importance: 0.50, 2 in this session, 2 sessions)" in mcp.run(
+        {"action": "summary"}
+    )
 
 
 def test_a_badly_encoded_page_is_ingested_without_noise_on_stderr(

@@ -10,7 +10,7 @@ import pytest
 
 from hello_pgmem import Database, HashingEmbedder
 from hello_pgmem.llm import ChatClient
-from hello_pgmem.loop.assembler import ContextLine, MemoryAssembler, render
+from hello_pgmem.loop.assembler import MEMORY, RELATION, ContextLine, MemoryAssembler, render
 from hello_pgmem.loop.system import AgentMemorySystem, MemoryDecay
 from hello_pgmem.loop.writer import LoopConfig, same_text
 from hello_pgmem.memory import MemoryManager
@@ -84,7 +84,7 @@ def test_extraction_maps_kinds_onto_types(
     }
     relations = rows(clean, "SELECT r.relation_type FROM relations r WHERE r.user_id = 'zhang'")
     assert relations == [("职业",)], "the model's relations are stored, not re-extracted"
-    assert "## 相关记忆" in result.context and "用户叫张三" in result.context
+    assert "## Related memories" in result.context and "用户叫张三" in result.context
 
 
 def test_nothing_worth_keeping_and_malformed_output(
@@ -181,7 +181,7 @@ def test_assembler_lines_and_budget(make_manager: Callable[..., MemoryManager]) 
     manager = make_manager("u")
     manager.add_memory("张三是一名Python开发者，在阿里巴巴工作", "semantic", 0.9)
     manager.add_memory("上周张三去杭州出差", "episodic", 0.6)
-    assembler = MemoryAssembler(manager, min_score=0.05)
+    assembler = MemoryAssembler(manager, min_score=0.05, language="zh")
     full = assembler.build_context("张三最近在做什么", 1500)
     lines = full.splitlines()
     assert lines[0] == "## 相关记忆" and "## 相关关系" in lines
@@ -194,18 +194,21 @@ def test_assembler_lines_and_budget(make_manager: Callable[..., MemoryManager]) 
 
 def test_render_drops_the_lowest_lines_first() -> None:
     lines = [
-        ContextLine("## 相关记忆", "- 重要的记忆 A", 0.9),
-        ContextLine("## 相关记忆", "- 次要的记忆 B", 0.2),
-        ContextLine("## 相关关系", "- 张三 —职业→ 工程师", 0.5),
+        ContextLine(MEMORY, "- 重要的记忆 A", 0.9),
+        ContextLine(MEMORY, "- 次要的记忆 B", 0.2),
+        ContextLine(RELATION, "- 张三 —职业→ 工程师", 0.5),
     ]
     everything = "## 相关记忆\n- 重要的记忆 A\n- 次要的记忆 B\n## 相关关系\n- 张三 —职业→ 工程师"
     without_b = "## 相关记忆\n- 重要的记忆 A\n## 相关关系\n- 张三 —职业→ 工程师"
     only_a = "## 相关记忆\n- 重要的记忆 A"
-    assert render(lines, 1000) == everything
-    assert render(lines, count_tokens(everything)) == everything
-    assert render(lines, count_tokens(everything) - 1) == without_b
-    assert render(lines, count_tokens(without_b) - 1) == only_a
-    assert render(lines, count_tokens(only_a) - 1) == ""
+    assert render(lines, 1000, "zh") == everything
+    assert render(lines, count_tokens(everything), "zh") == everything
+    assert render(lines, count_tokens(everything) - 1, "zh") == without_b
+    assert render(lines, count_tokens(without_b) - 1, "zh") == only_a
+    assert render(lines, count_tokens(only_a) - 1, "zh") == ""
+    assert render(lines, 1000) == everything.replace("## 相关记忆", "## Related memories").replace(
+        "## 相关关系", "## Related relations"
+    )
 
 
 def test_access_is_tracked_for_returned_memories_only(

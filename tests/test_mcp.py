@@ -25,6 +25,7 @@ from mcp.types import ReadResourceResult, TextResourceContents
 from hello_pgmem import Database, Settings
 from hello_pgmem.dev.chroot import DevDB
 from hello_pgmem.dev.scratch import ScratchServer
+from hello_pgmem.i18n import has_cjk
 from hello_pgmem.mcp_server.access import TOOLS
 from hello_pgmem.mcp_server.http import http_app
 from hello_pgmem.mcp_server.limits import Limits
@@ -136,9 +137,35 @@ def test_stdio_lists_tools_and_runs_a_round_trip(settings: Settings, clean: Data
             assert not (await client.call_tool("memory_remove", {"memory_id": memory_id})).is_error
             assert memory_id not in text(await client.call_tool("memory_search", {"query": "bike"}))
             summary = await client.read_resource("memory://summary")
-            assert "记忆系统摘要" in resource_text(summary)
+            assert "Memory summary" in resource_text(summary)
             stats = await client.read_resource("memory://stats")
-            assert "总记忆数: 0" in resource_text(stats)  # the one memory was removed
+            assert "Memories: 0" in resource_text(stats)  # the one memory was removed
+            described = [t.description or "" for t in tools.values()] + [
+                str(p.get("description", ""))
+                for t in tools.values()
+                for p in t.input_schema["properties"].values()
+            ]
+            assert described and not any(has_cjk(d) for d in described), "English by default"
+
+    anyio.run(scenario)
+
+
+def test_stdio_speaks_chinese_with_language_zh(settings: Settings, clean: Database) -> None:
+    env = {**os.environ, "DATABASE_URL": settings.database_url}
+    params = StdioServerParameters(
+        command=HELLO_PGMEM, args=["--user", "dan", "--language", "zh", "mcp"], env=env
+    )
+
+    async def scenario() -> None:
+        async with Client(params, cache=None) as client:
+            tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+            assert all(has_cjk(tool.description or "") for tool in tools.values())
+            assert tools["memory_add"].input_schema["properties"]["content"]["description"] == "记忆内容"
+            assert (
+                tools["rag_ingest"].input_schema["properties"]["paths"]["description"] == "文件或文件夹路径"
+            )
+            added = text(await client.call_tool("memory_add", {"content": "丹喜欢骑车"}))
+            assert added.startswith("✅ 记忆已添加")
 
     anyio.run(scenario)
 
@@ -228,7 +255,7 @@ def test_ingest_reports_progress_and_files_stay_inside_the_root(
         async with http_client(served.url, token) as client:
             docs = [str(REPO / "docs" / "sql.md"), str(REPO / "docs" / "rag.md")]
             result = await client.call_tool("rag_ingest", {"paths": docs}, progress_callback=on_progress)
-            assert not result.is_error and "失败 0" in text(result)
+            assert not result.is_error and "0 skipped, 0 failed" in text(result)
             outside = await client.call_tool("rag_ingest", {"paths": [str(REPO / "README.md")]})
             assert outside.is_error and "inside" in text(outside)
             secret = await client.call_tool("rag_add_document", {"file_path": "/etc/passwd"})
@@ -373,7 +400,9 @@ def test_a_timed_out_call_stops_its_work(deployment: Deployment, owner_db: Datab
     """The reply is abandoned at the time limit and the ingest behind it stops at the next file,
     instead of running on in its worker thread."""
     for number in range(400):
-        (tmp_path / f"note{number:03}.md").write_text(f"# Note {number}\n\n" + "word " * 300, encoding="utf-8")
+        (tmp_path / f"note{number:03}.md").write_text(
+            f"# Note {number}\n\n" + "word " * 300, encoding="utf-8"
+        )
     token, _ = create_token(owner_db, "jo_mcp", ["jo_docs"])
 
     def documents() -> int:
@@ -411,7 +440,10 @@ def test_a_tokens_mode_decides_what_it_may_do(served: HttpServer, owner_db: Data
                 ("memory_add", {"content": "Kim likes tea"}),
                 ("memory_search", {"query": "tea"}),
                 ("rag_add_text", {"text": "# Tea\n\nGreen tea.", "document_id": "tea"}),
-                ("rag_add_text", {"text": "# Tea\n\nGreen tea.", "document_id": "tea", "namespace": "kim_shared"}),
+                (
+                    "rag_add_text",
+                    {"text": "# Tea\n\nGreen tea.", "document_id": "tea", "namespace": "kim_shared"},
+                ),
                 ("rag_search", {"query": "tea"}),
                 ("memory_clear_all", {"confirm": True}),
             ):
@@ -422,11 +454,15 @@ def test_a_tokens_mode_decides_what_it_may_do(served: HttpServer, owner_db: Data
     results = {token: anyio.run(calls, token) for token in (reader, writer, admin)}
     read, write, full = results[reader], results[writer], results[admin]
     assert read["memory_add:"].startswith("❌ mode: memory_add needs write access to this user's memory")
-    assert read["rag_add_text:"].startswith("❌ mode: rag_add_text needs write access to namespace 'kim_docs'")
+    assert read["rag_add_text:"].startswith(
+        "❌ mode: rag_add_text needs write access to namespace 'kim_docs'"
+    )
     assert not read["memory_search:"].startswith("❌") and not read["rag_search:"].startswith("❌")
     assert "memory_add" not in read["tools"] and "memory_search" in read["tools"]
     assert not write["memory_add:"].startswith("❌") and not write["rag_add_text:"].startswith("❌")
-    assert write["rag_add_text:kim_shared"].startswith("❌ mode: rag_add_text needs write access to namespace")
+    assert write["rag_add_text:kim_shared"].startswith(
+        "❌ mode: rag_add_text needs write access to namespace"
+    )
     assert write["memory_clear_all:"].startswith("❌ mode: memory_clear_all needs admin")
     assert "memory_clear_all" not in write["tools"] and "memory_clear_all" in full["tools"]
     assert not full["memory_clear_all:"].startswith("❌")
@@ -442,7 +478,10 @@ def test_tools_carry_annotations_for_destructive_calls(served: HttpServer, owner
     tools = anyio.run(listed)
     assert set(tools) == set(TOOLS), "every tool has its access and annotations in one table"
     assert tools["memory_search"].read_only_hint is True and tools["memory_search"].idempotent_hint is True
-    assert tools["memory_clear_all"].destructive_hint is True and tools["memory_clear_all"].read_only_hint is False
+    assert (
+        tools["memory_clear_all"].destructive_hint is True
+        and tools["memory_clear_all"].read_only_hint is False
+    )
     assert tools["memory_add"].destructive_hint is False and tools["memory_add"].idempotent_hint is False
     assert tools["rag_ask"].open_world_hint is True and tools["rag_search"].open_world_hint is False
 

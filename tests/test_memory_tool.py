@@ -1,4 +1,7 @@
-"""The memory tool: the reference demo, every calling style, full ids, isolation, bad input."""
+"""The memory tool: the reference demo, every calling style, full ids, isolation, bad input.
+
+These tests hold the tool to the reference's Chinese wording (``language="zh"``);
+tests/test_languages.py checks the English default."""
 
 from __future__ import annotations
 
@@ -18,6 +21,17 @@ PEOPLE = [
     ("王五是产品经理，负责用户体验设计和需求分析", 0.6),
 ]
 UUID_RE = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+
+
+@pytest.fixture()
+def make_tool(make_tool: Callable[..., MemoryTool]) -> Callable[..., MemoryTool]:
+    """The conftest's tools, speaking the reference's Chinese."""
+
+    def make(user_id: str = "user123", **kwargs: Any) -> MemoryTool:
+        kwargs.setdefault("language", "zh")
+        return make_tool(user_id, **kwargs)
+
+    return make
 
 
 def added_id(text: str) -> str:
@@ -191,7 +205,9 @@ def test_a_second_user_cannot_reach_the_first(make_tool: Callable[..., MemoryToo
         assert mallory.run("update", memory_id=memory_id, content="hacked").startswith(("⚠️", "❌"))
         assert mallory.run("remove", memory_id=memory_id).startswith(("⚠️", "❌"))
         assert mallory.run("remove", memory_id=memory_id[:8]).startswith("❌")
-    assert mallory.run("forget", strategy="importance_based", threshold=1.0, confirm=True).startswith("🧹 已遗忘 0 条")
+    assert mallory.run("forget", strategy="importance_based", threshold=1.0, confirm=True).startswith(
+        "🧹 已遗忘 0 条"
+    )
     assert mallory.run("restore", memory_ids=ids) == "♻️ 已恢复 0 条记忆"
     assert mallory.run("consolidate", importance_threshold=0.0).startswith("🔄 已整合 0 条")
     assert mallory.run(
@@ -259,6 +275,7 @@ def test_unreachable_database_is_a_message(make_tool: Callable[..., MemoryTool])
     tool = MemoryTool(
         "u",
         settings=Settings(database_url="postgresql://postgres@127.0.0.1:1/x", connect_timeout_s=1),
+        language="zh",
     )
     result = tool.run("add", content="x")
     assert result.startswith("❌ 添加记忆失败: cannot connect to the database")

@@ -138,7 +138,7 @@ def test_a_missing_or_unreadable_file_stores_nothing(
     tool.run("add", content="已有记忆", memory_type="episodic")
     before = table_digest(clean)
     result = tool.run("add", content="坏文件", memory_type="perceptual", file_path=str(make_file(tmp_path)))
-    assert result.startswith("❌ 添加记忆失败: file_path:"), result
+    assert result.startswith("❌ Adding the memory failed: file_path:"), result
     assert table_digest(clean) == before
 
 

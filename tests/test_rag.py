@@ -44,6 +44,7 @@ def test_seed_demo_through_the_tool(clean: Database, embedder: HashingEmbedder) 
         rag_namespace="test",
         database=clean,
         embedder=embedder,
+        language="zh",  # the reference's wording
     )
     for document_id, text in SEED:
         result = tool.run({"action": "add_text", "text": text, "document_id": document_id})
@@ -232,9 +233,9 @@ def test_unchanged_text_makes_no_embedding_calls(clean: Database) -> None:
 
 def chat_script(body: dict[str, Any]) -> str:
     system = body["messages"][0]["content"]
-    if system == MQE_SYSTEM:
+    if system in MQE_SYSTEM.values():
         return "什么是检索增强生成\nRAG 技术的定义"
-    if system == HYDE_SYSTEM:
+    if system in HYDE_SYSTEM.values():
         return "RAG 是一种结合信息检索与文本生成的技术，通过检索外部知识增强大语言模型。"
     return "RAG 是结合信息检索和文本生成的技术 [1]。"
 
@@ -249,12 +250,12 @@ def test_mqe_hyde_and_ask_with_citations(
     clean: Database, embedder: HashingEmbedder, chat: FakeOpenAI
 ) -> None:
     llm = ChatClient("fake-chat", base_url=chat.base_url, api_key="k", max_retries=0)
-    kb = KnowledgeBase(clean, embedder, "llm", llm=llm)
+    kb = KnowledgeBase(clean, embedder, "llm", llm=llm, language="zh")
     for document_id, text in SEED:
         kb.add_text(text, document_id)
     hits = kb.search("RAG", 3, enable_mqe=True, enable_hyde=True)
     systems = [r["body"]["messages"][0]["content"] for r in chat.requests]
-    assert systems == [MQE_SYSTEM, HYDE_SYSTEM]
+    assert systems == [MQE_SYSTEM["zh"], HYDE_SYSTEM["zh"]]
     assert "原始查询：RAG\n请给出2个不同表述的查询" in chat.requests[0]["body"]["messages"][1]["content"]
     assert hits[0].document_id == "rag_concept"
     assert set(hits[0].matched_by) >= {"original", "mqe", "hyde"}
@@ -263,6 +264,12 @@ def test_mqe_hyde_and_ask_with_citations(
     assert answer.sources[0].document_id == "rag_concept" and answer.sources[0].cited
     prompt = chat.requests[-1]["body"]["messages"][1]["content"]
     assert "[1] (rag_concept)" in prompt and "【问题】RAG 是什么？" in prompt
+    english = KnowledgeBase(clean, embedder, "llm", llm=llm)  # the default language: English prompts
+    english.search("RAG", 3, enable_mqe=True, enable_hyde=True)
+    systems = [r["body"]["messages"][0]["content"] for r in chat.requests[-2:]]
+    assert systems == [MQE_SYSTEM["en"], HYDE_SYSTEM["en"]]
+    english.ask("What is RAG?", 3)
+    assert "Question: What is RAG?" in chat.requests[-1]["body"]["messages"][1]["content"]
 
 
 def test_a_slow_chat_model_degrades_to_plain_search(
@@ -278,14 +285,16 @@ def test_a_slow_chat_model_degrades_to_plain_search(
         assert hits[0].matched_by == ["original"]
         assert "MQE) failed" in caplog.text and "HyDE) failed" in caplog.text
         answer = kb.ask("Python 是谁发布的？", 3)
-        assert answer.answer is None and answer.sources and "调用失败" in (answer.notice or "")
+        assert answer.answer is None and answer.sources and "the chat model failed" in (answer.notice or "")
 
 
 def test_ask_without_a_model_returns_passages(kb: KnowledgeBase) -> None:
     for document_id, text in SEED:
         kb.add_text(text, document_id)
     answer = kb.ask("Python 是谁发布的？", 2, max_chars=200)
-    assert answer.answer is None and "未配置大语言模型" in (answer.notice or "")
+    assert answer.answer is None and "no chat model is configured" in (answer.notice or "")
+    in_chinese = KnowledgeBase(kb.db, kb.embedder, kb.namespace, language="zh").ask("Python 是谁发布的？", 2)
+    assert "未配置大语言模型" in (in_chinese.notice or "")
     assert answer.context.startswith("[1] (python_intro)")
     assert len(answer.context) <= 200
 
@@ -298,7 +307,7 @@ def test_namespaces_are_isolated(clean: Database, embedder: HashingEmbedder) -> 
     assert second.clear() == 1
     assert first.stats().chunks == 1 and second.stats().chunks == 0
     tool = RAGTool(rag_namespace="team_a", database=clean, embedder=embedder)
-    assert tool.run("clear", namespace="team_a").startswith("⚠️ 危险操作")
+    assert tool.run("clear", namespace="team_a").startswith("⚠️ Dangerous: clearing the knowledge base")
     assert first.stats().chunks == 1
 
 
@@ -313,8 +322,10 @@ def test_document_filter_and_management(kb: KnowledgeBase) -> None:
 
 
 def test_tool_actions_expanded_and_bad_input(clean: Database, embedder: HashingEmbedder) -> None:
-    registry = ToolRegistry()
-    registry.register_tool(RAGTool(rag_namespace="t", database=clean, embedder=embedder, expandable=True))
+    registry = ToolRegistry(language="zh")
+    registry.register_tool(
+        RAGTool(rag_namespace="t", database=clean, embedder=embedder, expandable=True, language="zh")
+    )
     assert set(registry.list_tools()) == {
         "rag_add_document",
         "rag_add_text",
@@ -394,7 +405,8 @@ def test_common_words_do_not_make_every_chunk_a_candidate(kb: KnowledgeBase) -> 
 def test_an_unchanged_file_or_text_is_decided_before_conversion_and_chunking(
     kb: KnowledgeBase, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from hello_pgmem.rag import ingest
+    from hello_pgmem.rag.chunking import chunk_markdown
+    from hello_pgmem.rag.convert import convert_file
 
     calls = {"convert": 0, "chunk": 0}
 
@@ -405,8 +417,8 @@ def test_an_unchanged_file_or_text_is_decided_before_conversion_and_chunking(
 
         return call
 
-    monkeypatch.setattr(ingest, "convert_file", counted("convert", ingest.convert_file))
-    monkeypatch.setattr(ingest, "chunk_markdown", counted("chunk", ingest.chunk_markdown))
+    monkeypatch.setattr("hello_pgmem.rag.ingest.convert_file", counted("convert", convert_file))
+    monkeypatch.setattr("hello_pgmem.rag.ingest.chunk_markdown", counted("chunk", chunk_markdown))
     path = tmp_path / "notes.md"
     path.write_text("# Notes\n\n" + "The aurora project ships in May. " * 200)
     first = kb.add_document(path)

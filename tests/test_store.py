@@ -32,7 +32,7 @@ def test_connect_shares_one_pool_among_users_and_namespaces(database: Database) 
             docs.add_text("# Leave\n\nTwenty-five days a year.", "leave")
             assert docs.search("days of leave", top_k=1)[0].document_id == "leave"
             assert "Berlin" in store.memory_tool("alice").run("search", query="Berlin")
-            assert "命名空间" in store.rag_tool("handbook").run("stats")
+            assert "Namespace: handbook" in store.rag_tool("handbook").run("stats")
             assert "must be one of" in store.rag_tool("handbook").run("stats", namespace="other")
             with pytest.raises(ConfigurationError, match="LLM_MODEL_ID"):
                 store.loop()

@@ -4,7 +4,7 @@ Results go to stdout (``--json`` for machines), errors to stderr as one line (a 
 ``--json``) without a traceback unless ``--debug``. Exit codes: 0 success, 1 a hello_pgmem error
 (bad input, database, model), 2 a usage error, 3 some files of an ingest failed (the others were
 ingested). The CLI speaks one language, ``--language`` / ``PGMEM_LANGUAGE`` (``en`` by default,
-or ``zh``); the agent tools keep the reference's Chinese wording.
+or ``zh``), and so do the tools, the MCP server and the demo it starts (:func:`database`).
 
 Modules of the library are imported inside the commands, so that ``--help`` answers at once.
 """
@@ -24,6 +24,7 @@ from uuid import UUID
 import click
 
 from hello_pgmem.errors import ConfigurationError, DatabaseUnavailableError, HelloPgmemError
+from hello_pgmem.i18n import Language, check_language
 
 if TYPE_CHECKING:
     from hello_pgmem.db import Database
@@ -41,7 +42,7 @@ class State:
     user: str = "default_user"
     namespace: str = "default"
     session: str = "cli"
-    language: str = "en"
+    language: Language = "en"
 
     @property
     def zh(self) -> bool:
@@ -86,9 +87,15 @@ def emit(state: State, payload: Any, text: str) -> None:
 
 @contextmanager
 def database() -> Iterator[Database]:
+    """The database of the settings, speaking the command line's --language (so that the tools
+    and the MCP server it serves speak it too)."""
     from hello_pgmem.db import Database
 
-    with Database(load_settings()) as db:
+    settings = load_settings()
+    context = click.get_current_context(silent=True)
+    if context is not None and isinstance(context.find_root().obj, State):
+        settings = settings.model_copy(update={"language": context.find_root().obj.language})
+    with Database(settings) as db:
         yield db
 
 
@@ -122,7 +129,7 @@ def database() -> Iterator[Database]:
     default="en",
     envvar="PGMEM_LANGUAGE",
     show_default=True,
-    help="The language of the command line's output (env PGMEM_LANGUAGE).",
+    help="The language of the output, the tools and the MCP server (env PGMEM_LANGUAGE).",
 )
 @click.pass_context
 def cli(
@@ -130,7 +137,12 @@ def cli(
 ) -> None:
     """hello_pgmem: memory and retrieval for LLM agents in one PostgreSQL."""
     ctx.obj = State(
-        json=as_json, debug=debug, user=user, namespace=namespace, session=session, language=language
+        json=as_json,
+        debug=debug,
+        user=user,
+        namespace=namespace,
+        session=session,
+        language=check_language(language),
     )
     logging.basicConfig(
         level=logging.DEBUG if debug else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"

@@ -25,12 +25,24 @@ def chat(state: State, loop: bool) -> None:
     with database() as db:
         llm = HelloAgentsLLM(settings=db.settings)
         embedder = create_embedder(db.settings)
-        registry = ToolRegistry()
+        registry = ToolRegistry(language=state.language)
         registry.register_tool(
-            MemoryTool(user_id=state.user, database=db, embedder=embedder, memory_types=list(MEMORY_TYPES))
+            MemoryTool(
+                user_id=state.user,
+                database=db,
+                embedder=embedder,
+                memory_types=list(MEMORY_TYPES),
+                language=state.language,
+            )
         )
         registry.register_tool(
-            RAGTool(rag_namespace=state.namespace, database=db, embedder=embedder, llm=llm)
+            RAGTool(
+                rag_namespace=state.namespace,
+                database=db,
+                embedder=embedder,
+                llm=llm,
+                language=state.language,
+            )
         )
         memory = AgentMemorySystem(llm, database=db, embedder=embedder) if loop else None
         agent = SimpleAgent(

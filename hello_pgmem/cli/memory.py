@@ -25,7 +25,11 @@ def memory_tool(state: State) -> Iterator[MemoryTool]:
 
     with database() as db:
         yield MemoryTool(
-            user_id=state.user, database=db, memory_types=list(MEMORY_TYPES), session_id=state.session
+            user_id=state.user,
+            database=db,
+            memory_types=list(MEMORY_TYPES),
+            session_id=state.session,
+            language=state.language,
         )
 
 
@@ -34,7 +38,7 @@ def line(state: State, item: MemoryItem, size: int = 80) -> str:
     from hello_pgmem.tools.memory_tool import memory_line
 
     if state.zh:
-        return memory_line(item, size)
+        return memory_line(item, size, "zh")
     preview = item.content[:size] + "..." if len(item.content) > size else item.content
     return f"[{item.memory_type}] {preview} (importance {item.importance:.2f}) [id {item.id}]"
 

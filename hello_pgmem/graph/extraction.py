@@ -15,6 +15,7 @@ from __future__ import annotations
 from hello_pgmem.graph.extracted import ExtractedEntity, ExtractedRelation, Extraction, Extractor
 from hello_pgmem.graph.llm_extractor import LLMExtractor
 from hello_pgmem.graph.rules import RuleExtractor
+from hello_pgmem.i18n import Language
 from hello_pgmem.llm import ChatClient
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
 ]
 
 
-def create_extractor(client: ChatClient | None) -> Extractor:
-    """The LLM extractor (falling back to the rules) when a chat model is configured, else the rules."""
-    return LLMExtractor(client) if client is not None else RuleExtractor()
+def create_extractor(client: ChatClient | None, language: Language = "en") -> Extractor:
+    """The LLM extractor (falling back to the rules) when a chat model is configured, else the
+    rules; ``language`` is the wording of the model's instructions."""
+    return LLMExtractor(client, language=language) if client is not None else RuleExtractor()

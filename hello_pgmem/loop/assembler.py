@@ -1,9 +1,11 @@
 """MemoryAssembler: a compact Markdown context of what the agent remembers about a message.
 
-    ## 相关记忆
-    - 用户叫张三，是一名Python开发者
-    ## 相关关系
-    - 张三 —职业→ Python开发者
+    ## Related memories
+    - The user's name is Alice; she is a Python developer
+    ## Related relations
+    - Alice —is_a→ Python developer
+
+(with ``language="zh"`` the headers are the reference's: ``## 相关记忆``, ``## 相关关系``)
 
 Memories come from vector recall (episodic and semantic, each at least ``min_score``); relations
 from the knowledge graph around the entities the message names (depth 1). Lines are scored — a
@@ -16,11 +18,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hello_pgmem.graph.normalize import name_candidates
+from hello_pgmem.i18n import Language
 from hello_pgmem.memory.manager import MemoryManager
 from hello_pgmem.text import token_counter
 
-MEMORY_HEADER = "## 相关记忆"
-RELATION_HEADER = "## 相关关系"
+MEMORY, RELATION = "memories", "relations"
+HEADERS: dict[Language, dict[str, str]] = {
+    "zh": {MEMORY: "## 相关记忆", RELATION: "## 相关关系"},
+    "en": {MEMORY: "## Related memories", RELATION: "## Related relations"},
+}
 
 
 @dataclass(frozen=True)
@@ -31,10 +37,13 @@ class ContextLine:
 
 
 class MemoryAssembler:
-    def __init__(self, manager: MemoryManager, min_score: float = 0.15, limit: int = 8) -> None:
+    def __init__(
+        self, manager: MemoryManager, min_score: float = 0.15, limit: int = 8, *, language: Language = "en"
+    ) -> None:
         self.manager = manager
         self.min_score = min_score
         self.limit = limit
+        self.language = language
 
     def lines(self, message: str) -> list[ContextLine]:
         manager = self.manager
@@ -43,7 +52,7 @@ class MemoryAssembler:
         if types:
             for item in manager.retrieve_memories(message, memory_types=types, limit=self.limit):
                 if (item.score or 0) >= self.min_score:
-                    found.append(ContextLine(MEMORY_HEADER, f"- {item.content}", float(item.score or 0)))
+                    found.append(ContextLine(MEMORY, f"- {item.content}", float(item.score or 0)))
         with manager.transaction() as conn:
             seeds = manager.graph.known_entities(conn, name_candidates(message))
         relations: dict[str, float] = {}
@@ -52,32 +61,30 @@ class MemoryAssembler:
                 text = f"- {relation.source} —{relation.relation_type}→ {relation.target}"
                 relations[text] = max(relations.get(text, 0.0), relation.weight)
         strongest = max(relations.values(), default=1.0)
-        found += [
-            ContextLine(RELATION_HEADER, text, weight / strongest) for text, weight in relations.items()
-        ]
+        found += [ContextLine(RELATION, text, weight / strongest) for text, weight in relations.items()]
         return found
 
     def build_context(self, message: str, max_tokens: int = 1500) -> str:
         """The Markdown block for ``message`` within ``max_tokens`` ("" when nothing is relevant)."""
-        return render(self.lines(message), max_tokens)
+        return render(self.lines(message), max_tokens, self.language)
 
 
-def render(lines: list[ContextLine], max_tokens: int) -> str:
+def render(lines: list[ContextLine], max_tokens: int, language: Language = "en") -> str:
     """Sections in fixed order; the lowest-scored lines dropped first until the text fits."""
     count = token_counter()
     kept = sorted(lines, key=lambda line: -line.score)
     while kept:
-        text = _text(kept)
+        text = _text(kept, HEADERS[language])
         if count(text) <= max_tokens:
             return text
         kept.pop()  # the lowest score goes first
     return ""
 
 
-def _text(lines: list[ContextLine]) -> str:
+def _text(lines: list[ContextLine], headers: dict[str, str]) -> str:
     parts: list[str] = []
-    for header in (MEMORY_HEADER, RELATION_HEADER):
-        section = [line.text for line in lines if line.section == header]
+    for kind in (MEMORY, RELATION):
+        section = [line.text for line in lines if line.section == kind]
         if section:
-            parts += [header, *section]
+            parts += [headers[kind], *section]
     return "\n".join(parts)

@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, field_validator
 
 from hello_pgmem.graph.extraction import ExtractedEntity, ExtractedRelation, Extraction
+from hello_pgmem.i18n import Language
 from hello_pgmem.llm import ChatClient
 from hello_pgmem.models import MemoryType
 
@@ -24,7 +25,8 @@ KIND_TO_TYPE: dict[str, MemoryType] = {
     "lesson": "semantic",
 }
 
-PROMPT = """分析以下对话，提取值得长期记忆的信息。
+PROMPT: dict[Language, str] = {
+    "zh": """分析以下对话，提取值得长期记忆的信息。
 
 用户：{user}
 助手：{assistant}
@@ -41,7 +43,27 @@ PROMPT = """分析以下对话，提取值得长期记忆的信息。
 {{"memories": [{{"content": "…", "kind": "fact|preference|event|lesson", "importance": 0.0-1.0,
   "entities": [{{"name": "…", "type": "PERSON|ORG|LOCATION|TECHNOLOGY|ROLE|CONCEPT|MISC"}}],
   "relations": [{{"source": "…", "type": "…", "target": "…"}}]}}]}}
-如果没有值得记忆的内容，返回 {{"memories": []}}。"""
+如果没有值得记忆的内容，返回 {{"memories": []}}。""",
+    "en": """Read the conversation below and pick out what is worth remembering for the long term.
+
+User: {user}
+Assistant: {assistant}
+
+Pick only these kinds of information:
+1. preferences or habits the user states (preference)
+2. facts the user mentions, such as a name, job, address or project (fact)
+3. important events of the conversation (event)
+4. lessons learned from a mistake or feedback (lesson)
+
+Leave out general knowledge, small talk and one-off instructions. Write each memory as one whole,
+self-contained sentence with a clear subject (such as "The user's name is Alice").
+
+Answer with one JSON object only:
+{{"memories": [{{"content": "…", "kind": "fact|preference|event|lesson", "importance": 0.0-1.0,
+  "entities": [{{"name": "…", "type": "PERSON|ORG|LOCATION|TECHNOLOGY|ROLE|CONCEPT|MISC"}}],
+  "relations": [{{"source": "…", "type": "…", "target": "…"}}]}}]}}
+If nothing is worth remembering, answer {{"memories": []}}.""",
+}
 
 
 class ExtractedMemory(BaseModel):
@@ -81,11 +103,12 @@ class ExtractionResult(BaseModel):
 class MemoryExtractor:
     """Asks the chat model which memories a turn holds."""
 
-    def __init__(self, llm: ChatClient) -> None:
+    def __init__(self, llm: ChatClient, language: Language = "en") -> None:
         self.llm = llm
+        self.language = language
 
     def extract(self, user_message: str, assistant_message: str) -> list[ExtractedMemory]:
         """The memories of one turn; raises LLMError when the model fails or answers badly."""
-        prompt = PROMPT.format(user=user_message, assistant=assistant_message)
+        prompt = PROMPT[self.language].format(user=user_message, assistant=assistant_message)
         result = self.llm.complete_json([{"role": "user", "content": prompt}], ExtractionResult)
         return result.memories

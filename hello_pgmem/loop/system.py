@@ -53,7 +53,7 @@ class AgentMemorySystem(SharesDatabase):
     ) -> None:
         self.settings = settings or (database.settings if database else Settings())
         self.db, self._owns_db = Database.shared(database, self.settings)
-        self.extractor = MemoryExtractor(llm)
+        self.extractor = MemoryExtractor(llm, self.settings.language)
         self.config = config or LoopConfig()
         self.clock = clock
         self._embedder = embedder
@@ -82,7 +82,10 @@ class AgentMemorySystem(SharesDatabase):
 
     def build_context(self, message: str, user_id: str, max_tokens: int = 1500) -> str:
         assembler = MemoryAssembler(
-            self.manager(user_id), self.config.context_min_score, self.config.context_limit
+            self.manager(user_id),
+            self.config.context_min_score,
+            self.config.context_limit,
+            language=self.settings.language,
         )
         return assembler.build_context(message, max_tokens)
 

@@ -33,6 +33,7 @@ from mcp.shared.exceptions import MCPError
 from hello_pgmem.db import Database
 from hello_pgmem.deadline import call_deadline
 from hello_pgmem.embedding import Embedder, create_embedder
+from hello_pgmem.i18n import Language, say
 from hello_pgmem.llm import ChatClient, create_chat_client
 from hello_pgmem.mcp_server.access import TOOLS, refusal, visible
 from hello_pgmem.mcp_server.limits import ConcurrencyGate, Limits, RateGate, Refused
@@ -51,32 +52,52 @@ TEXT = "text/plain"
 REFUSED = -32000  # a server error of JSON-RPC's implementation-defined range: over a limit
 MAX_BOXES = 1000  # tool boxes kept for the most recent identities
 FILE_TOOLS = ("rag_add_document", "rag_ingest")
-INGEST = types.Tool(
-    name="rag_ingest",
-    description="把文件和文件夹（递归，支持的格式）加入知识库，逐个报告进度",
-    input_schema={
-        "type": "object",
-        "properties": {
-            "paths": {"type": "array", "items": {"type": "string"}, "description": "文件或文件夹路径"},
-            "namespace": {"type": "string", "description": "命名空间，默认是工具的命名空间"},
-            "chunk_size": {
-                "type": "integer",
-                "default": 800,
-                "minimum": MIN_CHUNK_SIZE,
-                "maximum": MAX_CHUNK_SIZE,
-                "description": "分块大小（token）",
+
+
+def ingest_tool(language: Language) -> types.Tool:
+    """rag_ingest, described in ``language``."""
+    return types.Tool(
+        name="rag_ingest",
+        description=say(
+            language,
+            "Add files and folders (recursively) to the knowledge base, reporting progress file by "
+            "file; every file skipped or failed is listed with its reason",
+            "把文件和文件夹（递归）加入知识库，逐个报告进度；跳过或失败的文件逐个列出原因",
+        ),
+        input_schema={
+            "type": "object",
+            "properties": {
+                "paths": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "description": say(language, "paths of files or folders", "文件或文件夹路径"),
+                },
+                "namespace": {
+                    "type": "string",
+                    "description": say(
+                        language, "the namespace, the tool's by default", "命名空间，默认是工具的命名空间"
+                    ),
+                },
+                "chunk_size": {
+                    "type": "integer",
+                    "default": 800,
+                    "minimum": MIN_CHUNK_SIZE,
+                    "maximum": MAX_CHUNK_SIZE,
+                    "description": say(language, "the size of a chunk (tokens)", "分块大小（token）"),
+                },
+                "chunk_overlap": {
+                    "type": "integer",
+                    "default": 100,
+                    "minimum": 0,
+                    "maximum": MAX_CHUNK_SIZE // 2,
+                    "description": say(language, "the overlap of chunks (tokens)", "分块重叠（token）"),
+                },
             },
-            "chunk_overlap": {
-                "type": "integer",
-                "default": 100,
-                "minimum": 0,
-                "maximum": MAX_CHUNK_SIZE // 2,
-                "description": "分块重叠（token）",
-            },
+            "required": ["paths"],
         },
-        "required": ["paths"],
-    },
-)
+    )
+
+
 RESOURCES = [
     types.Resource(name="memory summary", uri="memory://summary", mime_type="text/plain"),
     types.Resource(name="memory stats", uri="memory://stats", mime_type="text/plain"),
@@ -114,7 +135,7 @@ class ToolBox:
             user_id=identity.user_id,
             files_root=files_root,
         )
-        self.registry = ToolRegistry()
+        self.registry = ToolRegistry(language=self.memory.language)
         self.registry.register_tool(self.memory)
         self.registry.register_tool(self.rag)
 
@@ -130,7 +151,7 @@ def tool_list(box: ToolBox) -> list[types.Tool]:
         )
     return [
         tool.model_copy(update={"annotations": TOOLS[tool.name].annotations()})
-        for tool in [*tools, INGEST]
+        for tool in [*tools, ingest_tool(box.memory.language)]
         if tool.name in TOOLS and visible(box.identity, tool.name)
     ]
 
@@ -304,7 +325,7 @@ class PgMemServer:
                 progress=progress,
                 root=root,
             )
-            return ingest_report(results, kb.namespace)
+            return ingest_report(results, kb.namespace, box.rag.language)
 
         return text_result(await self.bounded(run))
 
@@ -368,5 +389,3 @@ async def serve_stdio(db: Database, identity: Identity, limits: Limits | None = 
     server = PgMemServer(db, lambda ctx: identity, limits)
     async with stdio_server() as (read, write):
         await server.server.run(read, write, server.server.create_initialization_options())
-
-

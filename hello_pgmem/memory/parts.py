@@ -83,7 +83,7 @@ class MemoryParts:
 
     @cached_property
     def extractor(self) -> Extractor:
-        return self._extractor or create_extractor(create_chat_client(self.settings))
+        return self._extractor or create_extractor(create_chat_client(self.settings), self.settings.language)
 
     @cached_property
     def graph(self) -> GraphStore:

@@ -8,13 +8,23 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+from hello_pgmem.i18n import Language
 from hello_pgmem.rag.models import ChunkHit
 
-ANSWER_SYSTEM = """你是一个专业的知识助手。只根据提供的编号片段回答问题，不编造内容。
+# The chat model's instructions, in the knowledge base's language (the reference's are Chinese).
+ANSWER_SYSTEM: dict[Language, str] = {
+    "zh": """你是一个专业的知识助手。只根据提供的编号片段回答问题，不编造内容。
 在用到某个片段的句子后用 [编号] 标注来源，例如 [1]、[2]。
-如果片段不足以回答问题，请直接说明缺少哪些信息。"""
-ANSWER_USER = "【问题】{question}\n\n【编号片段】\n{context}\n\n请回答，并用 [编号] 引用来源。"
-TRUNCATED = "\n[...更多内容被截断]"
+如果片段不足以回答问题，请直接说明缺少哪些信息。""",
+    "en": """You are a knowledgeable assistant. Answer only from the numbered passages given; make
+nothing up. After a sentence that uses a passage, cite it by its number, such as [1] or [2].
+If the passages are not enough to answer, say what is missing.""",
+}
+ANSWER_USER: dict[Language, str] = {
+    "zh": "【问题】{question}\n\n【编号片段】\n{context}\n\n请回答，并用 [编号] 引用来源。",
+    "en": "Question: {question}\n\nNumbered passages:\n{context}\n\nAnswer, citing the passages as [n].",
+}
+TRUNCATED: dict[Language, str] = {"zh": "\n[...更多内容被截断]", "en": "\n[... the rest was cut]"}
 
 
 class Source(BaseModel):
@@ -36,11 +46,13 @@ class Answer(BaseModel):
     answer: str | None  # None without a chat model: the passages are the result
     sources: list[Source]
     context: str
-    notice: str | None = None  # the reason there is no answer, worded for agents (Chinese)
+    notice: str | None = None  # the reason there is no answer, in the knowledge base's language
     status: AnswerStatus = "answered"
 
 
-def build_context(hits: Sequence[ChunkHit], max_chars: int) -> tuple[str, list[ChunkHit]]:
+def build_context(
+    hits: Sequence[ChunkHit], max_chars: int, language: Language = "en"
+) -> tuple[str, list[ChunkHit]]:
     """Numbered passages ``[n] (document > heading) text`` that fit in ``max_chars``.
 
     Passages are added whole while they fit; the first one is cut (never mid-passage for the
@@ -55,7 +67,8 @@ def build_context(hits: Sequence[ChunkHit], max_chars: int) -> tuple[str, list[C
         passage = f"[{len(used) + 1}] ({where})\n{text}"
         if size + len(passage) + 2 > max_chars:
             if not parts:
-                parts.append(passage[: max(0, max_chars - len(TRUNCATED))] + TRUNCATED)
+                cut = TRUNCATED[language]
+                parts.append(passage[: max(0, max_chars - len(cut))] + cut)
                 used.append(hit)
             break
         parts.append(passage)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from hello_pgmem.db import Database
 from hello_pgmem.embedding import Embedder
 from hello_pgmem.errors import InvalidInputError
+from hello_pgmem.i18n import Language
 from hello_pgmem.llm import ChatClient
 from hello_pgmem.models import check_name, check_user_id
 from hello_pgmem.rag import store
@@ -49,9 +50,12 @@ class KnowledgeBase(Ingest, Search):
         batch_size: int = 64,
         fusion: str = DEFAULT_FUSION,
         asked_by: str | None = None,
+        language: Language | None = None,
     ) -> None:
         """``asked_by`` is the user whose questions these are: the retrieval log files them under
-        that user (so that erasing the user erases them), else under ``rag:<namespace>``."""
+        that user (so that erasing the user erases them), else under ``rag:<namespace>``.
+        ``language`` words the notices and the chat model's instructions (default:
+        ``PGMEM_LANGUAGE`` of the database's settings)."""
         self.db = db
         self.asked_by = None if asked_by is None else check_user_id(asked_by)
         self.embedder = embedder
@@ -59,6 +63,7 @@ class KnowledgeBase(Ingest, Search):
         self.llm = llm
         self.batch_size = batch_size
         self.fusion = fusion
+        self.language: Language = language or db.settings.language
 
     def list_documents(self, limit: int = 100) -> list[DocumentInfo]:
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LISTED:

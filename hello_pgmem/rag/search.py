@@ -11,6 +11,7 @@ from typing import Any
 
 from hello_pgmem.embedding import Embedder
 from hello_pgmem.errors import InvalidInputError, LLMError
+from hello_pgmem.i18n import Language, say
 from hello_pgmem.llm import ChatClient
 from hello_pgmem.models import check_content
 from hello_pgmem.rag import store
@@ -40,6 +41,7 @@ class Search(store.Namespaced):
     llm: ChatClient | None
     fusion: str
     asked_by: str | None
+    language: Language
 
     def search(
         self,
@@ -64,9 +66,11 @@ class Search(store.Namespaced):
             log.info("no chat model configured: MQE/HyDE skipped, plain search")
         elif self.llm is not None:
             if enable_mqe:
-                variants += [("mqe", q) for q in multi_queries(self.llm, query, mqe_expansions)]
+                variants += [
+                    ("mqe", q) for q in multi_queries(self.llm, query, mqe_expansions, self.language)
+                ]
             if enable_hyde:
-                passage = hypothetical_answer(self.llm, query)
+                passage = hypothetical_answer(self.llm, query, self.language)
                 if passage:
                     variants.append(("hyde", passage))
         vectors = self.registered_embedder().encode([text for _, text in variants])
@@ -129,7 +133,7 @@ class Search(store.Namespaced):
             max_chars = 1200 if self.llm is not None else PASSAGES_ONLY_CHARS
         if isinstance(max_chars, bool) or not isinstance(max_chars, int) or not 100 <= max_chars <= 1_000_000:
             raise InvalidInputError("max_chars", "must be an integer between 100 and 1000000")
-        context, used = build_context(hits, max_chars)
+        context, used = build_context(hits, max_chars, self.language)
         sources = [
             Source(
                 number=i,
@@ -147,7 +151,9 @@ class Search(store.Namespaced):
                 answer=None,
                 sources=[],
                 context="",
-                notice="知识库中没有找到相关内容",
+                notice=say(
+                    self.language, "nothing in the knowledge base matches", "知识库中没有找到相关内容"
+                ),
                 status="no_passages",
             )
         if self.llm is None:
@@ -156,12 +162,20 @@ class Search(store.Namespaced):
                 answer=None,
                 sources=sources,
                 context=context,
-                notice="未配置大语言模型（LLM_MODEL_ID）：以下是最相关的原文片段，而不是生成的回答",
+                notice=say(
+                    self.language,
+                    "no chat model is configured (LLM_MODEL_ID): the most relevant passages follow, "
+                    "not a written answer",
+                    "未配置大语言模型（LLM_MODEL_ID）：以下是最相关的原文片段，而不是生成的回答",
+                ),
                 status="no_llm",
             )
         messages = [
-            {"role": "system", "content": ANSWER_SYSTEM},
-            {"role": "user", "content": ANSWER_USER.format(question=question, context=context)},
+            {"role": "system", "content": ANSWER_SYSTEM[self.language]},
+            {
+                "role": "user",
+                "content": ANSWER_USER[self.language].format(question=question, context=context),
+            },
         ]
         try:
             text = self.llm.complete(messages)
@@ -172,7 +186,11 @@ class Search(store.Namespaced):
                 answer=None,
                 sources=sources,
                 context=context,
-                notice=f"大语言模型调用失败（{exc}）：以下是最相关的原文片段",
+                notice=say(
+                    self.language,
+                    f"the chat model failed ({exc}): the most relevant passages follow",
+                    f"大语言模型调用失败（{exc}）：以下是最相关的原文片段",
+                ),
                 status="llm_failed",
             )
         cited = cited_numbers(text)

@@ -3,7 +3,8 @@
 A tool is either one function with an ``action`` parameter, or (``expandable=True``) one
 function per ``@tool_action`` method, named ``{tool}_{action}``. Both render to the OpenAI
 ``tools`` format. Parameters are described by JSON Schema derived from each action's signature
-and the ``Args:`` section of its docstring.
+and the ``Args:`` section of its docstring, where a ``zh:`` line under a parameter gives its
+Chinese description; the tool's language (:mod:`hello_pgmem.i18n`) picks one.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pydantic import ValidationError as PydanticValidationError
 from pydantic import validate_call
 
 from hello_pgmem.errors import HelloPgmemError
+from hello_pgmem.i18n import Language, say
 from hello_pgmem.models import validation_error
 
 log = logging.getLogger(__name__)
@@ -38,13 +40,17 @@ _JSON_TYPES: dict[type, str] = {
 }
 
 
-def tool_action(name: str | None = None, description: str | None = None) -> Callable[[F], F]:
-    """Mark a method as a tool action (``name`` defaults to the method's name)."""
+def tool_action(
+    name: str | None = None, description: str | None = None, zh: str | None = None
+) -> Callable[[F], F]:
+    """Mark a method as a tool action (``name`` defaults to the method's name); ``description``
+    in English, ``zh`` in Chinese."""
 
     def mark(method: F) -> F:
         method._tool_action = {  # type: ignore[attr-defined]
             "name": name or method.__name__.strip("_"),
             "description": description,
+            "zh": zh,
         }
         return method
 
@@ -103,29 +109,35 @@ def _schema_for(annotation: Any) -> tuple[dict[str, Any], bool]:
     return {"type": _JSON_TYPES.get(annotation, "string")}, False
 
 
-def _docstring_args(doc: str | None) -> dict[str, str]:
-    """Descriptions from a Google-style ``Args:`` section."""
+def _docstring_args(doc: str | None, language: Language = "en") -> dict[str, str]:
+    """Descriptions from a Google-style ``Args:`` section, in ``language``: a ``zh:`` line under
+    a parameter is its Chinese description (the English one where it has none)."""
     if not doc:
         return {}
     match = re.search(r"^\s*Args:\s*$(.*?)(?:^\s*(?:Returns|Raises|Examples?):\s*$|\Z)", doc, re.M | re.S)
     if not match:
         return {}
-    described: dict[str, str] = {}
-    current = None
+    described: dict[str, dict[str, str]] = {}
+    current: str | None = None
+    part = "en"
     for line in match.group(1).splitlines():
+        chinese = re.match(r"^\s*zh:\s*(.*)$", line)
         item = re.match(r"^\s*(\w+)(?:\s*\([^)]*\))?:\s*(.*)$", line)
-        if item:
-            current = item.group(1)
-            described[current] = item.group(2).strip()
+        if chinese and current:
+            part = "zh"
+            described[current]["zh"] = chinese.group(1).strip()
+        elif item:
+            current, part = item.group(1), "en"
+            described[current] = {"en": item.group(2).strip()}
         elif current and line.strip():
-            described[current] += " " + line.strip()
-    return described
+            described[current][part] += " " + line.strip()
+    return {name: texts.get(language, texts["en"]) for name, texts in described.items()}
 
 
-def parameters_of(method: Callable[..., Any]) -> list[ToolParameter]:
+def parameters_of(method: Callable[..., Any], language: Language = "en") -> list[ToolParameter]:
     """The parameters of an action method, from its signature, type hints and docstring."""
     hints = get_type_hints(method, include_extras=True)
-    described = _docstring_args(method.__doc__)
+    described = _docstring_args(method.__doc__, language)
     result = []
     for param in inspect.signature(method).parameters.values():
         if param.name == "self" or param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
@@ -194,10 +206,13 @@ class ToolText(str):
 class Tool(ABC):
     """Something an agent can call: a name, a description, parameters and ``run``."""
 
-    def __init__(self, name: str, description: str, expandable: bool = False) -> None:
+    def __init__(
+        self, name: str, description: str, expandable: bool = False, language: Language = "en"
+    ) -> None:
         self.name = name
         self.description = description
         self.expandable = expandable
+        self.language: Language = language
 
     @abstractmethod
     def run(self, parameters: Mapping[str, Any] | str | None = None, /, **kwargs: Any) -> str:
@@ -208,13 +223,15 @@ class Tool(ABC):
         """The parameters of the single-function form."""
 
     def actions(self) -> Iterator[tuple[str, Callable[..., str], str]]:
-        """``(action name, bound method, description)`` for every ``@tool_action`` method."""
+        """``(action name, bound method, description)`` for every ``@tool_action`` method, the
+        description in the tool's language."""
         for attr in dir(type(self)):
             method = getattr(type(self), attr, None)
             mark = getattr(method, "_tool_action", None)
             if mark:
                 bound = getattr(self, attr)
-                yield mark["name"], bound, mark["description"] or _first_line(method.__doc__)
+                described = (mark["zh"] if self.language == "zh" else None) or mark["description"]
+                yield mark["name"], bound, described or _first_line(method.__doc__)
 
     def to_openai_schema(self) -> dict[str, Any]:
         return openai_schema(self.name, self.description, self.get_parameters())
@@ -243,19 +260,23 @@ class ActionsTool(Tool):
             arguments = {**(parameters or {}), **kwargs}
             action = arguments.pop("action", None)
         else:
-            return "❌ 参数错误: parameters must be a JSON object"
+            return self.bad_input("parameters: must be a JSON object")
         actions = {name: method for name, method, _ in self.actions()}
         method = actions.get(action) if isinstance(action, str) else None
         if method is None:
-            return f"❌ 不支持的操作: {action}。支持的操作: {', '.join(actions)}"
+            return say(
+                self.language,
+                f"❌ unknown action: {action}. The actions: {', '.join(actions)}",
+                f"❌ 不支持的操作: {action}。支持的操作: {', '.join(actions)}",
+            )
         refused = boolean_for_number(method, arguments)
         if refused is not None:
-            return f"❌ 参数错误: {refused}: must be a number, not true or false"
+            return self.bad_input(f"{refused}: must be a number, not true or false")
         try:
             result: str = validate_call(method)(**arguments)
             return result
         except PydanticValidationError as exc:
-            return f"❌ 参数错误: {validation_error(exc)}"
+            return self.bad_input(str(validation_error(exc)))
         except HelloPgmemError as exc:
             return self.failure(action, str(exc))
         except Exception as exc:  # the agent gets a message, the log gets the traceback
@@ -266,18 +287,25 @@ class ActionsTool(Tool):
         """The references' older calling style: ``execute("search", query=...)``."""
         return self.run(action, **kwargs)
 
+    def bad_input(self, rule: str) -> str:
+        """The text for arguments that break a rule (``rule`` names the field)."""
+        return say(self.language, f"❌ invalid input: {rule}", f"❌ 参数错误: {rule}")
+
     def failure(self, action: str, message: str) -> str:
         """The text for a failed action."""
-        return f"❌ {action} failed: {message}"
+        return say(
+            self.language, f"❌ {action} failed: {message}", f"❌ 执行操作 '{action}' 时发生错误: {message}"
+        )
 
     def get_parameters(self) -> list[ToolParameter]:
         """The single-function form: ``action`` plus every action's parameters, all optional."""
         merged: dict[str, ToolParameter] = {}
         for _, method, _ in self.actions():
-            for param in parameters_of(method):
+            for param in parameters_of(method, self.language):
                 merged.setdefault(param.name, ToolParameter(param.name, param.schema, param.description))
         names = [name for name, _, _ in self.actions()]
-        action = ToolParameter("action", {"type": "string", "enum": names}, "要执行的操作", required=True)
+        described = say(self.language, "the action to run", "要执行的操作")
+        action = ToolParameter("action", {"type": "string", "enum": names}, described, required=True)
         return [action, *merged.values()]
 
 
@@ -285,10 +313,12 @@ class ActionTool(Tool):
     """One action of a parent tool, exposed as a function of its own."""
 
     def __init__(self, parent: Tool, action: str, method: Callable[..., str], description: str) -> None:
-        super().__init__(f"{parent.name}_{action}", description or f"{parent.name} {action}")
+        super().__init__(
+            f"{parent.name}_{action}", description or f"{parent.name} {action}", False, parent.language
+        )
         self.parent = parent
         self.action = action
-        self._parameters = parameters_of(method)
+        self._parameters = parameters_of(method, parent.language)
 
     def get_parameters(self) -> list[ToolParameter]:
         return self._parameters
@@ -305,6 +335,7 @@ class ToolRegistry:
     """The tools an agent may call, by name."""
 
     tools: dict[str, Tool] = field(default_factory=dict)
+    language: Language = "en"
 
     def register_tool(self, tool: Tool, auto_expand: bool = True) -> None:
         """Register ``tool``, or its per-action tools when it is expandable."""
@@ -326,5 +357,5 @@ class ToolRegistry:
     def execute_tool(self, name: str, arguments: Mapping[str, Any] | None = None) -> str:
         tool = self.tools.get(name)
         if tool is None:
-            return f"❌ 未找到工具: {name}"
+            return say(self.language, f"❌ no such tool: {name}", f"❌ 未找到工具: {name}")
         return tool.run(dict(arguments or {}))

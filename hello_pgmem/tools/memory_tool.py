@@ -3,7 +3,8 @@
 Every calling style of the references works: ``run({"action": "add", ...})``,
 ``run("add", content=...)``, ``execute("add", ...)``, and one tool per action
 (``memory_add``, ``memory_search``, ...) with ``expandable=True``. The tool never raises to the
-agent: problems come back as ``❌ …`` text naming the parameter and the rule. One deliberate
+agent: problems come back as ``❌ …`` text naming the parameter and the rule. It speaks English
+or, with ``language="zh"`` (or ``PGMEM_LANGUAGE=zh``), the reference's Chinese. One deliberate
 change from the reference: full ids on add, search and summary lines, and update/remove accept
 a full id or a unique prefix of at least 8 characters, so an agent can act on what it found.
 """
@@ -17,6 +18,7 @@ from typing import Any
 
 from hello_pgmem.db import Database
 from hello_pgmem.embedding import Embedder
+from hello_pgmem.i18n import Language, say
 from hello_pgmem.memory.manager import MemoryManager
 from hello_pgmem.models import MemoryConfig, MemoryItem, utcnow
 from hello_pgmem.perceptual.encoders import infer_modality
@@ -26,16 +28,32 @@ from hello_pgmem.tools.base import ActionsTool, ToolText, tool_action
 log = logging.getLogger(__name__)
 
 LABELS = {
-    "working": "工作记忆",
-    "episodic": "情景记忆",
-    "semantic": "语义记忆",
-    "perceptual": "感知记忆",
+    "zh": {"working": "工作记忆", "episodic": "情景记忆", "semantic": "语义记忆", "perceptual": "感知记忆"},
+    "en": {"working": "working", "episodic": "episodic", "semantic": "semantic", "perceptual": "perceptual"},
 }
 DEFAULT_TYPES = ["working", "episodic", "semantic"]
-CLEAR_ALL_WARNING = (
-    "⚠️ 危险操作：将删除当前用户的所有记忆（所有类型与知识图谱），不可恢复！\n"
-    "请使用 confirm=true 参数确认执行。"
-)
+CLEAR_ALL_WARNING = {
+    "zh": "⚠️ 危险操作：将删除当前用户的所有记忆（所有类型与知识图谱），不可恢复！\n"
+    "请使用 confirm=true 参数确认执行。",
+    "en": "⚠️ Dangerous: this deletes every memory of the user (all types and the knowledge graph) for "
+    "good.\nCall again with confirm=true to go ahead.",
+}
+DESCRIPTION = {
+    "en": "Memory tool - store and retrieve conversation history, knowledge and experience",
+    "zh": "记忆工具 - 可以存储和检索对话历史、知识和经验",
+}
+FAILED = {
+    "add": ("Adding the memory failed", "添加记忆失败"),
+    "search": ("Searching memories failed", "搜索记忆失败"),
+    "summary": ("The summary failed", "获取摘要失败"),
+    "stats": ("The statistics failed", "获取统计信息失败"),
+    "update": ("Updating the memory failed", "更新记忆失败"),
+    "remove": ("Removing the memory failed", "删除记忆失败"),
+    "forget": ("Forgetting failed", "遗忘记忆失败"),
+    "consolidate": ("Consolidation failed", "整合记忆失败"),
+    "clear_all": ("Clearing the memories failed", "清空记忆失败"),
+    "graph": ("The knowledge graph query failed", "查询知识图谱失败"),
+}
 
 
 def _preview(text: str, size: int) -> str:
@@ -54,14 +72,15 @@ def memory_data(item: MemoryItem) -> dict[str, Any]:
     }
 
 
-def memory_line(item: MemoryItem, size: int) -> str:
+def memory_line(item: MemoryItem, size: int, language: Language = "zh") -> str:
     """One memory as the tool lists it: type label, preview, importance and full id."""
-    label = LABELS.get(item.memory_type, item.memory_type)
-    return f"[{label}] {_preview(item.content, size)} (重要性: {item.importance:.2f}) [ID: {item.id}]"
+    label = LABELS[language].get(item.memory_type, item.memory_type)
+    importance = say(language, "importance", "重要性")
+    return f"[{label}] {_preview(item.content, size)} ({importance}: {item.importance:.2f}) [ID: {item.id}]"
 
 
 class MemoryTool(ActionsTool):
-    """记忆工具 - 可以存储和检索对话历史、知识和经验"""
+    """The memory tool: store and retrieve conversation history, knowledge and experience."""
 
     def __init__(
         self,
@@ -75,8 +94,12 @@ class MemoryTool(ActionsTool):
         settings: Settings | None = None,
         clock: Callable[[], datetime] | None = None,
         session_id: str | None = None,
+        language: Language | None = None,
     ) -> None:
-        super().__init__("memory", "记忆工具 - 可以存储和检索对话历史、知识和经验", expandable)
+        """``language`` is the tool's (default: ``PGMEM_LANGUAGE``, English unless set)."""
+        settings = settings or (database.settings if database else None)
+        tongue: Language = language or (settings.language if settings else Settings().language)
+        super().__init__("memory", DESCRIPTION[tongue], expandable, tongue)
         types = set(memory_types or DEFAULT_TYPES)
         self.current_session_id = session_id or f"session_{(clock or utcnow)().strftime('%Y%m%d_%H%M%S')}"
         self.conversation_count = 0
@@ -91,24 +114,20 @@ class MemoryTool(ActionsTool):
             clock=clock,
         )
 
+    def say(self, en: str, zh: str) -> str:
+        return say(self.language, en, zh)
+
     def failure(self, action: str, message: str) -> str:
-        label = {
-            "add": "添加记忆失败",
-            "search": "搜索记忆失败",
-            "summary": "获取摘要失败",
-            "stats": "获取统计信息失败",
-            "update": "更新记忆失败",
-            "remove": "删除记忆失败",
-            "forget": "遗忘记忆失败",
-            "consolidate": "整合记忆失败",
-            "clear_all": "清空记忆失败",
-            "graph": "查询知识图谱失败",
-        }.get(action, "操作失败")
+        label = self.say(*FAILED.get(action, ("The action failed", "操作失败")))
         return f"❌ {label}: {message}"
 
     # ------------------------------------------------------------------ actions
 
-    @tool_action("add", "添加记忆（working/episodic/semantic/perceptual）")
+    @tool_action(
+        "add",
+        "Add a memory (working/episodic/semantic/perceptual)",
+        zh="添加记忆（working/episodic/semantic/perceptual）",
+    )
     def add(
         self,
         content: str,
@@ -120,16 +139,25 @@ class MemoryTool(ActionsTool):
         timestamp: str | None = None,
         **extra: Any,
     ) -> str:
-        """添加记忆
+        """Add a memory.
 
         Args:
-            content: 记忆内容
-            memory_type: 记忆类型 working、episodic、semantic 或 perceptual
-            importance: 重要性 0-1，省略时自动估计
-            file_path: 感知记忆的文件路径
-            modality: 感知记忆的模态 text、image、audio、video（省略时按扩展名推断）
-            metadata: 附加元数据（其余未知参数也会存入元数据）
-            timestamp: 事件发生的时间，ISO 8601 且带时区（如 2023-05-08T13:56:00+08:00），
+            content: the memory's text
+                zh: 记忆内容
+            memory_type: the memory type: working, episodic, semantic or perceptual
+                zh: 记忆类型 working、episodic、semantic 或 perceptual
+            importance: importance 0-1, estimated when left out
+                zh: 重要性 0-1，省略时自动估计
+            file_path: the file of a perceptual memory
+                zh: 感知记忆的文件路径
+            modality: a perceptual memory's modality: text, image, audio or video (left out: from
+                the file's extension)
+                zh: 感知记忆的模态 text、image、audio、video（省略时按扩展名推断）
+            metadata: more metadata (unknown parameters are stored in it too)
+                zh: 附加元数据（其余未知参数也会存入元数据）
+            timestamp: when the event happened, ISO 8601 with a time zone (such as
+                2023-05-08T13:56:00+08:00), for long-term memories; now when left out
+                zh: 事件发生的时间，ISO 8601 且带时区（如 2023-05-08T13:56:00+08:00），
                 长期记忆可用，省略时为现在
         """
         meta = {**(metadata or {}), **extra}
@@ -143,9 +171,12 @@ class MemoryTool(ActionsTool):
         memory_id = self.memory_manager.add_memory(
             content, memory_type, importance, meta, timestamp=timestamp
         )
-        return ToolText(f"✅ 记忆已添加 (ID: {memory_id})", {"id": str(memory_id)})
+        return ToolText(
+            self.say(f"✅ Memory added (ID: {memory_id})", f"✅ 记忆已添加 (ID: {memory_id})"),
+            {"id": str(memory_id)},
+        )
 
-    @tool_action("search", "搜索相关记忆")
+    @tool_action("search", "Search related memories", zh="搜索相关记忆")
     def search(
         self,
         query: str,
@@ -156,16 +187,23 @@ class MemoryTool(ActionsTool):
         target_modality: str | None = None,
         query_modality: str = "text",
     ) -> str:
-        """搜索记忆
+        """Search memories.
 
         Args:
-            query: 搜索内容（query_modality 为 image/audio 时是文件路径）
-            limit: 最多返回条数
-            memory_type: 只搜索这一种记忆类型
-            memory_types: 只搜索这些记忆类型
-            min_importance: 最低重要性
-            target_modality: 感知记忆只返回这种模态 text、image、audio、video
-            query_modality: 查询的模态，默认 text
+            query: what to search for (a file path when query_modality is image or audio)
+                zh: 搜索内容（query_modality 为 image/audio 时是文件路径）
+            limit: the most memories to return
+                zh: 最多返回条数
+            memory_type: search this memory type only
+                zh: 只搜索这一种记忆类型
+            memory_types: search these memory types only
+                zh: 只搜索这些记忆类型
+            min_importance: the lowest importance
+                zh: 最低重要性
+            target_modality: perceptual memories of this modality only: text, image, audio, video
+                zh: 感知记忆只返回这种模态 text、image、audio、video
+            query_modality: the query's modality, text by default
+                zh: 查询的模态，默认 text
         """
         types = memory_types or ([memory_type] if memory_type else None)
         results = self.memory_manager.retrieve_memories(
@@ -178,87 +216,108 @@ class MemoryTool(ActionsTool):
         )
         found = {"memories": [memory_data(item) for item in results]}
         if not results:
-            return ToolText(f"🔍 未找到与 '{query}' 相关的记忆", found)
-        lines = [f"🔍 找到 {len(results)} 条相关记忆:"]
-        lines += [f"{i}. {memory_line(item, 80)}" for i, item in enumerate(results, 1)]
+            return ToolText(
+                self.say(f"🔍 No memory matches '{query}'", f"🔍 未找到与 '{query}' 相关的记忆"), found
+            )
+        lines = [
+            self.say(f"🔍 Found {len(results)} related memories:", f"🔍 找到 {len(results)} 条相关记忆:")
+        ]
+        lines += [f"{i}. {memory_line(item, 80, self.language)}" for i, item in enumerate(results, 1)]
         return ToolText("\n".join(lines), found)
 
-    @tool_action("summary", "记忆系统摘要")
+    @tool_action("summary", "Summary of the memory system", zh="记忆系统摘要")
     def summary(self, limit: int = 10) -> str:
-        """获取记忆摘要
+        """A summary of the memories.
 
         Args:
-            limit: 列出的重要记忆条数
+            limit: how many important memories to list
+                zh: 列出的重要记忆条数
         """
         stats = self.memory_manager.get_memory_stats()
         important = self.memory_manager.important_memories(limit=limit, min_importance=0.5)
+        session = self.current_session_id or self.say("not started", "未开始")
         lines = [
-            "📊 记忆系统摘要",
-            f"总记忆数: {stats.total_memories}",
-            f"当前会话: {self.current_session_id or '未开始'}",
-            f"对话轮次: {self.conversation_count}",
+            self.say("📊 Memory summary", "📊 记忆系统摘要"),
+            self.say(f"Memories: {stats.total_memories}", f"总记忆数: {stats.total_memories}"),
+            self.say(f"Current session: {session}", f"当前会话: {session}"),
+            self.say(f"Turns: {self.conversation_count}", f"对话轮次: {self.conversation_count}"),
             "",
-            "📋 记忆类型分布:",
+            self.say("📋 By type:", "📋 记忆类型分布:"),
         ]
-        for kind, type_stats in stats.memories_by_type.items():
-            lines.append(
-                f"  • {LABELS.get(kind, kind)}: {type_stats.count} 条 "
-                f"(平均重要性: {type_stats.avg_importance:.2f}"
-                + (
-                    f", 当前会话 {type_stats.in_session} 条, 共 {type_stats.sessions_count} 个会话)"
-                    if type_stats.in_session not in (None, type_stats.count)  # others' sessions too
-                    else ")"
+        for kind, s in stats.memories_by_type.items():
+            label = LABELS[self.language].get(kind, kind)
+            sessions = ")"
+            if s.in_session not in (None, s.count):  # others' sessions too
+                sessions = self.say(
+                    f", {s.in_session} in this session, {s.sessions_count} sessions)",
+                    f", 当前会话 {s.in_session} 条, 共 {s.sessions_count} 个会话)",
                 )
+            lines.append(
+                self.say(
+                    f"  • {label}: {s.count} (average importance: {s.avg_importance:.2f}",
+                    f"  • {label}: {s.count} 条 (平均重要性: {s.avg_importance:.2f}",
+                )
+                + sessions
             )
         if important:
-            lines += ["", f"⭐ 重要记忆 (前{len(important)}条):"]
             lines += [
-                f"  {i}. {_preview(item.content, 60)} (重要性: {item.importance:.2f}) [ID: {item.id}]"
+                "",
+                self.say(f"⭐ Most important ({len(important)}):", f"⭐ 重要记忆 (前{len(important)}条):"),
+            ]
+            word = self.say("importance", "重要性")
+            lines += [
+                f"  {i}. {_preview(item.content, 60)} ({word}: {item.importance:.2f}) [ID: {item.id}]"
                 for i, item in enumerate(important, 1)
             ]
         return "\n".join(lines)
 
-    @tool_action("stats", "记忆统计信息")
+    @tool_action("stats", "Statistics of the memory system", zh="记忆统计信息")
     def stats(self) -> str:
-        """获取统计信息"""
+        """Statistics."""
         stats = self.memory_manager.get_memory_stats()
+        session = self.current_session_id or self.say("not started", "未开始")
+        types = ", ".join(stats.enabled_types)
         return "\n".join(
             [
-                "📈 记忆系统统计",
-                f"总记忆数: {stats.total_memories}",
-                f"启用的记忆类型: {', '.join(stats.enabled_types)}",
-                f"会话ID: {self.current_session_id or '未开始'}",
-                f"对话轮次: {self.conversation_count}",
+                self.say("📈 Memory statistics", "📈 记忆系统统计"),
+                self.say(f"Memories: {stats.total_memories}", f"总记忆数: {stats.total_memories}"),
+                self.say(f"Enabled types: {types}", f"启用的记忆类型: {types}"),
+                self.say(f"Session: {session}", f"会话ID: {session}"),
+                self.say(f"Turns: {self.conversation_count}", f"对话轮次: {self.conversation_count}"),
             ]
         )
 
-    @tool_action("update", "更新记忆")
+    @tool_action("update", "Update a memory", zh="更新记忆")
     def update(self, memory_id: str, content: str | None = None, importance: float | None = None) -> str:
-        """更新记忆
+        """Update a memory.
 
         Args:
-            memory_id: 记忆ID（完整ID或至少8位的前缀）
-            content: 新内容
-            importance: 新重要性 0-1
+            memory_id: the memory's id (in full, or a prefix of at least 8 characters)
+                zh: 记忆ID（完整ID或至少8位的前缀）
+            content: the new text
+                zh: 新内容
+            importance: the new importance 0-1
+                zh: 新重要性 0-1
         """
         uid = self.memory_manager.resolve_id(memory_id)
         if self.memory_manager.update_memory(uid, content=content, importance=importance):
-            return "✅ 记忆已更新"
-        return "⚠️ 未找到要更新的记忆"
+            return self.say("✅ Memory updated", "✅ 记忆已更新")
+        return self.say("⚠️ No such memory to update", "⚠️ 未找到要更新的记忆")
 
-    @tool_action("remove", "删除记忆")
+    @tool_action("remove", "Remove a memory", zh="删除记忆")
     def remove(self, memory_id: str) -> str:
-        """删除记忆
+        """Remove a memory.
 
         Args:
-            memory_id: 记忆ID（完整ID或至少8位的前缀）
+            memory_id: the memory's id (in full, or a prefix of at least 8 characters)
+                zh: 记忆ID（完整ID或至少8位的前缀）
         """
         uid = self.memory_manager.resolve_id(memory_id)
         if self.memory_manager.remove_memory(uid):
-            return "✅ 记忆已删除"
-        return "⚠️ 未找到要删除的记忆"
+            return self.say("✅ Memory removed", "✅ 记忆已删除")
+        return self.say("⚠️ No such memory to remove", "⚠️ 未找到要删除的记忆")
 
-    @tool_action("forget", "按策略遗忘记忆")
+    @tool_action("forget", "Forget memories by a strategy", zh="按策略遗忘记忆")
     def forget(
         self,
         strategy: str = "importance_based",
@@ -266,45 +325,74 @@ class MemoryTool(ActionsTool):
         max_age_days: int = 30,
         confirm: bool = False,
     ) -> str:
-        """遗忘记忆
+        """Forget memories.
 
         Args:
-            strategy: importance_based、time_based 或 capacity_based
-            threshold: importance_based 的重要性阈值
-            max_age_days: time_based 的最大天数
-            confirm: 会遗忘全部记忆时（threshold 为 1 或 max_age_days 为 0）必须为 true
+            strategy: importance_based, time_based or capacity_based
+                zh: importance_based、time_based 或 capacity_based
+            threshold: the importance below which importance_based forgets
+                zh: importance_based 的重要性阈值
+            max_age_days: the most days time_based keeps
+                zh: time_based 的最大天数
+            confirm: must be true when every memory would be forgotten (threshold 1 or
+                max_age_days 0)
+                zh: 会遗忘全部记忆时（threshold 为 1 或 max_age_days 为 0）必须为 true
         """
         count = self.memory_manager.forget_memories(strategy, threshold, max_age_days, confirm=confirm)
-        return f"🧹 已遗忘 {count} 条记忆（策略: {strategy}）"
+        return self.say(
+            f"🧹 Forgot {count} memories (strategy: {strategy})",
+            f"🧹 已遗忘 {count} 条记忆（策略: {strategy}）",
+        )
 
-    @tool_action("restore", "恢复被遗忘的长期记忆（maintain 清除之前）")
+    @tool_action(
+        "restore",
+        "Bring forgotten long-term memories back (until maintain purges them)",
+        zh="恢复被遗忘的长期记忆（maintain 清除之前）",
+    )
     def restore(self, memory_ids: list[str] | None = None) -> str:
-        """恢复记忆
+        """Restore memories.
 
         Args:
-            memory_ids: 要恢复的记忆ID，省略时恢复全部被遗忘的长期记忆
+            memory_ids: the memories to restore; every forgotten long-term memory when left out
+                zh: 要恢复的记忆ID，省略时恢复全部被遗忘的长期记忆
         """
         count = self.memory_manager.restore_memories(memory_ids)
-        return f"♻️ 已恢复 {count} 条记忆"
+        return self.say(f"♻️ Restored {count} memories", f"♻️ 已恢复 {count} 条记忆")
 
-    @tool_action("consolidate", "把重要的短期记忆整合为长期记忆")
+    @tool_action(
+        "consolidate",
+        "Consolidate important short-term memories into long-term ones",
+        zh="把重要的短期记忆整合为长期记忆",
+    )
     def consolidate(
         self,
         from_type: str = "working",
         to_type: str = "episodic",
         importance_threshold: float = 0.7,
     ) -> str:
-        """整合记忆
+        """Consolidate memories.
 
         Args:
-            from_type: 来源类型
-            to_type: 目标类型
-            importance_threshold: 重要性阈值
+            from_type: the type to take from
+                zh: 来源类型
+            to_type: the type to move to
+                zh: 目标类型
+            importance_threshold: the lowest importance moved
+                zh: 重要性阈值
         """
         count = self.memory_manager.consolidate_memories(from_type, to_type, importance_threshold)
-        return f"🔄 已整合 {count} 条记忆为长期记忆（{from_type} → {to_type}，阈值={importance_threshold}）"
+        return self.say(
+            f"🔄 Consolidated {count} memories into long-term memory ({from_type} → {to_type}, "
+            f"threshold={importance_threshold})",
+            f"🔄 已整合 {count} 条记忆为长期记忆（{from_type} → {to_type}，阈值={importance_threshold}）",
+        )
 
-    @tool_action("graph", "查询知识图谱：实体的关系网络、两个实体之间的路径、记忆中的实体")
+    @tool_action(
+        "graph",
+        "Query the knowledge graph: an entity's network of relations, the path between two entities, "
+        "the entities of a memory",
+        zh="查询知识图谱：实体的关系网络、两个实体之间的路径、记忆中的实体",
+    )
     def graph(
         self,
         entity: str | None = None,
@@ -312,51 +400,77 @@ class MemoryTool(ActionsTool):
         target: str | None = None,
         memory_id: str | None = None,
     ) -> str:
-        """查询知识图谱
+        """Query the knowledge graph.
 
         Args:
-            entity: 实体名称（查询其关系网络与相关记忆）
-            depth: 关系网络的深度 1-3
-            target: 目标实体（与 entity 一起给出时，查询两者之间的最短路径）
-            memory_id: 记忆ID（查询这条记忆中的实体）
+            entity: an entity's name (its network of relations and its memories)
+                zh: 实体名称（查询其关系网络与相关记忆）
+            depth: the depth of the network, 1-3
+                zh: 关系网络的深度 1-3
+            target: a second entity (with entity: the shortest path between the two)
+                zh: 目标实体（与 entity 一起给出时，查询两者之间的最短路径）
+            memory_id: a memory's id (the entities in that memory)
+                zh: 记忆ID（查询这条记忆中的实体）
         """
         manager = self.memory_manager
         if memory_id is not None:
             entities = manager.memory_entities(manager.resolve_id(memory_id))
             if not entities:
-                return "🕸️ 这条记忆中没有识别出实体"
-            return "🕸️ 记忆中的实体: " + ", ".join(f"{e.name}({e.entity_type})" for e in entities)
+                return self.say("🕸️ No entity was found in this memory", "🕸️ 这条记忆中没有识别出实体")
+            names = ", ".join(f"{e.name}({e.entity_type})" for e in entities)
+            return self.say(f"🕸️ Entities of the memory: {names}", f"🕸️ 记忆中的实体: {names}")
         if entity is None:
-            return "❌ 参数错误: entity: 请给出 entity 或 memory_id"
+            return self.bad_input(
+                self.say("entity: give entity or memory_id", "entity: 请给出 entity 或 memory_id")
+            )
         if target is not None:
             steps = manager.graph_path(entity, target)
             if not steps:
-                return f"🕸️ 未找到 '{entity}' 与 '{target}' 之间的关系路径"
+                return self.say(
+                    f"🕸️ No path of relations between '{entity}' and '{target}'",
+                    f"🕸️ 未找到 '{entity}' 与 '{target}' 之间的关系路径",
+                )
             chain = "; ".join(f"{s.source} —{s.relation_type}→ {s.target}" for s in steps)
-            return f"🕸️ '{entity}' 到 '{target}' 的路径（{len(steps)} 步）: {chain}"
+            return self.say(
+                f"🕸️ The path from '{entity}' to '{target}' ({len(steps)} steps): {chain}",
+                f"🕸️ '{entity}' 到 '{target}' 的路径（{len(steps)} 步）: {chain}",
+            )
         hood = manager.graph_neighbourhood(entity, depth)
-        lines = [f"🕸️ 实体 '{hood.entity}' 的关系网络（深度 {depth}）:"]
-        lines.append("实体: " + ", ".join(f"{e.name}({e.entity_type})" for e in hood.entities))
+        lines = [
+            self.say(
+                f"🕸️ The relations of '{hood.entity}' (depth {depth}):",
+                f"🕸️ 实体 '{hood.entity}' 的关系网络（深度 {depth}）:",
+            )
+        ]
+        lines.append(
+            self.say("Entities: ", "实体: ") + ", ".join(f"{e.name}({e.entity_type})" for e in hood.entities)
+        )
         if hood.relations:
-            lines.append("关系:")
+            lines.append(self.say("Relations:", "关系:"))
             lines += [f"  {r.source} —{r.relation_type}→ {r.target}" for r in hood.relations]
         memories = manager.entity_memories(entity, limit=5)
         if memories:
-            lines.append("相关记忆:")
-            lines += [f"  {i}. {memory_line(item, 60)}" for i, item in enumerate(memories, 1)]
+            lines.append(self.say("Memories:", "相关记忆:"))
+            lines += [f"  {i}. {memory_line(item, 60, self.language)}" for i, item in enumerate(memories, 1)]
         return "\n".join(lines)
 
-    @tool_action("clear_all", "清空当前用户的所有记忆（不可恢复，需要 confirm=true）")
+    @tool_action(
+        "clear_all",
+        "Delete every memory of the user (for good; needs confirm=true)",
+        zh="清空当前用户的所有记忆（不可恢复，需要 confirm=true）",
+    )
     def clear_all(self, confirm: bool = False) -> str:
-        """清空所有记忆
+        """Clear every memory.
 
         Args:
-            confirm: 必须为 true 才会执行：所有类型的记忆与知识图谱都会被删除，不可恢复
+            confirm: must be true to go ahead: every memory of every type and the knowledge graph
+                are deleted for good
+                zh: 必须为 true 才会执行：所有类型的记忆与知识图谱都会被删除，不可恢复
         """
         if confirm is not True:
-            return CLEAR_ALL_WARNING
+            return CLEAR_ALL_WARNING[self.language]
         self.memory_manager.clear_all()
-        return "🧽 已清空所有记忆"
+        return self.say("🧽 Every memory was cleared", "🧽 已清空所有记忆")
 
     # ------------------------------------------------------------------ helpers
 

@@ -2,7 +2,8 @@
 
 Actions: add_document, add_text, search, ask, stats, list_documents, remove_document, clear.
 ``namespace`` defaults to the tool's ``rag_namespace`` (the reference used "default" whatever the
-tool was given); ``clear`` empties that namespace only. Errors come back as ``❌ …`` text.
+tool was given); ``clear`` empties that namespace only. Errors come back as ``❌ …`` text. It
+speaks English or, with ``language="zh"`` (or ``PGMEM_LANGUAGE=zh``), the reference's Chinese.
 Optionally, passages found by search or ask are stored as semantic memories of a user
 (``memory_tool=...``, ``remember_passages=True``).
 """
@@ -17,6 +18,7 @@ from pathlib import Path
 from hello_pgmem.db import Database, SharesDatabase
 from hello_pgmem.embedding import Embedder, create_embedder
 from hello_pgmem.errors import InvalidInputError
+from hello_pgmem.i18n import Language, say
 from hello_pgmem.llm import ChatClient, create_chat_client
 from hello_pgmem.rag.chunking import ChunkOverlap, ChunkSize
 from hello_pgmem.rag.knowledge import MAX_TOP_K, KnowledgeBase
@@ -27,30 +29,55 @@ from hello_pgmem.tools.memory_tool import MemoryTool
 
 log = logging.getLogger(__name__)
 
-NO_ANSWER = (
-    "🤔 抱歉，我在知识库中没有找到与「{q}」相关的信息。\n\n💡 建议：\n• 尝试使用更简洁的关键词\n"
-    "• 检查是否已添加相关文档\n• 使用 stats 操作查看知识库状态"
-)
-CLEAR_WARNING = "⚠️ 危险操作：清空知识库将删除所有数据！\n请使用 confirm=true 参数确认执行。"
+NO_ANSWER = {
+    "zh": "🤔 抱歉，我在知识库中没有找到与「{q}」相关的信息。\n\n💡 建议：\n• 尝试使用更简洁的关键词\n"
+    "• 检查是否已添加相关文档\n• 使用 stats 操作查看知识库状态",
+    "en": "🤔 Sorry, the knowledge base has nothing about '{q}'.\n\n💡 Try:\n• fewer, plainer keywords\n"
+    "• checking that the documents were added\n• the stats action, to see what the knowledge base holds",
+}
+CLEAR_WARNING = {
+    "zh": "⚠️ 危险操作：清空知识库将删除所有数据！\n请使用 confirm=true 参数确认执行。",
+    "en": "⚠️ Dangerous: clearing the knowledge base deletes all of its data!\nCall again with confirm=true "
+    "to go ahead.",
+}
+DESCRIPTION = {
+    "en": "Knowledge base tool - add documents, retrieve knowledge and answer questions from the "
+    "knowledge base",
+    "zh": "知识库工具 - 添加文档、检索知识并基于知识库回答问题",
+}
 REMEMBER_MIN_SCORE = 0.6
 
 
-def _ingested(kind: str, name: str, result: IngestResult, namespace: str) -> str:
-    """The report of an ingested document or text (kind 文档 or 文本), as the reference words it."""
-    head = f"✅ {kind}已添加到知识库" if result.status != "unchanged" else f"✅ {kind}未变化，已跳过"
-    return (
-        f"{head}: {name}\n📊 分块数量: {result.chunks}\n⏱️ 处理时间: {result.elapsed_ms}ms\n"
-        f"📝 命名空间: {namespace}"
+def _ingested(language: Language, document: bool, name: str, result: IngestResult, namespace: str) -> str:
+    """The report of an ingested document or text, as the reference words it."""
+    if language == "zh":
+        kind = "文档" if document else "文本"
+        head = f"✅ {kind}已添加到知识库" if result.status != "unchanged" else f"✅ {kind}未变化，已跳过"
+        return (
+            f"{head}: {name}\n📊 分块数量: {result.chunks}\n⏱️ 处理时间: {result.elapsed_ms}ms\n"
+            f"📝 命名空间: {namespace}"
+        )
+    kind = "Document" if document else "Text"
+    head = (
+        f"✅ {kind} added to the knowledge base"
+        if result.status != "unchanged"
+        else f"✅ {kind} unchanged, skipped"
     )
+    took = result.elapsed_ms
+    return f"{head}: {name}\n📊 Chunks: {result.chunks}\n⏱️ Took: {took}ms\n📝 Namespace: {namespace}"
 
 
-def ingest_report(results: list[IngestResult], namespace: str) -> str:
+def ingest_report(results: list[IngestResult], namespace: str, language: Language = "en") -> str:
     """Files and folders ingested: a count, a line per file, and the reason of every file skipped
     or failed."""
     undone = [r for r in results if r.status in ("skipped", "failed")]
     failed = sum(r.status == "failed" for r in results)
     skipped = len(undone) - failed
-    head = f"✅ 已处理 {len(results)} 个文件，跳过 {skipped} 个，失败 {failed} 个（命名空间 {namespace}）"
+    head = say(
+        language,
+        f"✅ {len(results)} files, {skipped} skipped, {failed} failed (namespace {namespace})",
+        f"✅ 已处理 {len(results)} 个文件，跳过 {skipped} 个，失败 {failed} 个（命名空间 {namespace}）",
+    )
     lines = [f"{r.status}: {r.source_path or r.document_id} ({r.chunks} chunks)" for r in results]
     return "\n".join([head, *lines, *(f"  {r.status}: {r.error}" for r in undone)])
 
@@ -63,7 +90,7 @@ def _check_limit(limit: int) -> int:
 
 
 class RAGTool(ActionsTool, SharesDatabase):
-    """知识库工具 - 添加文档、检索知识并基于知识库回答问题"""
+    """The knowledge base tool: add documents, retrieve knowledge, answer with citations."""
 
     def __init__(
         self,
@@ -82,17 +109,20 @@ class RAGTool(ActionsTool, SharesDatabase):
         namespaces: Collection[str] | None = None,
         user_id: str | None = None,
         files_root: Path | None = None,
+        language: Language | None = None,
     ) -> None:
         """``namespaces`` limits which namespaces an agent may name (default: any, as the
         reference); give it when the tool serves one tenant, so ``namespace=`` cannot reach
         another's documents. ``user_id`` is who asks: the retrieval log files its questions under
         that user. ``files_root`` confines ``add_document`` to one folder (relative names inside
-        it, no link followed), as the MCP server over HTTP does."""
-        super().__init__("rag", "知识库工具 - 添加文档、检索知识并基于知识库回答问题", expandable)
+        it, no link followed), as the MCP server over HTTP does. ``language`` is the tool's (default:
+        ``PGMEM_LANGUAGE``, English unless set)."""
+        self.settings = settings or (database.settings if database else Settings())
+        tongue: Language = language or self.settings.language
+        super().__init__("rag", DESCRIPTION[tongue], expandable, tongue)
         self.knowledge_base_path = Path(knowledge_base_path)
         self.collection_name = collection_name
         self.rag_namespace = rag_namespace
-        self.settings = settings or (database.settings if database else Settings())
         self.db, self._owns_db = Database.shared(database, self.settings)
         self._embedder = embedder
         self.llm = llm if llm is not None else create_chat_client(self.settings)
@@ -112,7 +142,7 @@ class RAGTool(ActionsTool, SharesDatabase):
             if self._embedder is None:
                 self._embedder = create_embedder(self.settings)
             self._bases[name] = KnowledgeBase(
-                self.db, self._embedder, name, llm=self.llm, asked_by=self.user_id
+                self.db, self._embedder, name, llm=self.llm, asked_by=self.user_id, language=self.language
             )
         return self._bases[name]
 
@@ -133,12 +163,16 @@ class RAGTool(ActionsTool, SharesDatabase):
                 continue
         return None
 
-    def failure(self, action: str, message: str) -> str:
-        return f"❌ 执行操作 '{action}' 时发生错误: {message}"
+    def say(self, en: str, zh: str) -> str:
+        return say(self.language, en, zh)
 
     # ------------------------------------------------------------------ actions
 
-    @tool_action("add_document", "把文件（Markdown、PDF、Word、Excel、HTML 等）加入知识库")
+    @tool_action(
+        "add_document",
+        "Add a file (Markdown, PDF, Word, Excel, HTML, …) to the knowledge base",
+        zh="把文件（Markdown、PDF、Word、Excel、HTML 等）加入知识库",
+    )
     def add_document(
         self,
         file_path: str,
@@ -147,27 +181,33 @@ class RAGTool(ActionsTool, SharesDatabase):
         chunk_size: ChunkSize = 800,
         chunk_overlap: ChunkOverlap = 100,
     ) -> str:
-        """添加文档
+        """Add a document.
 
         Args:
-            file_path: 文件路径（相对路径先在当前目录找，再在知识库目录找）
-            document_id: 文档ID，省略时用文件路径
-            namespace: 命名空间，默认是工具的命名空间
-            chunk_size: 分块大小（token）
-            chunk_overlap: 分块重叠（token）
+            file_path: the file's path (a relative one is looked for in the current folder, then
+                in the knowledge base's folder)
+                zh: 文件路径（相对路径先在当前目录找，再在知识库目录找）
+            document_id: the document's id, the file path when left out
+                zh: 文档ID，省略时用文件路径
+            namespace: the namespace, the tool's by default
+                zh: 命名空间，默认是工具的命名空间
+            chunk_size: the size of a chunk (tokens)
+                zh: 分块大小（token）
+            chunk_overlap: the overlap of chunks (tokens)
+                zh: 分块重叠（token）
         """
         path = self._find_file(file_path)
         if path is None:
-            return f"❌ 文件不存在: {file_path[:200]}"
+            return self.say(f"❌ No such file: {file_path[:200]}", f"❌ 文件不存在: {file_path[:200]}")
         kb = self.knowledge_base(namespace)
         result = kb.add_document(
             path, document_id, chunk_size=chunk_size, chunk_overlap=chunk_overlap, root=self.files_root
         )
         if result.chunks == 0:
-            return f"⚠️ 未能从文件解析内容: {path.name}"
-        return _ingested("文档", path.name, result, kb.namespace)
+            return self.say(f"⚠️ No text could be read from {path.name}", f"⚠️ 未能从文件解析内容: {path.name}")
+        return _ingested(self.language, True, path.name, result, kb.namespace)
 
-    @tool_action("add_text", "把一段文本加入知识库")
+    @tool_action("add_text", "Add a text to the knowledge base", zh="把一段文本加入知识库")
     def add_text(
         self,
         text: str,
@@ -176,24 +216,30 @@ class RAGTool(ActionsTool, SharesDatabase):
         chunk_size: ChunkSize = 800,
         chunk_overlap: ChunkOverlap = 100,
     ) -> str:
-        """添加文本
+        """Add a text.
 
         Args:
-            text: 文本内容（支持 Markdown）
-            document_id: 文档ID，省略时由内容生成；相同ID再次添加会替换旧内容
-            namespace: 命名空间，默认是工具的命名空间
-            chunk_size: 分块大小（token）
-            chunk_overlap: 分块重叠（token）
+            text: the text (Markdown)
+                zh: 文本内容（支持 Markdown）
+            document_id: the document's id, made from the text when left out; adding the same id
+                again replaces the old text
+                zh: 文档ID，省略时由内容生成；相同ID再次添加会替换旧内容
+            namespace: the namespace, the tool's by default
+                zh: 命名空间，默认是工具的命名空间
+            chunk_size: the size of a chunk (tokens)
+                zh: 分块大小（token）
+            chunk_overlap: the overlap of chunks (tokens)
+                zh: 分块重叠（token）
         """
         if not text.strip():
-            return "❌ 文本内容不能为空"
+            return self.say("❌ text: must not be empty", "❌ 文本内容不能为空")
         kb = self.knowledge_base(namespace)
         result = kb.add_text(text, document_id, chunk_size=chunk_size, chunk_overlap=chunk_overlap)
         if result.chunks == 0:
-            return "⚠️ 未能从文本生成有效分块"
-        return _ingested("文本", result.document_id, result, kb.namespace)
+            return self.say("⚠️ The text gave no chunk", "⚠️ 未能从文本生成有效分块")
+        return _ingested(self.language, False, result.document_id, result, kb.namespace)
 
-    @tool_action("search", "在知识库中检索相关片段")
+    @tool_action("search", "Search the knowledge base for related passages", zh="在知识库中检索相关片段")
     def search(
         self,
         query: str | None = None,
@@ -205,21 +251,29 @@ class RAGTool(ActionsTool, SharesDatabase):
         namespace: str | None = None,
         document_ids: list[str] | None = None,
     ) -> str:
-        """搜索知识库
+        """Search the knowledge base.
 
         Args:
-            query: 搜索内容
-            question: query 的别名
-            limit: 最多返回条数
-            min_score: 最低相似度（余弦）
-            enable_advanced_search: 启用 MQE 与 HyDE 查询扩展（需要大语言模型）
-            include_citations: 显示章节
-            namespace: 命名空间，默认是工具的命名空间
-            document_ids: 只在这些文档中搜索
+            query: what to search for
+                zh: 搜索内容
+            question: another name of query
+                zh: query 的别名
+            limit: the most passages to return
+                zh: 最多返回条数
+            min_score: the lowest similarity (cosine)
+                zh: 最低相似度（余弦）
+            enable_advanced_search: MQE and HyDE query expansion (needs a chat model)
+                zh: 启用 MQE 与 HyDE 查询扩展（需要大语言模型）
+            include_citations: show the sections
+                zh: 显示章节
+            namespace: the namespace, the tool's by default
+                zh: 命名空间，默认是工具的命名空间
+            document_ids: search these documents only
+                zh: 只在这些文档中搜索
         """
         text = (query or question or "").strip()
         if not text:
-            return "❌ 搜索查询不能为空"
+            return self.say("❌ query: must not be empty", "❌ 搜索查询不能为空")
         hits = self.knowledge_base(namespace).search(
             text,
             _check_limit(limit),
@@ -230,20 +284,28 @@ class RAGTool(ActionsTool, SharesDatabase):
         )
         found = {"chunks": [hit.model_dump(mode="json") for hit in hits]}
         if not hits:
-            return ToolText(f"🔍 未找到与 '{text}' 相关的内容", found)
+            return ToolText(
+                self.say(f"🔍 Nothing matches '{text}'", f"🔍 未找到与 '{text}' 相关的内容"), found
+            )
         self._remember(hits)
-        lines = ["搜索结果："]
+        lines = [self.say("Results:", "搜索结果：")]
         for i, hit in enumerate(hits, 1):
+            where = hit.source_path or hit.document_id
+            similarity = hit.vector_score
             lines.append(
-                f"\n{i}. 文档: **{hit.source_path or hit.document_id}** "
-                f"(相似度: {hit.vector_score:.3f}, 排序得分: {hit.score:.3f})"
+                self.say(
+                    f"\n{i}. Document: **{where}** (similarity: {similarity:.3f}, score: {hit.score:.3f})",
+                    f"\n{i}. 文档: **{where}** (相似度: {hit.vector_score:.3f}, 排序得分: {hit.score:.3f})",
+                )
             )
             lines.append(f"   {hit.content[:200]}...")
             if include_citations and hit.heading_path:
-                lines.append(f"   章节: {' > '.join(hit.heading_path)}")
+                lines.append(self.say("   Section: ", "   章节: ") + " > ".join(hit.heading_path))
         return ToolText("\n".join(lines), found)
 
-    @tool_action("ask", "基于知识库回答问题并给出引用")
+    @tool_action(
+        "ask", "Answer a question from the knowledge base, with citations", zh="基于知识库回答问题并给出引用"
+    )
     def ask(
         self,
         question: str | None = None,
@@ -254,20 +316,27 @@ class RAGTool(ActionsTool, SharesDatabase):
         max_chars: int = 1200,
         namespace: str | None = None,
     ) -> str:
-        """智能问答
+        """Answer a question.
 
         Args:
-            question: 问题
-            query: question 的别名
-            limit: 检索的片段数
-            enable_advanced_search: 启用 MQE 与 HyDE 查询扩展
-            include_citations: 列出参考来源
-            max_chars: 提供给模型的上下文最大字符数
-            namespace: 命名空间，默认是工具的命名空间
+            question: the question
+                zh: 问题
+            query: another name of question
+                zh: question 的别名
+            limit: how many passages to retrieve
+                zh: 检索的片段数
+            enable_advanced_search: MQE and HyDE query expansion
+                zh: 启用 MQE 与 HyDE 查询扩展
+            include_citations: list the sources
+                zh: 列出参考来源
+            max_chars: the most characters of context given to the model
+                zh: 提供给模型的上下文最大字符数
+            namespace: the namespace, the tool's by default
+                zh: 命名空间，默认是工具的命名空间
         """
         text = (question or query or "").strip()
         if not text:
-            return "❌ 问题不能为空"
+            return self.say("❌ question: must not be empty", "❌ 问题不能为空")
         started = self.clock()
         kb = self.knowledge_base(namespace)
         answer = kb.ask(
@@ -279,36 +348,45 @@ class RAGTool(ActionsTool, SharesDatabase):
         )
         elapsed = int((self.clock() - started) * 1000)
         if not answer.sources:
-            return NO_ANSWER.format(q=text)
-        lines = ["🤖 **智能问答结果**", ""]
+            return NO_ANSWER[self.language].format(q=text)
+        lines = [self.say("🤖 **Answer**", "🤖 **智能问答结果**"), ""]
         lines.append(answer.answer if answer.answer is not None else f"{answer.notice}\n\n{answer.context}")
         if include_citations:
-            lines += ["", "📚 **参考来源**"]
+            lines += ["", self.say("📚 **Sources**", "📚 **参考来源**")]
             for source in answer.sources:
                 mark = "🟢" if source.similarity > 0.8 else "🟡" if source.similarity > 0.6 else "🔵"
                 where = " > ".join(source.heading_path)
                 name = Path(source.source_path).name if source.source_path else source.document_id
-                lines.append(
-                    f"{mark} [{source.number}] {name}{' — ' + where if where else ''} "
-                    f"(相似度: {source.similarity:.3f}, 排序得分: {source.score:.3f})"
+                scores = self.say(
+                    f"(similarity: {source.similarity:.3f}, score: {source.score:.3f})",
+                    f"(相似度: {source.similarity:.3f}, 排序得分: {source.score:.3f})",
                 )
+                lines.append(f"{mark} [{source.number}] {name}{' — ' + where if where else ''} {scores}")
         average = sum(s.similarity for s in answer.sources) / len(answer.sources)
-        lines.append(f"\n⚡ 用时: {elapsed}ms | 平均相似度: {average:.3f}")
+        lines.append(
+            self.say(
+                f"\n⚡ Took: {elapsed}ms | average similarity: {average:.3f}",
+                f"\n⚡ 用时: {elapsed}ms | 平均相似度: {average:.3f}",
+            )
+        )
         return "\n".join(lines)
 
-    @tool_action("stats", "知识库统计信息")
+    @tool_action("stats", "Statistics of the knowledge base", zh="知识库统计信息")
     def stats(self, namespace: str | None = None) -> str:
-        """知识库统计
+        """Knowledge base statistics.
 
         Args:
-            namespace: 命名空间，默认是工具的命名空间
+            namespace: the namespace, the tool's by default
+                zh: 命名空间，默认是工具的命名空间
         """
         stats = self.knowledge_base(namespace).stats()
-        return "\n".join(
-            [
+        schema = self.settings.schema_name
+        configured = self.llm is not None
+        if self.language == "zh":
+            lines = [
                 "📊 **RAG 知识库统计**",
                 f"📝 命名空间: {stats.namespace}",
-                f"📦 存储: PostgreSQL 模式 {self.settings.schema_name}（documents、chunks 表，pgvector）",
+                f"📦 存储: PostgreSQL 模式 {schema}（documents、chunks 表，pgvector）",
                 f"📄 文档数: {stats.documents}",
                 f"📊 文档分块数: {stats.chunks}",
                 f"🔢 向量维度: {stats.dimension} ({stats.embedding_model})",
@@ -316,54 +394,89 @@ class RAGTool(ActionsTool, SharesDatabase):
                 "",
                 "🟢 **系统状态**",
                 "✅ RAG 管道: 正常",
-                "✅ LLM 连接: 已配置" if self.llm is not None else "⚪ LLM 连接: 未配置（ask 返回原文片段）",
+                "✅ LLM 连接: 已配置" if configured else "⚪ LLM 连接: 未配置（ask 返回原文片段）",
             ]
-        )
+        else:
+            lines = [
+                "📊 **RAG knowledge base**",
+                f"📝 Namespace: {stats.namespace}",
+                f"📦 Storage: PostgreSQL schema {schema} (tables documents, chunks; pgvector)",
+                f"📄 Documents: {stats.documents}",
+                f"📊 Chunks: {stats.chunks}",
+                f"🔢 Vector dimension: {stats.dimension} ({stats.embedding_model})",
+                "📎 Distance: cosine",
+                "",
+                "🟢 **Status**",
+                "✅ RAG pipeline: working",
+                "✅ Chat model: configured"
+                if configured
+                else "⚪ Chat model: not configured (ask returns the passages)",
+            ]
+        return "\n".join(lines)
 
-    @tool_action("list_documents", "列出知识库中的文档")
+    @tool_action("list_documents", "List the documents of the knowledge base", zh="列出知识库中的文档")
     def list_documents(self, namespace: str | None = None, limit: int = 50) -> str:
-        """列出文档
+        """List documents.
 
         Args:
-            namespace: 命名空间，默认是工具的命名空间
-            limit: 最多列出多少个
+            namespace: the namespace, the tool's by default
+                zh: 命名空间，默认是工具的命名空间
+            limit: the most documents to list
+                zh: 最多列出多少个
         """
         kb = self.knowledge_base(namespace)
         documents = kb.list_documents(limit)
         if not documents:
-            return f"📚 命名空间 {kb.namespace} 中还没有文档"
-        lines = [f"📚 知识库文档（命名空间: {kb.namespace}，共 {len(documents)} 个）:"]
+            return self.say(
+                f"📚 Namespace {kb.namespace} has no document yet", f"📚 命名空间 {kb.namespace} 中还没有文档"
+            )
+        lines = [
+            self.say(
+                f"📚 Documents (namespace: {kb.namespace}, {len(documents)} in all):",
+                f"📚 知识库文档（命名空间: {kb.namespace}，共 {len(documents)} 个）:",
+            )
+        ]
         lines += [
-            f"{i}. {d.id} — {d.chunks} 块, {d.tokens} tokens, 更新于 {d.updated_at[:19]}"
+            self.say(
+                f"{i}. {d.id} — {d.chunks} chunks, {d.tokens} tokens, updated {d.updated_at[:19]}",
+                f"{i}. {d.id} — {d.chunks} 块, {d.tokens} tokens, 更新于 {d.updated_at[:19]}",
+            )
             for i, d in enumerate(documents, 1)
         ]
         return "\n".join(lines)
 
-    @tool_action("remove_document", "从知识库删除一个文档")
+    @tool_action("remove_document", "Remove a document from the knowledge base", zh="从知识库删除一个文档")
     def remove_document(self, document_id: str, namespace: str | None = None) -> str:
-        """删除文档
+        """Remove a document.
 
         Args:
-            document_id: 文档ID
-            namespace: 命名空间，默认是工具的命名空间
+            document_id: the document's id
+                zh: 文档ID
+            namespace: the namespace, the tool's by default
+                zh: 命名空间，默认是工具的命名空间
         """
         if self.knowledge_base(namespace).remove_document(document_id):
-            return f"✅ 文档已删除: {document_id}"
-        return f"⚠️ 未找到文档: {document_id}"
+            return self.say(f"✅ Document removed: {document_id}", f"✅ 文档已删除: {document_id}")
+        return self.say(f"⚠️ No such document: {document_id}", f"⚠️ 未找到文档: {document_id}")
 
-    @tool_action("clear", "清空一个命名空间的知识库")
+    @tool_action("clear", "Empty the knowledge base of one namespace", zh="清空一个命名空间的知识库")
     def clear(self, confirm: bool = False, namespace: str | None = None) -> str:
-        """清空知识库
+        """Clear the knowledge base.
 
         Args:
-            confirm: 必须为 true 才会执行
-            namespace: 命名空间，默认是工具的命名空间
+            confirm: must be true to go ahead
+                zh: 必须为 true 才会执行
+            namespace: the namespace, the tool's by default
+                zh: 命名空间，默认是工具的命名空间
         """
         if not confirm:
-            return CLEAR_WARNING
+            return CLEAR_WARNING[self.language]
         kb = self.knowledge_base(namespace)
         kb.clear()
-        return f"✅ 知识库已成功清空（命名空间：{kb.namespace}）"
+        return self.say(
+            f"✅ The knowledge base was cleared (namespace: {kb.namespace})",
+            f"✅ 知识库已成功清空（命名空间：{kb.namespace}）",
+        )
 
     # ------------------------------------------------------------------ helpers
 
