@@ -78,6 +78,15 @@ def test_citus_up_without_an_installed_citus_says_how_to_get_one(tmp_path: Path)
     assert down.returncode == 0 and "no Citus node runs under" in down.stdout
 
 
+def test_status_under_a_fresh_home_does_not_call_another_homes_server_up(tmp_path: Path) -> None:
+    """The development server of the default home answers on the port; a fresh home has none."""
+    assert run("status").returncode == 0
+    fresh = run("status", PGMEM_HOME=str(tmp_path / "fresh"))
+    assert fresh.returncode == 1, fresh.stdout
+    assert f"no development database runs under {tmp_path / 'fresh'}" in fresh.stdout + fresh.stderr
+    assert "answered by another server" in fresh.stdout + fresh.stderr
+
+
 def test_a_citus_url_without_citus_is_refused_with_the_variable_named(server_url: str) -> None:
     """PGMEM_CITUS_URL must name a coordinator: the development server (no citus extension) is
     refused before any database is made."""

@@ -75,13 +75,22 @@ def down() -> str:
 
 
 def status() -> tuple[bool, str]:
-    """Whether the server answers, and a one-line description."""
-    name = "DATABASE_URL" if os.environ.get("DATABASE_URL") else "the development database"
+    """Whether the server answers, and a one-line description. Without DATABASE_URL the server
+    must be this home's (PGMEM_HOME): one that answers on the port for another home, or another
+    program, is named as such, and the status is down."""
+    configured = bool(os.environ.get("DATABASE_URL"))
+    name = "DATABASE_URL" if configured else "the development database"
     target = database_url()
     try:
         version = check_url(target, name)
     except DatabaseUnavailableError as exc:
         return False, f"down: {exc}"
+    db = DevDB.from_env()
+    if not configured and not running(db) and (db.root.exists() or not docker.available()):
+        return False, (
+            f"down: no development database runs under {db.home}; port {db.port} is answered by another "
+            f"server (PostgreSQL {version}: another PGMEM_HOME's, or another program's)"
+        )
     return True, f"up: PostgreSQL {version} at {target}"
 
 
