@@ -120,6 +120,14 @@ memories = Table(
         server_default=text("now()"),
         comment="When the memory was stored.",
     ),
+    Column(  # revision 0019
+        "seq",
+        BigInteger,
+        nullable=False,
+        server_default=text("nextval('memories_seq'::regclass)"),
+        comment="The order the memory was added in (memories_seq; a batch's rows in their order): "
+        "a session's memories with equal created_at are ordered by it.",
+    ),
     PrimaryKeyConstraint("user_id", "id", name="memories_pkey"),
     CheckConstraint("btrim(user_id) <> '' AND length(user_id) <= 255", name="memories_user_id"),
     CheckConstraint(f"memory_type IN {MEMORY_TYPES!r}", name="memories_memory_type"),
@@ -133,7 +141,7 @@ memories = Table(
         "(text_embedding IS NULL) = (text_embedding_model IS NULL)", name="memories_text_embedding_model"
     ),
     Index("memories_user_type_created", "user_id", "memory_type", "created_at"),
-    Index("memories_user_session", "user_id", "session_id", "created_at"),
+    Index("memories_user_session_order", "user_id", "session_id", "created_at", "seq"),
     Index(
         "memories_user_lexemes",
         "user_id",

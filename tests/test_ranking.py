@@ -207,3 +207,42 @@ def test_vector_scoring_is_cosine_order_with_type_caps(
         query, memory_types=["episodic", "semantic"], limit=10, per_type_limit=2, scoring="vector"
     )
     assert len(capped) == 4 and sorted(m.memory_type for m in capped) == ["episodic"] * 2 + ["semantic"] * 2
+
+
+def test_a_session_imported_with_one_time_ranks_as_with_a_time_per_turn(
+    make_manager: Callable[..., MemoryManager], clock: Clock
+) -> None:
+    """A chat log imported with its sessions' dates only (every turn of a session at one time)
+    ranks as the same log with a time per turn: a memory's neighbours are the turns added next
+    to it, whatever the clock says (revision 0019)."""
+    sessions = []
+    for s in range(6):
+        turns = chatter(12, seed=100 + s)
+        turns[5] = f"Alice: we finally adopted the puppy from the shelter on trip {s}"
+        turns[6] = "Bob: so what did you name it?"
+        turns[7] = f"Alice: Biscuit number {s}, like the little cookie"
+        sessions.append(turns)
+    start = clock() - timedelta(days=60)
+    by_turn, by_session = make_manager("per_turn"), make_manager("per_session")
+    for s, turns in enumerate(sessions):
+        day = start + timedelta(days=s)
+        meta = [{"session_id": f"s{s}"} for _ in turns]
+        by_turn.add_memories(
+            turns,
+            "episodic",
+            metadata=meta,
+            timestamps=[day + timedelta(seconds=i) for i in range(len(turns))],
+        )
+        by_session.add_memories(turns, "episodic", metadata=meta, timestamps=[day] * len(turns))
+    for question in (
+        "What did Alice name the puppy she adopted?",
+        "the shelter puppy's name",
+        "little cookie",
+    ):
+        ranked = [
+            [m.content for m in manager.retrieve_memories(question, limit=10, track_access=False)]
+            for manager in (by_turn, by_session)
+        ]
+        assert ranked[0] == ranked[1], question
+    [first, *_] = by_session.retrieve_memories("What did Alice name the puppy she adopted?", limit=10)
+    assert "Biscuit" in first.content or "puppy" in first.content

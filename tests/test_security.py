@@ -24,6 +24,7 @@ from hello_pgmem import (
     KnowledgeBase,
     Settings,
     ValidationError,
+    migrations,
 )
 from hello_pgmem.cli import main
 from hello_pgmem.memory import MemoryManager
@@ -280,3 +281,43 @@ def test_grant_prints_idempotent_sql(
     monkeypatch.setenv("DATABASE_URL", deployment.app.database_url)  # not allowed to grant
     assert main(["grant", "--app", app, "--apply"]) == 1
     assert "run hello-pgmem grant --apply as a superuser" in capsys.readouterr().err
+
+
+@pytest.mark.one_server
+def test_an_upgrade_keeps_the_app_role_able_to_add_memories(test_server: TestServer, server_url: str) -> None:
+    """Revision 0019 adds a sequence that every insert into memories takes a number from: a role
+    granted before the upgrade can still add memories after it, without running grant again,
+    and the memories it had keep their order."""
+    suffix = uuid.uuid4().hex[:8]
+    owner, app = f"pgmem_owner_{suffix}", f"pgmem_app_{suffix}"
+    url = test_server.create_database(f"pgmem_upgrade_{suffix}")
+    superuser = test_server.settings(url)
+    as_owner, as_app = (
+        superuser.model_copy(update={"database_url": make_conninfo(url, user=role)}) for role in (owner, app)
+    )
+    try:
+        with psycopg.connect(url) as conn:
+            grants.apply(conn, grants.owner_statements(conn, superuser, owner, create=True))
+        migrations.upgrade(as_owner, "0018")
+        with psycopg.connect(url) as conn:
+            grants.apply(conn, grants.role_statements(conn, superuser, app, None, create=True))
+        with psycopg.connect(url) as conn:  # memories of the old revision (the library needs the newest)
+            conn.execute("SELECT set_config('pgmem.user_id', 'carol', true)")  # the triggers' scope
+            conn.execute(
+                "INSERT INTO pgmem.memories (user_id, id, memory_type, content, session_id, created_at)"
+                " VALUES ('carol', gen_random_uuid(), 'episodic', 'Carol: second', 's', now()),"
+                " ('carol', gen_random_uuid(), 'episodic', 'Carol: first', 's', now() - interval '1 minute')"
+            )
+        migrations.upgrade(as_owner)
+        embedder = HashingEmbedder()
+        with Database(as_app) as db:
+            manager = MemoryManager(user_id="carol", database=db, embedder=embedder)
+            manager.add_memories(["Carol: third", "Carol: fourth"], "episodic", metadata=[{"session_id": "s"}] * 2)
+            with db.transaction("carol") as conn:
+                rows = conn.execute("SELECT content FROM memories ORDER BY seq").fetchall()
+        assert [r[0] for r in rows] == ["Carol: first", "Carol: second", "Carol: third", "Carol: fourth"]
+    finally:
+        test_server.drop_database(url)
+        with psycopg.connect(server_url, autocommit=True) as conn:
+            for role in (app, owner):
+                conn.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(sql.Identifier(role)))

@@ -30,7 +30,7 @@ EXPORTS: dict[str, str] = {
     "memory": """SELECT id, memory_type, content, importance, session_id, modality, metadata, created_at,
                         updated_at, last_accessed_at, access_count, forgotten_at, embedding::text,
                         embedding_model, text_embedding::text, text_embedding_model
-                 FROM memories WHERE user_id = %(user_id)s ORDER BY created_at, id""",
+                 FROM memories WHERE user_id = %(user_id)s ORDER BY created_at, seq""",
     "working": """SELECT id, session_id, content, importance, metadata, token_count, created_at, expires_at
                   FROM working_memories WHERE user_id = %(user_id)s ORDER BY created_at, id""",
     "entity": """SELECT id, name, name_norm, entity_type, properties, created_at, updated_at
