@@ -29,6 +29,9 @@ def day(year: int, month: int, date: int) -> datetime:
         ("三月十六号的会议", day(2024, 3, 16), day(2024, 3, 17)),
         ("十一月去了哪里", day(2023, 11, 1), day(2023, 12, 1)),  # the last November that has begun
         ("上周的会议说了什么", day(2024, 3, 11), day(2024, 3, 18)),
+        ("Which airline did I fly with the most in January and February?", day(2024, 1, 1), day(2024, 3, 1)),
+        ("What concerts did I attend in the past two months?", day(2024, 1, 19), NOW),
+        ("What did I cook on Monday?", day(2024, 3, 18), day(2024, 3, 19)),
     ],
 )
 def test_a_named_time_becomes_the_period_it_names(question: str, start: datetime, end: datetime) -> None:
@@ -45,6 +48,14 @@ def test_a_named_time_becomes_the_period_it_names(question: str, start: datetime
         "When did Caroline go to the support group?",  # "when" asks for a time, names none
         "David prefers jazz on weekends",  # a weekend is no period named
         "周末喜欢吃饺子",
+        # none of these is a date (LongMemEval's questions): a year inside a word, a duration, a
+        # frequency, weekdays in names, and "we", which dateparser reads as Wednesday
+        "How many pre-1920 American coins do I have in my collection?",
+        "How many autographed baseballs did I add in the first three months of collecting?",
+        "How many days a week do I attend fitness classes?",
+        "How many days passed between the Sunday mass at St. Mary's and the Ash Wednesday service?",
+        "I think we discussed work from home jobs for seniors earlier.",
+        "Did I use the $5 coupon on coffee creamer?",
     ],
 )
 def test_no_time_is_read_where_none_is_named(question: str) -> None:

@@ -60,6 +60,70 @@ _TIME_WORDS = re.compile(
 )
 
 
+_MONTH = (
+    r"january|february|march|april|may|june|july|august|september|october|november|december|"
+    r"jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec"
+)
+_WEEKDAY = r"monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+_UNIT = r"days?|weeks?|months?|years?"
+_COUNT = r"\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a few|few|several"
+# What dateparser found counts only when it is a date a person names: a month, a year, a numeric
+# date, yesterday or today, a period before now ("last week", "3 days ago", "this month"), or a
+# weekday with last, this, next or on. Not a duration ("three months of"), a frequency ("days a
+# week"), a weekday in a name ("Ash Wednesday", "the Sunday mass"), a year inside a word
+# ("pre-1920") or a word that dateparser takes for a weekday ("we").
+_REAL_DATE = re.compile(
+    rf"\b(?:{_MONTH})\b|^\W*(?:in|of|since|during|by)?\s*(?:19|20)\d{{2}}\W*$|\d{{4}}-\d{{1,2}}-\d{{1,2}}|"
+    rf"\b\d{{1,2}}/\d{{1,2}}(?:/\d{{2,4}})?\b|\byesterday\b|\btoday\b|\bago\b|"
+    rf"\b(?:last|this|past)\s+(?:(?:{_COUNT})\s+)?(?:{_UNIT})\b|\b(?:last|this|next|on)\s+(?:{_WEEKDAY})\b",
+    re.IGNORECASE,
+)
+_PAST = re.compile(rf"\b(?:past|last)\s+(?P<count>{_COUNT})\s+(?P<unit>{_UNIT})\b", re.IGNORECASE)
+_COUNTS = {
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "a few": 3,
+    "few": 3,
+    "several": 3,
+}
+
+
+def real_date(text: str, query: str) -> bool:
+    """Whether ``text``, a date dateparser found in ``query``, is one a person names there."""
+    if not _REAL_DATE.search(text):
+        return False
+    year = re.fullmatch(r"\W*(?:in|of|since|during|by)?\s*((?:19|20)\d{2})\W*", text, re.IGNORECASE)
+    # a year alone must stand alone in the query too: not pre-1920, $2000 or 2000-piece
+    return not (year and re.search(rf"[-$\w]{year.group(1)}|{year.group(1)}[-\w]", query))
+
+
+def past_period(query: str, now: datetime) -> TimeRange | None:
+    """ "The past two months", "the last 3 weeks": from that long before now, to now."""
+    match = _PAST.search(query)
+    if match is None:
+        return None
+    count = match.group("count").lower()
+    steps = int(count) if count.isdigit() else _COUNTS.get(count, 1)
+    if steps < 2 and not match.group("count").isdigit():
+        return None  # "last week" names the calendar week: the period rules read it
+    unit = match.group("unit").lower().rstrip("s")
+    days = {"day": 1, "week": 7, "month": 30.44, "year": 365.25}[unit] * steps
+    start = (now - timedelta(days=days)).replace(hour=0, minute=0, second=0, microsecond=0)
+    return start, now
+
+
 def _chinese_number(text: str) -> int:
     if text.isdigit():
         return int(text)
@@ -137,13 +201,22 @@ def time_range(query: str, now: datetime) -> TimeRange | None:
     except ImportError:  # the dependency is declared; an installation without it reads no dates
         log.info("dateparser is not installed: time expressions in queries are not read")
         return None
+    past = past_period(query, now)
+    if past is not None:
+        return past
     base = now.replace(tzinfo=None)
     options = {"RELATIVE_BASE": base, "PREFER_DATES_FROM": "past"}
     hits = search_dates(query, languages=["en", "zh"], settings=options)
-    hits = [(text, moment) for text, moment in hits or [] if not _BARE_NUMBER.match(text)]
+    hits = [
+        (text, moment)
+        for text, moment in hits or []
+        if not _BARE_NUMBER.match(text) and real_date(text, query)
+    ]
     if not hits:
         return None
-    text, moment = hits[0]
-    data = DateDataParser(languages=["en", "zh"], settings=options).get_date_data(text)
-    start, end = period(moment, data.period or "day")
+    parser = DateDataParser(languages=["en", "zh"], settings=options)
+    periods = [period(moment, parser.get_date_data(text).period or "day") for text, moment in hits]
+    start, end = min(p[0] for p in periods), max(p[1] for p in periods)  # "in March and April"
+    if end - start > 4 * max(p[1] - p[0] for p in periods):  # far apart: read the first alone
+        start, end = periods[0]
     return start.replace(tzinfo=now.tzinfo), end.replace(tzinfo=now.tzinfo)
