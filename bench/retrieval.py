@@ -22,7 +22,7 @@ adds the turns as semantic memories (rule extraction, knowledge graph) and searc
 without graph expansion; "bm25" is plain BM25 over the turns, scored in Python (terms from
 PostgreSQL's parser). Latency is measured warm: ten questions are asked once before the clock runs.
 
-Writes bench/results/retrieval-<embedder>.json, bench/results/retrieval.md (the README table, from
+Writes bench/results/retrieval-<embedder>.json, bench/results/retrieval.md (the table of docs/benchmarks.md, from
 every results file present) and docs/bench-retrieval.png.
 """
 
@@ -320,7 +320,7 @@ def run_set(
 
 
 def table(results: dict[str, dict[str, Any]]) -> str:
-    """The README table: each embedder's systems on LoCoMo and the Chinese set."""
+    """The table of docs/benchmarks.md: each embedder's systems on LoCoMo and the Chinese set."""
     lines = [
         "| embedder | system | LoCoMo R@5 | R@10 | R@20 | multi-hop | temporal | open-domain | single-hop "
         "| search p50 / p95 ms | Chinese R@10 |",
