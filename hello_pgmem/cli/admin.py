@@ -150,7 +150,6 @@ def demo(state: State) -> None:
     from hello_pgmem.demo import full_demo
 
     settings = load_settings() if os.environ.get("DATABASE_URL") else load_settings(database_url=dev.up())
-    settings = settings.model_copy(update={"language": state.language})
     migrations.upgrade(settings)
     found = server_info(settings)
     with Database(settings) as db:

@@ -4,7 +4,7 @@ Results go to stdout (``--json`` for machines), errors to stderr as one line (a 
 ``--json``) without a traceback unless ``--debug``. Exit codes: 0 success, 1 a hello_pgmem error
 (bad input, database, model), 2 a usage error, 3 some files of an ingest failed (the others were
 ingested). The CLI speaks one language, ``--language`` / ``PGMEM_LANGUAGE`` (``en`` by default,
-or ``zh``), and so do the tools, the MCP server and the demo it starts (:func:`database`).
+or ``zh``), and so do the tools, the MCP server and the demo it starts (:func:`load_settings`).
 
 Modules of the library are imported inside the commands, so that ``--help`` answers at once.
 """
@@ -50,11 +50,16 @@ class State:
 
 
 def load_settings(**overrides: Any) -> Settings:
-    """Settings from the environment, with configuration mistakes as ConfigurationError."""
+    """Settings from the environment, speaking the command line's --language (so that the tools,
+    the MCP server and the demo it starts speak it too), with configuration mistakes as
+    ConfigurationError."""
     from pydantic import ValidationError as PydanticValidationError
 
     from hello_pgmem.settings import Settings
 
+    context = click.get_current_context(silent=True)
+    if context is not None and isinstance(context.find_root().obj, State):
+        overrides.setdefault("language", context.find_root().obj.language)
     try:
         return Settings(**overrides)
     except PydanticValidationError as exc:
@@ -87,15 +92,9 @@ def emit(state: State, payload: Any, text: str) -> None:
 
 @contextmanager
 def database() -> Iterator[Database]:
-    """The database of the settings, speaking the command line's --language (so that the tools
-    and the MCP server it serves speak it too)."""
     from hello_pgmem.db import Database
 
-    settings = load_settings()
-    context = click.get_current_context(silent=True)
-    if context is not None and isinstance(context.find_root().obj, State):
-        settings = settings.model_copy(update={"language": context.find_root().obj.language})
-    with Database(settings) as db:
+    with Database(load_settings()) as db:
         yield db
 
 

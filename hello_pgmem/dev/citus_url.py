@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import psycopg
 from psycopg import sql
-from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg.conninfo import make_conninfo
 
 from hello_pgmem.errors import ConfigurationError
 from hello_pgmem.settings import IDENTIFIER
@@ -99,10 +99,6 @@ class ExternalCitus:
     def admin_url(self) -> str:
         """The coordinator's maintenance database."""
         return make_conninfo(self.coordinator_url, dbname="postgres")
-
-    @property
-    def dbname(self) -> str:
-        return str(conninfo_to_dict(self.coordinator_url).get("dbname") or "postgres")
 
 
 def _check_name(dbname: str) -> None:

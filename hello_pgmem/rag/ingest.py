@@ -102,11 +102,7 @@ class Ingest(store.Namespaced):
             raise InvalidInputError("documents", f"must hold between 1 and {MAX_BATCH_DOCUMENTS} documents")
         check_sizes(chunk_size, chunk_overlap)
         started = time.perf_counter()
-        chunking = {
-            "chunk_size": chunk_size,
-            "chunk_overlap": chunk_overlap,
-            "model": self.embedder.model_name,
-        }
+        chunking = self._chunking(chunk_size, chunk_overlap)
         counter = token_counter()
         named: list[tuple[TextDocument, str, str, bytes]] = []  # document, text, id, hash
         for doc in documents:
@@ -228,11 +224,7 @@ class Ingest(store.Namespaced):
         file_hash = hashlib.sha256(data).hexdigest()
         with self.transaction() as conn:
             stored = conn.execute(store.DOCUMENT_FILE, self.params(id=document_id)).fetchone()
-        chunking = {
-            "chunk_size": chunk_size,
-            "chunk_overlap": chunk_overlap,
-            "model": self.embedder.model_name,
-        }
+        chunking = self._chunking(chunk_size, chunk_overlap)
         if stored is not None and stored[0] == file_hash and stored[1] == chunking and stored[3] == str(path):
             return IngestResult(  # the same bytes, chunked the same way: no conversion
                 document_id=document_id,
@@ -251,6 +243,11 @@ class Ingest(store.Namespaced):
             title=converted.title,
             metadata={"format": converted.format, "file_sha256": file_hash},
         )
+
+    def _chunking(self, chunk_size: int, chunk_overlap: int) -> dict[str, Any]:
+        """How a document was chunked and embedded, stored with it: the same text chunked the
+        same way is unchanged."""
+        return {"chunk_size": chunk_size, "chunk_overlap": chunk_overlap, "model": self.embedder.model_name}
 
     def _vision(self) -> dict[str, Any]:
         """MarkItDown describes images with the chat model when one is configured."""

@@ -214,6 +214,10 @@ class Tool(ABC):
         self.expandable = expandable
         self.language: Language = language
 
+    def say(self, en: str, zh: str) -> str:
+        """``en`` or ``zh``, in the tool's language."""
+        return say(self.language, en, zh)
+
     @abstractmethod
     def run(self, parameters: Mapping[str, Any] | str | None = None, /, **kwargs: Any) -> str:
         """Run the tool and return text for the agent. Never raises for bad input."""
@@ -264,8 +268,7 @@ class ActionsTool(Tool):
         actions = {name: method for name, method, _ in self.actions()}
         method = actions.get(action) if isinstance(action, str) else None
         if method is None:
-            return say(
-                self.language,
+            return self.say(
                 f"❌ unknown action: {action}. The actions: {', '.join(actions)}",
                 f"❌ 不支持的操作: {action}。支持的操作: {', '.join(actions)}",
             )
@@ -289,13 +292,11 @@ class ActionsTool(Tool):
 
     def bad_input(self, rule: str) -> str:
         """The text for arguments that break a rule (``rule`` names the field)."""
-        return say(self.language, f"❌ invalid input: {rule}", f"❌ 参数错误: {rule}")
+        return self.say(f"❌ invalid input: {rule}", f"❌ 参数错误: {rule}")
 
     def failure(self, action: str, message: str) -> str:
         """The text for a failed action."""
-        return say(
-            self.language, f"❌ {action} failed: {message}", f"❌ 执行操作 '{action}' 时发生错误: {message}"
-        )
+        return self.say(f"❌ {action} failed: {message}", f"❌ 执行操作 '{action}' 时发生错误: {message}")
 
     def get_parameters(self) -> list[ToolParameter]:
         """The single-function form: ``action`` plus every action's parameters, all optional."""

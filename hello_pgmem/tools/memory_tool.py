@@ -72,7 +72,7 @@ def memory_data(item: MemoryItem) -> dict[str, Any]:
     }
 
 
-def memory_line(item: MemoryItem, size: int, language: Language = "zh") -> str:
+def memory_line(item: MemoryItem, size: int, language: Language = "en") -> str:
     """One memory as the tool lists it: type label, preview, importance and full id."""
     label = LABELS[language].get(item.memory_type, item.memory_type)
     importance = say(language, "importance", "重要性")
@@ -113,9 +113,6 @@ class MemoryTool(ActionsTool):
             session_id=self.current_session_id,
             clock=clock,
         )
-
-    def say(self, en: str, zh: str) -> str:
-        return say(self.language, en, zh)
 
     def failure(self, action: str, message: str) -> str:
         label = self.say(*FAILED.get(action, ("The action failed", "操作失败")))

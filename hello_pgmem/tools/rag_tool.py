@@ -163,9 +163,6 @@ class RAGTool(ActionsTool, SharesDatabase):
                 continue
         return None
 
-    def say(self, en: str, zh: str) -> str:
-        return say(self.language, en, zh)
-
     # ------------------------------------------------------------------ actions
 
     @tool_action(
