@@ -34,7 +34,7 @@ test-citus: install  ## the Citus suite on the local cluster, or on PGMEM_CITUS_
 	PGMEM_TEST_DEPLOYMENT=citus $(BIN)/pytest $(CITUS_SUITE)
 
 lint: install  ## ruff and mypy (strict)
-	$(BIN)/ruff check hello_pgmem tests bench
+	$(BIN)/ruff check hello_pgmem tests bench alembic
 	$(BIN)/mypy
 
 bench: install  ## the benchmark suite (long; see bench/README.md)

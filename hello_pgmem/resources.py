@@ -1,20 +1,29 @@
-"""Locate the SQL scripts and the Alembic migrations shipped inside the package."""
+"""Locate the SQL and the Alembic environment: top-level ``sql/`` and ``alembic/`` in a checkout,
+mapped into the package (``hello_pgmem/sql``, ``hello_pgmem/alembic``) in a wheel."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 _PACKAGE = Path(__file__).resolve().parent
 
+Folder = Literal["sql", "alembic"]
 
-def resource_dir(name: str) -> Path:
-    """The folder ``sql`` or ``migrations`` inside the installed package."""
-    folder = _PACKAGE / name
-    if not folder.is_dir():
-        raise FileNotFoundError(f"hello_pgmem resource folder {name!r} is missing: reinstall the package")
-    return folder
+
+def resource_dir(name: Folder) -> Path:
+    """The folder ``sql`` (live definitions) or ``alembic`` (the revisions and their scripts)."""
+    for folder in (_PACKAGE / name, _PACKAGE.parent / name):
+        if folder.is_dir():
+            return folder
+    raise FileNotFoundError(f"hello_pgmem resource folder {name!r} is missing: reinstall the package")
 
 
 def read_sql(filename: str) -> str:
-    """The text of one script in ``hello_pgmem/sql/``, e.g. ``read_sql("scoring--0001.sql")``."""
+    """The text of one revision's script in ``alembic/sql/``, e.g. ``read_sql("scoring--0001.sql")``."""
+    return (resource_dir("alembic") / "sql" / filename).read_text(encoding="utf-8")
+
+
+def read_live_sql(filename: str) -> str:
+    """The text of one file of ``sql/``: a family's live definitions, or ``citus/distribute.sql``."""
     return (resource_dir("sql") / filename).read_text(encoding="utf-8")

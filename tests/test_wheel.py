@@ -38,13 +38,21 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_the_wheel_holds_every_subpackage_and_resource(built: Path) -> None:
+    """Every module of the package, and sql/ and alembic/ mapped into it."""
     names = set(zipfile.ZipFile(built).namelist())
+    kept = (".py", ".sql", ".mako", ".typed")
     source = {
         str(p.relative_to(REPO))
         for p in (REPO / "hello_pgmem").rglob("*")
-        if p.is_file() and p.suffix in (".py", ".sql", ".mako", ".typed") and "__pycache__" not in p.parts
+        if p.is_file() and p.suffix in kept and "__pycache__" not in p.parts
     }
-    assert source, "no source files found"
+    for folder in ("sql", "alembic"):
+        source |= {
+            f"hello_pgmem/{p.relative_to(REPO)}"
+            for p in (REPO / folder).rglob("*")
+            if p.is_file() and p.suffix in kept and "__pycache__" not in p.parts
+        }
+    assert any(name.startswith("hello_pgmem/alembic/versions/") for name in source)
     assert source <= names, f"missing from the wheel: {sorted(source - names)}"
 
 

@@ -12,7 +12,7 @@ from psycopg import sql
 
 from hello_pgmem.db import Conn, ServerInfo, connect, probe
 from hello_pgmem.errors import ConfigurationError
-from hello_pgmem.resources import read_sql
+from hello_pgmem.resources import read_live_sql
 from hello_pgmem.settings import Settings
 
 CITUS_INSTALLED = "SELECT 1 FROM pg_extension WHERE extname = 'citus'"
@@ -101,7 +101,7 @@ def _distribute(conn: Conn, settings: Settings, info: ServerInfo) -> dict[str, s
             sql.Identifier(settings.schema_name), sql.Identifier(info.vector_schema or "public")
         )
     )
-    conn.execute(read_sql("citus/distribute.sql"))
+    conn.execute(read_live_sql("citus/distribute.sql"))
     rows = conn.execute(_DISTRIBUTED, (settings.schema_name,)).fetchall()
     placed = {str(row[0]): str(row[1]) for row in rows}
     conn.commit()

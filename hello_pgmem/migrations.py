@@ -54,7 +54,7 @@ def alembic_config(settings: Settings | None = None) -> Config:
     from alembic.config import Config
 
     config = Config()
-    config.set_main_option("script_location", str(resource_dir("migrations")))
+    config.set_main_option("script_location", str(resource_dir("alembic")))
     config.attributes["settings"] = settings or Settings()
     return config
 
@@ -124,7 +124,7 @@ def head_revision() -> str:
     """
     revisions: set[str] = set()
     followed: set[str] = set()
-    for path in (resource_dir("migrations") / "versions").glob("*.py"):
+    for path in (resource_dir("alembic") / "versions").glob("*.py"):
         text = path.read_text(encoding="utf-8")
         revisions.update(_REVISION.findall(text))
         followed.update(_DOWN_REVISION.findall(text))
@@ -176,7 +176,7 @@ def run_sql_script(conn: Connection, script: str) -> None:
 
 
 def run_scripts(*names: str) -> None:
-    """Run scripts of ``sql/`` in the migration's transaction, with the migration's search_path."""
+    """Run scripts of ``alembic/sql/`` in the migration's transaction, with the migration's search_path."""
     from alembic import op
 
     from hello_pgmem.resources import read_sql

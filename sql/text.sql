@@ -1,0 +1,236 @@
+-- Text of memories and chunks: the text search configuration, lexemes, term counts and the query's terms.
+-- The live definitions (what `\df+` shows at head); tests/test_sql_live.py holds them equal
+-- to a migrated database. Alembic's revisions run the frozen scripts under alembic/sql/.
+
+CREATE OR REPLACE FUNCTION text_config_for(p_text text)
+RETURNS regconfig
+LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT
+RETURN CASE
+    WHEN p_text ~ '[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]' THEN 'simple'::regconfig
+    WHEN p_text !~ '[^\x01-\x7f]' THEN 'english'::regconfig
+    WHEN fts_term_count(to_tsvector('english'::regconfig, p_text))
+         <= 0.9 * fts_term_count(to_tsvector('simple'::regconfig, p_text)) THEN 'english'::regconfig
+    ELSE 'simple'::regconfig
+END;
+COMMENT ON FUNCTION text_config_for(text) IS
+    'The text search configuration for a text: simple for text with Chinese, Japanese or Korean '
+    '(searched by character pairs), english for plain ASCII text and for text of which English stop '
+    'words are a tenth or more, simple for any other text.';
+
+CREATE OR REPLACE FUNCTION fts_segment(p_text text)
+RETURNS text
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE STRICT
+AS $$  -- PL/pgSQL rather than SQL: its plan is kept for the session instead of made at every call
+BEGIN
+    RETURN (
+        SELECT coalesce(string_agg(
+            CASE WHEN r.m[1] IS NOT NULL
+                 THEN (SELECT string_agg(substr(r.m[1], i, 2), ' ' ORDER BY i)
+                       FROM generate_series(1, greatest(length(r.m[1]) - 1, 1)) AS i)
+                 ELSE r.m[2] END, ' ' ORDER BY r.n), '')
+        FROM regexp_matches(
+                 regexp_replace(p_text, '[\u2000-\u206f\u3000-\u303f\uff00-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65]', ' ', 'g'),
+                 '([\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+)|([^\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+)',
+                 'g') WITH ORDINALITY AS r(m, n));
+END $$;
+COMMENT ON FUNCTION fts_segment(text) IS
+    'The text with every run of CJK characters written as its overlapping character pairs (a run of '
+    'one character as itself), separated by spaces, and CJK and general punctuation (，。「」…—) made '
+    'spaces: how Chinese becomes words for full-text search.';
+
+CREATE OR REPLACE FUNCTION text_lexemes(p_text text, p_config regconfig)
+RETURNS tsvector
+LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT
+RETURN to_tsvector(p_config, fts_segment(p_text));
+COMMENT ON FUNCTION text_lexemes(text, regconfig) IS
+    'The lexemes of a text under a configuration, CJK runs as character pairs (fts_segment).';
+
+CREATE OR REPLACE FUNCTION fts_term_count(p_vector tsvector)
+RETURNS integer
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE STRICT
+AS $$
+BEGIN
+    RETURN (SELECT coalesce(sum(coalesce(array_length(u.positions, 1), 1)), 0) FROM unnest(p_vector) AS u);
+END $$;
+COMMENT ON FUNCTION fts_term_count(tsvector) IS
+    'How many terms (with repeats) a tsvector holds: the document length of BM25.';
+
+CREATE OR REPLACE FUNCTION terms_query(p_terms text[])
+RETURNS tsquery
+LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT
+RETURN (SELECT to_tsquery('simple'::regconfig, string_agg(quote_literal(t), ' | ')) FROM unnest(p_terms) AS t);
+COMMENT ON FUNCTION terms_query(text[]) IS
+    'A tsquery matching any of the terms (already lexemes: nothing is stemmed again); NULL for none.';
+
+-- query_terms calls fts_segment and text_config_for by their bare names. On one server the
+-- caller's search_path finds them; on a Citus worker, where a shard query calls it, nothing
+-- does ("function fts_segment(text) does not exist"). It is made again with the schema's
+-- search_path (CREATE: Citus refuses ALTER FUNCTION ... SET ... FROM CURRENT on a function it
+-- has distributed). Same body as in text--0009.sql.
+CREATE OR REPLACE FUNCTION query_terms(p_query text)
+RETURNS text[]
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE STRICT
+SET search_path FROM CURRENT
+AS $$
+DECLARE
+    v_text text := fts_segment(p_query);
+    v_own tsvector := to_tsvector(text_config_for(p_query), v_text);
+    v_positions smallint[];
+BEGIN
+    SELECT coalesce(array_agg(p), '{}') INTO v_positions FROM unnest(v_own) AS u, unnest(u.positions) AS p;
+    RETURN ARRAY(
+        SELECT u.lexeme FROM unnest(v_own) AS u
+        UNION  -- the same words unstemmed, so that memories written in other configurations match
+        SELECT u.lexeme FROM unnest(to_tsvector('simple'::regconfig, v_text)) AS u WHERE u.positions && v_positions
+        ORDER BY 1);
+END $$;
+COMMENT ON FUNCTION query_terms(text) IS
+    'The search terms of a query: its lexemes under its own configuration (English stems without '
+    'stop words, CJK character pairs), and the unstemmed forms of the same words.';
+
+CREATE OR REPLACE FUNCTION _set_text_fields()
+RETURNS trigger
+LANGUAGE plpgsql
+SET search_path FROM CURRENT
+AS $$
+BEGIN
+    IF TG_OP = 'INSERT' AND NEW.text_config IS NULL
+       OR TG_OP = 'UPDATE' AND NEW.content IS DISTINCT FROM OLD.content
+          AND NEW.text_config IS NOT DISTINCT FROM OLD.text_config THEN
+        NEW.text_config := text_config_for(NEW.content);
+    END IF;
+    NEW.lexemes := text_lexemes(NEW.content, NEW.text_config);
+    NEW.term_count := fts_term_count(NEW.lexemes);
+    RETURN NEW;
+END $$;
+COMMENT ON FUNCTION _set_text_fields() IS
+    'Internal (trigger): text_config (when not given), lexemes and term_count of a new or changed row.';
+
+-- The trigger functions serve both tables: TG_ARGV names the totals table, its key column and its
+-- count column (memory_text_totals, user_id, memories or chunk_text_totals, namespace, chunks).
+CREATE OR REPLACE FUNCTION _count_terms()
+RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path FROM CURRENT
+AS $$
+DECLARE
+    v_rows text := CASE TG_OP WHEN 'INSERT' THEN 'new_rows' ELSE 'old_rows' END;
+    v_sign text := CASE TG_OP WHEN 'INSERT' THEN '' ELSE '-' END;
+BEGIN
+    -- A statement trigger cannot name both transition tables for INSERT and DELETE: the one this
+    -- operation has. Groups are written in key order, one lock order for every writer.
+    EXECUTE format(
+        'INSERT INTO %1$I AS t (%2$I, %3$I, terms)
+         SELECT r.%2$I, %5$scount(*), %5$ssum(r.term_count) FROM %4$I r GROUP BY 1 ORDER BY 1
+         ON CONFLICT (%2$I) DO UPDATE SET %3$I = t.%3$I + EXCLUDED.%3$I, terms = t.terms + EXCLUDED.terms',
+        TG_ARGV[0], TG_ARGV[1], TG_ARGV[2], v_rows, v_sign);
+    RETURN NULL;
+END $$;
+COMMENT ON FUNCTION _count_terms() IS
+    'Internal (statement trigger): add the inserted or subtract the deleted rows and terms to the totals.';
+
+CREATE OR REPLACE FUNCTION _clear_terms()
+RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path FROM CURRENT
+AS $$
+BEGIN
+    EXECUTE format('TRUNCATE %I', TG_ARGV[0]);  -- TRUNCATE, not DELETE: row-level security applies to DELETE
+    RETURN NULL;
+END $$;
+COMMENT ON FUNCTION _clear_terms() IS 'Internal (truncate trigger): empty the totals of a truncated table.';
+
+-- A change of text is rare (an update of the content) and counted row by row, so that the many
+-- updates that leave the text alone (access counts, importance, forgetting) cost nothing here.
+CREATE OR REPLACE FUNCTION _recount_terms()
+RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path FROM CURRENT
+AS $$
+BEGIN
+    EXECUTE format('UPDATE %1$I SET terms = terms + $1 WHERE %2$I = $2', TG_ARGV[0], TG_ARGV[1])
+    USING NEW.term_count - OLD.term_count, to_jsonb(NEW) ->> TG_ARGV[1];
+    RETURN NULL;
+END $$;
+COMMENT ON FUNCTION _recount_terms() IS
+    'Internal (row trigger): move the totals by the change of a row''s term count.';
+
+CREATE OR REPLACE FUNCTION _count_lexemes()
+RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path FROM CURRENT
+AS $$
+BEGIN
+    -- A statement trigger cannot name both transition tables for INSERT and DELETE: the one this
+    -- operation has, each in a statement of its own.
+    IF TG_OP = 'INSERT' THEN
+        PERFORM 1 FROM memory_text_totals t WHERE t.user_id IN (SELECT user_id FROM new_rows)
+        ORDER BY t.user_id FOR UPDATE;
+        INSERT INTO memory_term_counts AS t (user_id, lexeme, memories)
+        SELECT r.user_id, u.lexeme, count(*)
+        FROM new_rows r, unnest(r.lexemes) AS u
+        WHERE r.forgotten_at IS NULL
+        GROUP BY 1, 2 ORDER BY 1, 2
+        ON CONFLICT (user_id, lexeme) DO UPDATE SET memories = t.memories + EXCLUDED.memories;
+    ELSE
+        PERFORM 1 FROM memory_text_totals t WHERE t.user_id IN (SELECT user_id FROM old_rows)
+        ORDER BY t.user_id FOR UPDATE;
+        -- One statement, joins on the key: a count that falls to zero is deleted, the others are
+        -- lowered (disjoint rows of the same snapshot).
+        WITH d AS MATERIALIZED (
+            SELECT r.user_id, u.lexeme, count(*) AS memories
+            FROM old_rows r, unnest(r.lexemes) AS u
+            WHERE r.forgotten_at IS NULL
+            GROUP BY 1, 2
+        ), gone AS (
+            DELETE FROM memory_term_counts t USING d
+            WHERE t.user_id = d.user_id AND t.lexeme = d.lexeme AND t.memories <= d.memories
+        )
+        UPDATE memory_term_counts t SET memories = t.memories - d.memories
+        FROM d
+        WHERE t.user_id = d.user_id AND t.lexeme = d.lexeme AND t.memories > d.memories;
+    END IF;
+    RETURN NULL;
+END $$;
+COMMENT ON FUNCTION _count_lexemes() IS
+    'Internal (statement trigger): count the terms of inserted live memories, or uncount deleted ones.';
+
+CREATE OR REPLACE FUNCTION _count_lexemes_row()
+RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path FROM CURRENT
+AS $$
+DECLARE
+    v_user text := CASE TG_OP WHEN 'DELETE' THEN OLD.user_id ELSE NEW.user_id END;
+    v_counts text := 'memory_term_counts';
+BEGIN
+    IF TG_TABLE_NAME <> 'memories' THEN
+        -- Fired on a Citus shard of memories (memories_<shard id>): the user's shard of the
+        -- counts, on the same node (co-located). A distributed INSERT from here cost 1.3 ms a row.
+        EXECUTE 'SELECT shard_name($1, get_shard_id_for_distribution_column($1, $2))'
+        INTO v_counts USING 'memory_term_counts'::regclass, v_user;
+    END IF;
+    PERFORM 1 FROM memory_text_totals t WHERE t.user_id = v_user FOR UPDATE;
+    EXECUTE format($sql$
+        WITH change AS (
+            SELECT d.lexeme, sum(d.memories)::integer AS memories
+            FROM (SELECT u.lexeme, 1 AS memories FROM unnest($1::tsvector) AS u WHERE $3
+                  UNION ALL
+                  SELECT u.lexeme, -1 FROM unnest($2::tsvector) AS u WHERE $4) AS d
+            GROUP BY 1 HAVING sum(d.memories) <> 0
+        )
+        INSERT INTO %s AS t (user_id, lexeme, memories)
+        SELECT $5, c.lexeme, c.memories FROM change c ORDER BY c.lexeme
+        ON CONFLICT (user_id, lexeme) DO UPDATE SET memories = t.memories + EXCLUDED.memories$sql$, v_counts)
+    USING NEW.lexemes, OLD.lexemes, TG_OP <> 'DELETE' AND NEW.forgotten_at IS NULL,
+          TG_OP <> 'INSERT' AND OLD.forgotten_at IS NULL, v_user;
+    IF TG_OP <> 'INSERT' THEN
+        EXECUTE format('DELETE FROM %s t WHERE t.user_id = $1 AND t.memories <= 0'
+                       ' AND t.lexeme IN (SELECT u.lexeme FROM unnest($2::tsvector) AS u)', v_counts)
+        USING v_user, OLD.lexemes;
+    END IF;
+    RETURN NULL;
+END $$;
+COMMENT ON FUNCTION _count_lexemes_row() IS
+    'Internal (row trigger): move the term counts by a memory''s change of text or of being forgotten '
+    '(and, on Citus, by an insert or delete; fired on a shard, it writes the worker''s shard of the counts).';
