@@ -5,9 +5,9 @@ from __future__ import annotations
 from alembic import context
 from sqlalchemy import create_engine, pool, text
 
-from hello_pgmem.migrations import sqlalchemy_url
-from hello_pgmem.schema import metadata
-from hello_pgmem.settings import Settings
+from hello_pgmem.core.settings import Settings
+from hello_pgmem.db.migrations import sqlalchemy_url
+from hello_pgmem.db.schema import metadata
 
 config = context.config
 settings: Settings = config.attributes.setdefault("settings", Settings())

@@ -31,7 +31,8 @@ import harness
 from harness import fresh_database, percentiles
 from workload import Workload
 
-from hello_pgmem import Database, HashingEmbedder, MemoryManager, Settings, migrations
+from hello_pgmem import Database, HashingEmbedder, MemoryManager, Settings
+from hello_pgmem.db import migrations
 from hello_pgmem.dev.chroot import DevDB
 from hello_pgmem.dev.citus import CitusCluster
 

@@ -20,7 +20,8 @@ from pathlib import Path
 import psycopg
 from psycopg import sql
 
-from hello_pgmem import Settings, dev, migrations
+from hello_pgmem import Settings, dev
+from hello_pgmem.db import migrations
 
 BIN = Path(sys.executable).parent / "hello-pgmem"
 RUNS = 5

@@ -25,7 +25,7 @@ from harness import machine, percentiles, role_deployment
 from psycopg import sql
 
 from hello_pgmem import Database, HashingEmbedder, Settings
-from hello_pgmem.age import cypher
+from hello_pgmem.db.age import cypher
 from hello_pgmem.memory import MemoryManager
 
 REPO = Path(__file__).resolve().parent.parent

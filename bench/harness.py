@@ -16,7 +16,8 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from hello_pgmem import Settings, dev, migrations
+from hello_pgmem import Settings, dev
+from hello_pgmem.db import migrations
 
 
 @contextmanager

@@ -29,7 +29,8 @@ import psycopg
 from psycopg import sql
 from psycopg.conninfo import make_conninfo
 
-from hello_pgmem import Database, HashingEmbedder, HelloPgmemError, MemoryConfig, Settings, migrations
+from hello_pgmem import Database, HashingEmbedder, HelloPgmemError, MemoryConfig, Settings
+from hello_pgmem.db import migrations
 from hello_pgmem.dev.chroot import DevDB, chroot_up, port_open
 from hello_pgmem.dev.scratch import ScratchServer
 from hello_pgmem.memory import MemoryManager

@@ -18,9 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from hello_pgmem.agent import HelloAgentsLLM, SimpleAgent
-    from hello_pgmem.db import Database, ServerInfo
-    from hello_pgmem.embedding import Embedder, HashingEmbedder, OpenAIEmbedder, create_embedder
-    from hello_pgmem.errors import (
+    from hello_pgmem.core.errors import (
         ConfigurationError,
         DatabaseTimeoutError,
         DatabaseUnavailableError,
@@ -36,30 +34,32 @@ if TYPE_CHECKING:
         SchemaNotMigratedError,
         ValidationError,
     )
+    from hello_pgmem.core.models import MemoryConfig, MemoryItem, MemoryStats
+    from hello_pgmem.core.settings import Settings
+    from hello_pgmem.db import Database, ServerInfo
+    from hello_pgmem.db.migrations import downgrade, upgrade
+    from hello_pgmem.embedding import Embedder, HashingEmbedder, OpenAIEmbedder, create_embedder
     from hello_pgmem.loop.system import AgentMemorySystem
     from hello_pgmem.loop.writer import LoopConfig
     from hello_pgmem.memory.manager import MemoryManager
-    from hello_pgmem.migrations import downgrade, upgrade
-    from hello_pgmem.models import MemoryConfig, MemoryItem, MemoryStats
     from hello_pgmem.rag.ingest import TextDocument
     from hello_pgmem.rag.knowledge import KnowledgeBase
     from hello_pgmem.rag.models import ChunkHit, IngestResult
-    from hello_pgmem.settings import Settings
     from hello_pgmem.store import Store, connect
     from hello_pgmem.tools import MemoryTool, RAGTool, Tool, ToolRegistry, tool_action
 
 _HOMES = {
     "connect": "hello_pgmem.store",
     "Store": "hello_pgmem.store",
-    "Settings": "hello_pgmem.settings",
+    "Settings": "hello_pgmem.core.settings",
     "Database": "hello_pgmem.db",
     "ServerInfo": "hello_pgmem.db",
-    "upgrade": "hello_pgmem.migrations",
-    "downgrade": "hello_pgmem.migrations",
+    "upgrade": "hello_pgmem.db.migrations",
+    "downgrade": "hello_pgmem.db.migrations",
     "MemoryManager": "hello_pgmem.memory.manager",
-    "MemoryConfig": "hello_pgmem.models",
-    "MemoryItem": "hello_pgmem.models",
-    "MemoryStats": "hello_pgmem.models",
+    "MemoryConfig": "hello_pgmem.core.models",
+    "MemoryItem": "hello_pgmem.core.models",
+    "MemoryStats": "hello_pgmem.core.models",
     "KnowledgeBase": "hello_pgmem.rag.knowledge",
     "TextDocument": "hello_pgmem.rag.ingest",
     "ChunkHit": "hello_pgmem.rag.models",
@@ -94,7 +94,7 @@ _HOMES = {
             "SchemaNotMigratedError",
             "ValidationError",
         ),
-        "hello_pgmem.errors",
+        "hello_pgmem.core.errors",
     ),
 }
 

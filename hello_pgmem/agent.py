@@ -15,11 +15,11 @@ import logging
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from hello_pgmem.errors import ConfigurationError, LLMError
-from hello_pgmem.i18n import Language, say
+from hello_pgmem.core.errors import ConfigurationError, LLMError
+from hello_pgmem.core.i18n import Language, say
+from hello_pgmem.core.settings import Settings
 from hello_pgmem.llm import ChatClient, Message
 from hello_pgmem.loop.system import AgentMemorySystem
-from hello_pgmem.settings import Settings
 
 log = logging.getLogger(__name__)
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from hello_pgmem.core.i18n import Language, say
 from hello_pgmem.db import Database
 from hello_pgmem.embedding import Embedder, create_embedder
-from hello_pgmem.i18n import Language, say
 from hello_pgmem.llm import create_chat_client
 from hello_pgmem.tools.memory_tool import MemoryTool
 from hello_pgmem.tools.rag_tool import RAGTool

@@ -18,11 +18,11 @@ from datetime import datetime
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from hello_pgmem.core.models import MemoryConfig
+from hello_pgmem.core.settings import Settings
 from hello_pgmem.db import Database, SharesDatabase
 from hello_pgmem.embedding import Embedder, create_embedder
 from hello_pgmem.llm import ChatClient, create_chat_client
-from hello_pgmem.models import MemoryConfig
-from hello_pgmem.settings import Settings
 
 if TYPE_CHECKING:
     from hello_pgmem.loop.system import AgentMemorySystem
@@ -81,7 +81,7 @@ class Store(SharesDatabase):
 
     def migrate(self) -> None:
         """Create or upgrade the schema (idempotent), in one transaction."""
-        from hello_pgmem.migrations import upgrade
+        from hello_pgmem.db.migrations import upgrade
 
         upgrade(self.settings)
 
@@ -115,7 +115,7 @@ class Store(SharesDatabase):
 
     def loop(self, llm: ChatClient | None = None, config: LoopConfig | None = None) -> AgentMemorySystem:
         """The long-term memory loop (extraction after each turn) with ``llm`` or the configured one."""
-        from hello_pgmem.errors import ConfigurationError
+        from hello_pgmem.core.errors import ConfigurationError
         from hello_pgmem.loop.system import AgentMemorySystem
 
         chat = llm or self.llm

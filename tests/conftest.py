@@ -16,7 +16,7 @@ import psycopg
 import pytest
 
 from hello_pgmem import Database, MemoryConfig, Settings
-from hello_pgmem.age import cypher
+from hello_pgmem.db.age import cypher
 from hello_pgmem.embedding import HashingEmbedder
 from hello_pgmem.memory import MemoryManager
 from hello_pgmem.tools import MemoryTool

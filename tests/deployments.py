@@ -23,7 +23,8 @@ import psycopg
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from hello_pgmem import Settings, migrations
+from hello_pgmem import Settings
+from hello_pgmem.db import migrations
 from hello_pgmem.dev.chroot import DevDB
 from hello_pgmem.dev.citus import CitusCluster
 from hello_pgmem.dev.citus_url import ExternalCitus, configured

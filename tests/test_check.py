@@ -7,8 +7,8 @@ from collections.abc import Callable
 import pytest
 
 from hello_pgmem import Database, HashingEmbedder, KnowledgeBase
-from hello_pgmem.age import cypher
 from hello_pgmem.cli import main
+from hello_pgmem.db.age import cypher
 from hello_pgmem.memory import MemoryManager
 from hello_pgmem.ops.check import check_integrity
 from tests.conftest import Clock

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hello_pgmem.errors import ValidationError
+from hello_pgmem.core.errors import ValidationError
+from hello_pgmem.core.text import count_tokens
 from hello_pgmem.rag.chunking import FENCE, Chunk, chunk_markdown, parse_blocks
-from hello_pgmem.text import count_tokens
 
 DOC = """# 指南
 

@@ -13,15 +13,15 @@ import psycopg
 import pytest
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from hello_pgmem import Database, HashingEmbedder, KnowledgeBase, MemoryManager, Settings, migrations
-from hello_pgmem.db import values_statements
+from hello_pgmem import Database, HashingEmbedder, KnowledgeBase, MemoryManager, Settings
+from hello_pgmem.db import migrations, values_statements
+from hello_pgmem.db.resources import read_sql
 from hello_pgmem.dev.chroot import DevDB
 from hello_pgmem.dev.citus import NODES, CitusCluster, installed
 from hello_pgmem.memory import queries as q
 from hello_pgmem.ops import grants
 from hello_pgmem.ops.citus import distribute
 from hello_pgmem.ops.doctor import diagnose
-from hello_pgmem.resources import read_sql
 
 pytestmark = pytest.mark.skipif(
     not installed(DevDB.from_env()),

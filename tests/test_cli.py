@@ -11,9 +11,10 @@ from typing import Any
 import click
 import pytest
 
-from hello_pgmem import Database, Settings, migrations
+from hello_pgmem import Database, Settings
 from hello_pgmem.cli import cli, main
-from hello_pgmem.i18n import has_cjk
+from hello_pgmem.core.i18n import has_cjk
+from hello_pgmem.db import migrations
 from tests.conftest import table_digest
 
 

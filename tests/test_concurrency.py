@@ -140,7 +140,7 @@ def test_consolidate_and_forget_racing_on_the_same_rows(clean: Database, round_:
 
 def test_a_deadlock_victim_is_retried_and_succeeds(clean: Database, caplog: pytest.LogCaptureFixture) -> None:
     """A real deadlock between an operation and another session: the operation is re-run."""
-    from hello_pgmem.retry import retry_transient
+    from hello_pgmem.core.retry import retry_transient
 
     manager = MemoryManager(ROOMY, user_id="dora", database=clean, embedder=HashingEmbedder())
     first, second = (manager.add_memory(f"记忆 {i}", "episodic", 0.5) for i in range(2))
@@ -171,7 +171,7 @@ def test_a_deadlock_victim_is_retried_and_succeeds(clean: Database, caplog: pyte
                     threading.Thread(target=interferer).start()
                 conn.execute(touch, (0.7, second))
 
-    caplog.set_level("INFO", logger="hello_pgmem.retry")
+    caplog.set_level("INFO", logger="hello_pgmem.core.retry")
     try:
         Operation().touch_both()
     finally:

@@ -8,7 +8,7 @@ from decimal import Decimal
 import psycopg
 import pytest
 
-from hello_pgmem.age import Edge, Path, Vertex, cypher, parse_agtype
+from hello_pgmem.db.age import Edge, Path, Vertex, cypher, parse_agtype
 
 Conn = psycopg.Connection[tuple[object, ...]]
 GRAPH = "pgmem_graph"

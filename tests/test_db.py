@@ -226,7 +226,7 @@ def test_threads_opening_one_database_share_one_pool(
 
     from psycopg_pool import ConnectionPool
 
-    from hello_pgmem import db as db_module
+    from hello_pgmem.db import database as db_module
 
     made: list[object] = []
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from hello_pgmem import Database, HashingEmbedder, KnowledgeBase
-from hello_pgmem.deadline import DeadlineExceededError, call_deadline, check_deadline, remaining_ms
+from hello_pgmem.core.deadline import DeadlineExceededError, call_deadline, check_deadline, remaining_ms
 
 
 def test_a_statement_is_cancelled_at_the_deadline(database: Database) -> None:

@@ -24,8 +24,8 @@ import sklearn.datasets
 from fpdf import FPDF
 
 from hello_pgmem import Database, HashingEmbedder, KnowledgeBase, ValidationError
+from hello_pgmem.core.text import count_tokens
 from hello_pgmem.rag.convert import convert_file
-from hello_pgmem.text import count_tokens
 from tests.deployments import REPO
 
 pytestmark = pytest.mark.slow

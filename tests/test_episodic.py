@@ -97,7 +97,7 @@ def test_forgotten_memories_never_come_back(make_manager: Callable[..., MemoryMa
 
 
 def test_time_and_capacity_forgetting(make_manager: Callable[..., MemoryManager], clock: Clock) -> None:
-    from hello_pgmem.models import MemoryConfig
+    from hello_pgmem.core.models import MemoryConfig
 
     manager = make_manager(config=MemoryConfig(max_capacity=2))
     manager.add_memory("很久以前", "episodic", 0.9)

@@ -16,7 +16,7 @@ from hello_pgmem import (
     Settings,
     migrations,
 )
-from hello_pgmem.extensions import version_tuple
+from hello_pgmem.db.extensions import version_tuple
 
 
 @pytest.fixture()

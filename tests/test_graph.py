@@ -9,7 +9,7 @@ import psycopg
 import pytest
 
 from hello_pgmem import Database, DatabaseTimeoutError, GraphError, Settings, ValidationError
-from hello_pgmem.age import cypher
+from hello_pgmem.db.age import cypher
 from hello_pgmem.embedding import HashingEmbedder
 from hello_pgmem.graph.rebuild import rebuild_graph
 from hello_pgmem.memory import MemoryManager
@@ -383,7 +383,7 @@ def test_chat_words_never_become_entities(make: Factory, any_database: Database)
 
 
 def test_graph_expansion_can_be_turned_off(make: Factory) -> None:
-    from hello_pgmem.models import MemoryConfig
+    from hello_pgmem.core.models import MemoryConfig
 
     manager = make()
     for content, importance in PEOPLE:

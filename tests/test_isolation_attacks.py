@@ -15,7 +15,7 @@ import pytest
 from psycopg import sql
 
 from hello_pgmem import Database, GraphError, HashingEmbedder, InvalidInputError
-from hello_pgmem.age import cypher
+from hello_pgmem.db.age import cypher
 from hello_pgmem.memory import MemoryManager
 from tests.test_security import Deployment, app_db, deployment  # noqa: F401  (fixtures of this module too)
 

@@ -11,7 +11,7 @@ import pytest
 
 from hello_pgmem import Database, HashingEmbedder, Settings
 from hello_pgmem.cli import main
-from hello_pgmem.i18n import Language, has_cjk
+from hello_pgmem.core.i18n import Language, has_cjk
 from hello_pgmem.tools import MemoryTool, RAGTool, ToolRegistry
 from hello_pgmem.tools.base import Tool
 

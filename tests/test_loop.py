@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 
 from hello_pgmem import Database, HashingEmbedder
+from hello_pgmem.core.text import count_tokens
 from hello_pgmem.llm import ChatClient
 from hello_pgmem.loop.assembler import MEMORY, RELATION, ContextLine, MemoryAssembler, render
 from hello_pgmem.loop.system import AgentMemorySystem, MemoryDecay
 from hello_pgmem.loop.writer import LoopConfig, same_text
 from hello_pgmem.memory import MemoryManager
 from hello_pgmem.ops.maintain import maintain
-from hello_pgmem.text import count_tokens
 from tests.conftest import Clock
 from tests.fake_openai import FakeOpenAI, serve
 

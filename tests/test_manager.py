@@ -9,8 +9,8 @@ import psycopg
 import pytest
 
 from hello_pgmem import Database, NotFoundError, ValidationError
+from hello_pgmem.core.models import MemoryItem
 from hello_pgmem.memory import MemoryManager
-from hello_pgmem.models import MemoryItem
 from tests.conftest import Clock, row_counts
 from tests.deployments import TestServer
 

@@ -23,9 +23,9 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import ReadResourceResult, TextResourceContents
 
 from hello_pgmem import Database, Settings
+from hello_pgmem.core.i18n import has_cjk
 from hello_pgmem.dev.chroot import DevDB
 from hello_pgmem.dev.scratch import ScratchServer
-from hello_pgmem.i18n import has_cjk
 from hello_pgmem.mcp_server.access import TOOLS
 from hello_pgmem.mcp_server.http import http_app
 from hello_pgmem.mcp_server.limits import Limits

@@ -11,8 +11,9 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import create_engine, pool
 
-from hello_pgmem import Settings, migrations
-from hello_pgmem.schema import metadata
+from hello_pgmem import Settings
+from hello_pgmem.db import migrations
+from hello_pgmem.db.schema import metadata
 
 OBJECTS_IN_SCHEMA = """
 SELECT 'table ' || relname FROM pg_class WHERE relnamespace = to_regnamespace(%(s)s)

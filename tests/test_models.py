@@ -7,9 +7,9 @@ from datetime import datetime
 import pytest
 
 from hello_pgmem import ValidationError
+from hello_pgmem.core.models import MemoryConfig, MemoryItem
+from hello_pgmem.core.text import count_tokens, keyword_score, tokenize
 from hello_pgmem.memory.classify import classify, estimate_importance
-from hello_pgmem.models import MemoryConfig, MemoryItem
-from hello_pgmem.text import count_tokens, keyword_score, tokenize
 
 
 def item(**fields: object) -> MemoryItem:

@@ -11,8 +11,8 @@ import pytest
 from psycopg import sql
 
 from hello_pgmem import Database, HashingEmbedder, KnowledgeBase, Settings
-from hello_pgmem.age import cypher
 from hello_pgmem.cli import main
+from hello_pgmem.db.age import cypher
 from hello_pgmem.memory import MemoryManager
 from hello_pgmem.ops.doctor import diagnose
 from hello_pgmem.ops.erase import erase_user
@@ -248,7 +248,7 @@ def test_doctor_passes_a_good_setup_and_finds_a_broken_one(
 def test_citus_distribute_refuses_a_server_without_citus(
     settings: Settings, clean: Database, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from hello_pgmem.errors import ConfigurationError
+    from hello_pgmem.core.errors import ConfigurationError
     from hello_pgmem.ops.citus import distribute
 
     with pytest.raises(ConfigurationError, match="citus is not installed"):

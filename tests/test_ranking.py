@@ -10,9 +10,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from hello_pgmem import Database, HashingEmbedder
-from hello_pgmem.errors import InvalidInputError
+from hello_pgmem.core.errors import InvalidInputError
+from hello_pgmem.core.models import MemoryConfig
 from hello_pgmem.memory import MemoryManager
-from hello_pgmem.models import MemoryConfig
 from tests.conftest import Clock, row_counts
 
 _TOPICS = (

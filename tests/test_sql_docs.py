@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from hello_pgmem import Database, HashingEmbedder, KnowledgeBase, Settings, migrations
+from hello_pgmem import Database, HashingEmbedder, KnowledgeBase, Settings
+from hello_pgmem.db import migrations
 from hello_pgmem.memory import MemoryManager
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "sql.md"

@@ -11,7 +11,7 @@ import psycopg
 import pytest
 
 from hello_pgmem import Database
-from hello_pgmem.resources import read_live_sql
+from hello_pgmem.db.resources import read_live_sql
 from tests.deployments import TestServer
 
 SQL = Path(__file__).resolve().parent.parent / "sql"

@@ -14,7 +14,8 @@ import pytest
 from psycopg import sql
 from psycopg.conninfo import make_conninfo
 
-from hello_pgmem import Database, HashingEmbedder, KnowledgeBase, MemoryManager, Settings, migrations
+from hello_pgmem import Database, HashingEmbedder, KnowledgeBase, MemoryManager, Settings
+from hello_pgmem.db import migrations
 from hello_pgmem.ops import grants
 from hello_pgmem.ops.check import TERM_COUNTS
 

@@ -7,8 +7,8 @@ from collections.abc import Callable
 import pytest
 
 from hello_pgmem import ValidationError
+from hello_pgmem.core.models import MemoryConfig
 from hello_pgmem.memory import MemoryManager
-from hello_pgmem.models import MemoryConfig
 from tests.conftest import Clock
 
 PEOPLE = [
@@ -132,7 +132,7 @@ def test_tfidf_scores_are_scikit_learns() -> None:
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.metrics.pairwise import cosine_similarity
 
-    from hello_pgmem.text import tfidf_scores, tokenize
+    from hello_pgmem.core.text import tfidf_scores, tokenize
 
     query = "前端工程师 React"
     contents = ["李四是前端工程师，擅长React和Vue.js开发", "今天的天气很好", "React React React", "。，！"]

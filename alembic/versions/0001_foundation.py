@@ -15,10 +15,10 @@ from __future__ import annotations
 from alembic import context, op
 from sqlalchemy import text
 
-from hello_pgmem.extensions import ensure_age, ensure_vector
-from hello_pgmem.migrations import prepare_sql_session, run_sql_script
-from hello_pgmem.resources import read_sql
-from hello_pgmem.settings import Settings
+from hello_pgmem.core.settings import Settings
+from hello_pgmem.db.extensions import ensure_age, ensure_vector
+from hello_pgmem.db.migrations import prepare_sql_session, run_sql_script
+from hello_pgmem.db.resources import read_sql
 
 revision = "0001"
 down_revision = None

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from alembic import context, op
 
+from hello_pgmem.core.settings import Settings
+from hello_pgmem.db.migrations import run_scripts
 from hello_pgmem.graph.labels import create_labels, drop_labels
-from hello_pgmem.migrations import run_scripts
-from hello_pgmem.settings import Settings
 
 revision = "0002"
 down_revision = "0001"

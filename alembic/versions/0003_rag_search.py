@@ -9,7 +9,7 @@ What it does to a database: creates two functions; no table changes, instant.
 
 from __future__ import annotations
 
-from hello_pgmem.migrations import run_scripts
+from hello_pgmem.db.migrations import run_scripts
 
 revision = "0003"
 down_revision = "0002"

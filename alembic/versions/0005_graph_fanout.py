@@ -12,7 +12,7 @@ large graph run it in a quiet window.
 
 from __future__ import annotations
 
-from hello_pgmem.migrations import run_scripts
+from hello_pgmem.db.migrations import run_scripts
 
 revision = "0005"
 down_revision = "0004"

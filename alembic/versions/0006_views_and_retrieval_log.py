@@ -9,7 +9,7 @@ What it does to a database: creates views, one function and an empty table; inst
 
 from __future__ import annotations
 
-from hello_pgmem.migrations import run_scripts
+from hello_pgmem.db.migrations import run_scripts
 
 revision = "0006"
 down_revision = "0005"

@@ -10,7 +10,7 @@ instant.
 
 from __future__ import annotations
 
-from hello_pgmem.migrations import run_scripts
+from hello_pgmem.db.migrations import run_scripts
 
 revision = "0007"
 down_revision = "0006"

@@ -14,7 +14,7 @@ Cypher is scoped instead.
 
 from __future__ import annotations
 
-from hello_pgmem.migrations import run_scripts
+from hello_pgmem.db.migrations import run_scripts
 
 revision = "0008"
 down_revision = "0007"

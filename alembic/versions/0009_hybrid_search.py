@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from alembic import op
 
-from hello_pgmem.extensions import ensure_extension
-from hello_pgmem.migrations import run_scripts
+from hello_pgmem.db.extensions import ensure_extension
+from hello_pgmem.db.migrations import run_scripts
 
 revision = "0009"
 down_revision = "0008"

@@ -13,7 +13,7 @@ never a memory. Downgrade folds the log first.
 
 from __future__ import annotations
 
-from hello_pgmem.migrations import run_scripts
+from hello_pgmem.db.migrations import run_scripts
 
 revision = "0010"
 down_revision = "0009"

@@ -11,7 +11,7 @@ token without reading the table. Instant.
 
 from __future__ import annotations
 
-from hello_pgmem.migrations import run_scripts
+from hello_pgmem.db.migrations import run_scripts
 
 revision = "0011"
 down_revision = "0010"

@@ -12,7 +12,7 @@ alone. Instant. Downgrade restores the definitions of revision 0009.
 
 from __future__ import annotations
 
-from hello_pgmem.migrations import run_scripts
+from hello_pgmem.db.migrations import run_scripts
 
 revision = "0012"
 down_revision = "0011"

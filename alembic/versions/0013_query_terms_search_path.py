@@ -10,7 +10,7 @@ reads tables already has. Instant. Downgrade resets it.
 
 from __future__ import annotations
 
-from hello_pgmem.migrations import run_scripts
+from hello_pgmem.db.migrations import run_scripts
 
 revision = "0013"
 down_revision = "0012"

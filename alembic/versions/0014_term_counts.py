@@ -13,7 +13,7 @@ restores search_memories of revision 0012.
 
 from __future__ import annotations
 
-from hello_pgmem.migrations import run_scripts
+from hello_pgmem.db.migrations import run_scripts
 
 revision = "0014"
 down_revision = "0013"

@@ -14,7 +14,7 @@ revision 0007 and _count_lexemes of revision 0014, and drops hnsw_ef_search.
 
 from __future__ import annotations
 
-from hello_pgmem.migrations import run_scripts
+from hello_pgmem.db.migrations import run_scripts
 
 revision = "0015"
 down_revision = "0014"

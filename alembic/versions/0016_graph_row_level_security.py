@@ -17,9 +17,9 @@ from __future__ import annotations
 from alembic import context, op
 from sqlalchemy import text
 
+from hello_pgmem.core.settings import Settings
+from hello_pgmem.db.migrations import run_scripts
 from hello_pgmem.graph.labels import graph_exists
-from hello_pgmem.migrations import run_scripts
-from hello_pgmem.settings import Settings
 
 revision = "0016"
 down_revision = "0015"

@@ -14,7 +14,7 @@ revision 0011.
 
 from __future__ import annotations
 
-from hello_pgmem.migrations import run_scripts
+from hello_pgmem.db.migrations import run_scripts
 
 revision = "0017"
 down_revision = "0016"

@@ -13,7 +13,7 @@ filter with them. No table changes. Downgrade restores the functions of revision
 
 from __future__ import annotations
 
-from hello_pgmem.migrations import run_scripts
+from hello_pgmem.db.migrations import run_scripts
 
 revision = "0018"
 down_revision = "0017"

@@ -14,7 +14,7 @@ sequence and restores revision 0018's function and index.
 
 from __future__ import annotations
 
-from hello_pgmem.migrations import run_scripts
+from hello_pgmem.db.migrations import run_scripts
 
 revision = "0019"
 down_revision = "0018"

@@ -12,8 +12,8 @@ import click
 from hello_pgmem.cli.app import State, cli, database, emit, load_settings
 
 if TYPE_CHECKING:
+    from hello_pgmem.core.settings import Settings
     from hello_pgmem.db import ServerInfo
-    from hello_pgmem.settings import Settings
 
 
 def server_info(settings: Settings) -> ServerInfo:
@@ -24,7 +24,7 @@ def server_info(settings: Settings) -> ServerInfo:
 
 
 def info_text(info: ServerInfo, settings: Settings) -> str:
-    from hello_pgmem import migrations
+    from hello_pgmem.db import migrations
 
     head = migrations.head_revision()
     age = (
@@ -53,7 +53,7 @@ def info_text(info: ServerInfo, settings: Settings) -> str:
 
 
 def info_payload(info: ServerInfo) -> dict[str, Any]:
-    from hello_pgmem import migrations
+    from hello_pgmem.db import migrations
 
     payload = dataclasses.asdict(info)
     payload["functions"] = list(info.functions)
@@ -111,7 +111,7 @@ def db_url(state: State) -> None:
 @click.pass_obj
 def migrate(state: State, revision: str) -> None:
     """Create or upgrade the schema (idempotent), then print what the database offers."""
-    from hello_pgmem import migrations
+    from hello_pgmem.db import migrations
 
     settings = load_settings()
     migrations.upgrade(settings, revision)
@@ -126,7 +126,7 @@ def downgrade(revision: str, yes: bool) -> None:
     """Migrate the schema down to REVISION ("base" removes everything of hello_pgmem)."""
     if not yes:
         raise click.UsageError("downgrade drops data: add --yes to confirm")
-    from hello_pgmem import migrations
+    from hello_pgmem.db import migrations
 
     migrations.downgrade(load_settings(), revision)
 
@@ -145,8 +145,8 @@ def info(state: State) -> None:
 def demo(state: State) -> None:
     """Bring the database up, migrate it, and run the reference scenarios (offline unless an
     LLM is configured)."""
-    from hello_pgmem import dev, migrations
-    from hello_pgmem.db import Database
+    from hello_pgmem import dev
+    from hello_pgmem.db import Database, migrations
     from hello_pgmem.demo import full_demo
 
     settings = load_settings() if os.environ.get("DATABASE_URL") else load_settings(database_url=dev.up())

@@ -23,12 +23,12 @@ from uuid import UUID
 
 import click
 
-from hello_pgmem.errors import ConfigurationError, DatabaseUnavailableError, HelloPgmemError
-from hello_pgmem.i18n import Language, check_language
+from hello_pgmem.core.errors import ConfigurationError, DatabaseUnavailableError, HelloPgmemError
+from hello_pgmem.core.i18n import Language, check_language
 
 if TYPE_CHECKING:
+    from hello_pgmem.core.settings import Settings
     from hello_pgmem.db import Database
-    from hello_pgmem.settings import Settings
 
 DOWN_HINT = (
     'start the development database with "hello-pgmem db up", or set DATABASE_URL to a reachable server'
@@ -55,7 +55,7 @@ def load_settings(**overrides: Any) -> Settings:
     ConfigurationError."""
     from pydantic import ValidationError as PydanticValidationError
 
-    from hello_pgmem.settings import Settings
+    from hello_pgmem.core.settings import Settings
 
     context = click.get_current_context(silent=True)
     if context is not None and isinstance(context.find_root().obj, State):

@@ -17,9 +17,9 @@ from hello_pgmem.cli.app import State, cli, database
 def chat(state: State, loop: bool) -> None:
     """Talk to an agent that remembers --user (needs LLM_MODEL_ID); an empty line or "exit" ends."""
     from hello_pgmem.agent import HelloAgentsLLM, SimpleAgent
+    from hello_pgmem.core.models import MEMORY_TYPES
     from hello_pgmem.embedding import create_embedder
     from hello_pgmem.loop.system import AgentMemorySystem
-    from hello_pgmem.models import MEMORY_TYPES
     from hello_pgmem.tools import MemoryTool, RAGTool, ToolRegistry
 
     with database() as db:

@@ -11,7 +11,7 @@ import click
 from hello_pgmem.cli.app import State, cli, database, emit
 
 if TYPE_CHECKING:
-    from hello_pgmem.models import MemoryItem, TypeStats
+    from hello_pgmem.core.models import MemoryItem, TypeStats
     from hello_pgmem.tools.memory_tool import MemoryTool
 
 MEMORY_TYPES = ("working", "episodic", "semantic", "perceptual")

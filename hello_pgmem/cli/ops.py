@@ -136,7 +136,7 @@ def export_command(state: State, output: TextIO) -> None:
 @click.pass_obj
 def import_command(state: State, source: BinaryIO, as_user: str | None) -> None:
     """Read a JSON Lines export (validated whole before anything is written); idempotent by id."""
-    from hello_pgmem.errors import InvalidInputError
+    from hello_pgmem.core.errors import InvalidInputError
     from hello_pgmem.ops.transfer import import_user
 
     data = source.read()

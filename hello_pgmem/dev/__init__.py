@@ -19,9 +19,9 @@ from __future__ import annotations
 import logging
 import os
 
+from hello_pgmem.core.errors import ConfigurationError, DatabaseUnavailableError
 from hello_pgmem.dev import docker
 from hello_pgmem.dev.chroot import DATA_DIR, PG_BIN, DevDB, can_chroot, chroot_up, run_in_root, running
-from hello_pgmem.errors import ConfigurationError, DatabaseUnavailableError
 
 log = logging.getLogger(__name__)
 

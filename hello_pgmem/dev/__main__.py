@@ -8,8 +8,8 @@ import shutil
 import sys
 from collections.abc import Sequence
 
+from hello_pgmem.core.errors import ConfigurationError, DatabaseUnavailableError
 from hello_pgmem.dev import DevDB, database_url, down, status, up
-from hello_pgmem.errors import ConfigurationError, DatabaseUnavailableError
 
 
 def citus(command: str) -> int:

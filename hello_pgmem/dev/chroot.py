@@ -16,8 +16,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from hello_pgmem.errors import ConfigurationError, DatabaseUnavailableError
-from hello_pgmem.settings import IDENTIFIER
+from hello_pgmem.core.errors import ConfigurationError, DatabaseUnavailableError
+from hello_pgmem.core.settings import IDENTIFIER
 
 log = logging.getLogger(__name__)
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
+from hello_pgmem.core.errors import ConfigurationError
+from hello_pgmem.core.settings import IDENTIFIER
 from hello_pgmem.dev.chroot import PG_MAJOR, DevDB, locked, port_open, psql
 from hello_pgmem.dev.scratch import ScratchServer
-from hello_pgmem.errors import ConfigurationError
-from hello_pgmem.settings import IDENTIFIER
 
 log = logging.getLogger(__name__)
 

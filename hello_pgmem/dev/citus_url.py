@@ -18,8 +18,8 @@ import psycopg
 from psycopg import sql
 from psycopg.conninfo import make_conninfo
 
-from hello_pgmem.errors import ConfigurationError
-from hello_pgmem.settings import IDENTIFIER
+from hello_pgmem.core.errors import ConfigurationError
+from hello_pgmem.core.settings import IDENTIFIER
 
 ENV = "PGMEM_CITUS_URL"
 WORKERS = """

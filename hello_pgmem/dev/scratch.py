@@ -7,6 +7,8 @@ import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from hello_pgmem.core.errors import ConfigurationError
+from hello_pgmem.core.settings import IDENTIFIER
 from hello_pgmem.dev.chroot import (
     PG_BIN,
     PG_MAJOR,
@@ -16,8 +18,6 @@ from hello_pgmem.dev.chroot import (
     run_in_root,
     wait_ready,
 )
-from hello_pgmem.errors import ConfigurationError
-from hello_pgmem.settings import IDENTIFIER
 
 
 class ScratchServer:

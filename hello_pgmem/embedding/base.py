@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from hello_pgmem.errors import EmbeddingDimensionError, EmbeddingError
+from hello_pgmem.core.errors import EmbeddingDimensionError, EmbeddingError
 
 
 class Embedder(ABC):

@@ -22,8 +22,8 @@ from collections.abc import Iterable, Sequence
 import mmh3
 import numpy as np
 
+from hello_pgmem.core.text import tokenize
 from hello_pgmem.embedding.base import Embedder
-from hello_pgmem.text import tokenize
 
 VERSION = 1
 CHAR_WEIGHT = 1.0

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
+from hello_pgmem.core.errors import ConfigurationError, EmbeddingError
 from hello_pgmem.embedding.base import Embedder
-from hello_pgmem.errors import ConfigurationError, EmbeddingError
 
 
 def sentence_transformers_installed() -> bool:

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 import numpy as np
 import openai
 
+from hello_pgmem.core.errors import ConfigurationError, EmbeddingError
 from hello_pgmem.embedding.base import Embedder
-from hello_pgmem.errors import ConfigurationError, EmbeddingError
 
 log = logging.getLogger(__name__)
 

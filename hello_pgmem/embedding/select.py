@@ -11,6 +11,8 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+from hello_pgmem.core.errors import ConfigurationError, EmbeddingError
+from hello_pgmem.core.settings import Settings
 from hello_pgmem.embedding.base import Embedder
 from hello_pgmem.embedding.hashing import HashingEmbedder
 from hello_pgmem.embedding.local import (
@@ -18,8 +20,6 @@ from hello_pgmem.embedding.local import (
     packaged_model_path,
     sentence_transformers_installed,
 )
-from hello_pgmem.errors import ConfigurationError, EmbeddingError
-from hello_pgmem.settings import Settings
 
 log = logging.getLogger(__name__)
 

@@ -12,10 +12,10 @@
 
 from __future__ import annotations
 
+from hello_pgmem.core.i18n import Language
 from hello_pgmem.graph.extracted import ExtractedEntity, ExtractedRelation, Extraction, Extractor
 from hello_pgmem.graph.llm_extractor import LLMExtractor
 from hello_pgmem.graph.rules import RuleExtractor
-from hello_pgmem.i18n import Language
 from hello_pgmem.llm import ChatClient
 
 __all__ = [

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from hello_pgmem.text import CJK_CLASS, WORD
+from hello_pgmem.core.text import CJK_CLASS, WORD
 
 _SPACES = re.compile(r"\s+")
 _SPACE_NEAR_CJK = re.compile(f"\\s*([{CJK_CLASS}])\\s*")

@@ -25,10 +25,10 @@ from typing import Any
 
 from psycopg import errors, sql
 
-from hello_pgmem.age import cypher
+from hello_pgmem.core.errors import GraphError, InvalidInputError
+from hello_pgmem.core.settings import Settings
 from hello_pgmem.db import Conn
-from hello_pgmem.errors import GraphError, InvalidInputError
-from hello_pgmem.settings import Settings
+from hello_pgmem.db.age import cypher
 
 _TOKEN = re.compile(
     r"""(?P<skip>'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|//[^\n]*|/\*.*?\*/|\s+)

@@ -13,7 +13,7 @@ from typing import Any
 
 import psycopg
 
-from hello_pgmem.age import cypher
+from hello_pgmem.db.age import cypher
 
 CREATE_MEMORY = "CREATE (:Memory {user_id: $user_id, id: $memory_id})"
 CREATE_MEMORIES = "UNWIND $memory_ids AS mid CREATE (:Memory {user_id: $user_id, id: mid})"

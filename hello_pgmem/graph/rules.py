@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import re
 
+from hello_pgmem.core.text import CJK_CLASS
 from hello_pgmem.graph.extracted import ExtractedEntity, ExtractedRelation, Extraction
 from hello_pgmem.graph.rules_en import EnglishRules
 from hello_pgmem.graph.rules_zh import ChineseRules
-from hello_pgmem.text import CJK_CLASS
 
 _CJK = re.compile(f"[{CJK_CLASS}]")
 

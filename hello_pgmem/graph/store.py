@@ -13,8 +13,8 @@ from uuid import UUID
 
 from pydantic import BaseModel
 
+from hello_pgmem.core.errors import InvalidInputError, NotFoundError
 from hello_pgmem.db import Conn
-from hello_pgmem.errors import InvalidInputError, NotFoundError
 from hello_pgmem.graph import queries as g
 from hello_pgmem.graph.extracted import Extraction
 from hello_pgmem.graph.normalize import normalize_name

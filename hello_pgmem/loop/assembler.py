@@ -17,10 +17,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hello_pgmem.core.i18n import Language
+from hello_pgmem.core.text import token_counter
 from hello_pgmem.graph.normalize import name_candidates
-from hello_pgmem.i18n import Language
 from hello_pgmem.memory.manager import MemoryManager
-from hello_pgmem.text import token_counter
 
 MEMORY, RELATION = "memories", "relations"
 HEADERS: dict[Language, dict[str, str]] = {

@@ -12,10 +12,10 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator
 
+from hello_pgmem.core.i18n import Language
+from hello_pgmem.core.models import MemoryType
 from hello_pgmem.graph.extraction import ExtractedEntity, ExtractedRelation, Extraction
-from hello_pgmem.i18n import Language
 from hello_pgmem.llm import ChatClient
-from hello_pgmem.models import MemoryType
 
 Kind = Literal["fact", "preference", "event", "lesson"]
 KIND_TO_TYPE: dict[str, MemoryType] = {

@@ -9,17 +9,17 @@ from functools import cached_property
 
 from pydantic import BaseModel
 
+from hello_pgmem.core.errors import LLMError
+from hello_pgmem.core.retry import retry_transient
+from hello_pgmem.core.settings import Settings
 from hello_pgmem.db import Database, SharesDatabase
 from hello_pgmem.embedding import Embedder, create_embedder
-from hello_pgmem.errors import LLMError
 from hello_pgmem.llm import ChatClient
 from hello_pgmem.loop.assembler import MemoryAssembler
 from hello_pgmem.loop.extractor import ExtractedMemory, MemoryExtractor
 from hello_pgmem.loop.writer import Decision, LoopConfig, MemoryWriter
 from hello_pgmem.memory.decay import MemoryDecay
 from hello_pgmem.memory.manager import MemoryManager
-from hello_pgmem.retry import retry_transient
-from hello_pgmem.settings import Settings
 
 __all__ = ["AgentMemorySystem", "MemoryDecay", "TurnResult"]
 

@@ -30,10 +30,10 @@ import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
+from hello_pgmem.core.deadline import call_deadline
+from hello_pgmem.core.i18n import Language, say
 from hello_pgmem.db import Database
-from hello_pgmem.deadline import call_deadline
 from hello_pgmem.embedding import Embedder, create_embedder
-from hello_pgmem.i18n import Language, say
 from hello_pgmem.llm import ChatClient, create_chat_client
 from hello_pgmem.mcp_server.access import TOOLS, refusal, visible
 from hello_pgmem.mcp_server.limits import ConcurrencyGate, Limits, RateGate, Refused

@@ -16,9 +16,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Literal
 from uuid import UUID
 
+from hello_pgmem.core.errors import InvalidInputError
+from hello_pgmem.core.models import check_name, check_user_id
 from hello_pgmem.db import Database
-from hello_pgmem.errors import InvalidInputError
-from hello_pgmem.models import check_name, check_user_id
 
 PREFIX = "pgm_"
 Mode = Literal["read", "write", "admin"]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hello_pgmem.models import MEMORY_TYPES, MemoryType
+from hello_pgmem.core.models import MEMORY_TYPES, MemoryType
 
 IMPORTANT_WORDS = (
     "重要",

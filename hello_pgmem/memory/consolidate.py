@@ -16,11 +16,11 @@ from uuid import UUID
 
 from psycopg.types.json import Jsonb
 
-from hello_pgmem.errors import InvalidInputError
+from hello_pgmem.core.errors import InvalidInputError
+from hello_pgmem.core.models import MemoryType, check_memory_type
 from hello_pgmem.memory import queries as q
 from hello_pgmem.memory.longterm import LongTermMemory
 from hello_pgmem.memory.working import WorkingMemory
-from hello_pgmem.models import MemoryType, check_memory_type
 
 ORDER = {"working": 0, "episodic": 1, "perceptual": 1, "semantic": 2}
 

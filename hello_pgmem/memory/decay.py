@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 
+from hello_pgmem.core.models import utcnow
 from hello_pgmem.db import Conn, Database
 from hello_pgmem.memory import queries as q
-from hello_pgmem.models import utcnow
 
 
 def apply_decay(conn: Conn, user_id: str, max_memories: int, now: datetime) -> int:

@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
+from hello_pgmem.core.models import MemoryItem, MemoryType, Scoring, SessionInfo
 from hello_pgmem.memory import queries as q
 from hello_pgmem.memory.longterm import LongTermMemory, row_to_item
-from hello_pgmem.models import MemoryItem, MemoryType, Scoring, SessionInfo
 
 
 class EpisodicMemory(LongTermMemory):

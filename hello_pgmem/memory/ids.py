@@ -6,12 +6,12 @@ from __future__ import annotations
 import re
 from uuid import UUID
 
+from hello_pgmem.core.errors import InvalidInputError, NotFoundError
+from hello_pgmem.core.models import MemoryItem
 from hello_pgmem.db import Conn
-from hello_pgmem.errors import InvalidInputError, NotFoundError
 from hello_pgmem.memory import queries as q
 from hello_pgmem.memory.longterm import row_to_item
 from hello_pgmem.memory.working import WorkingMemory
-from hello_pgmem.models import MemoryItem
 
 MIN_PREFIX = 8
 _HEX_PREFIX = re.compile(r"^[0-9a-f-]+$")

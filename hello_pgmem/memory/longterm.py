@@ -17,13 +17,8 @@ from uuid import UUID
 import numpy as np
 from psycopg.types.json import Jsonb
 
-from hello_pgmem.db import Conn, Database
-from hello_pgmem.embedding import Embedder
-from hello_pgmem.errors import InvalidInputError
-from hello_pgmem.graph.normalize import name_candidates
-from hello_pgmem.memory import queries as q
-from hello_pgmem.memory.when import time_range
-from hello_pgmem.models import (
+from hello_pgmem.core.errors import InvalidInputError
+from hello_pgmem.core.models import (
     FORGET_STRATEGIES,
     ForgetStrategy,
     Fusion,
@@ -33,6 +28,11 @@ from hello_pgmem.models import (
     TypeStats,
     utcnow,
 )
+from hello_pgmem.db import Conn, Database
+from hello_pgmem.embedding import Embedder
+from hello_pgmem.graph.normalize import name_candidates
+from hello_pgmem.memory import queries as q
+from hello_pgmem.memory.when import time_range
 
 
 def row_to_item(user_id: str, row: Sequence[Any], scores: dict[str, Any] | None = None) -> MemoryItem:

@@ -14,23 +14,8 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from hello_pgmem.db import Conn, Database, SharesDatabase
-from hello_pgmem.embedding import Embedder
-from hello_pgmem.errors import InvalidInputError
-from hello_pgmem.graph.extracted import Extraction, Extractor
-from hello_pgmem.graph.store import GraphStore
-from hello_pgmem.memory import consolidate, ids, summary
-from hello_pgmem.memory import queries as q
-from hello_pgmem.memory.classify import classify
-from hello_pgmem.memory.episodic import EpisodicMemory
-from hello_pgmem.memory.longterm import LongTermMemory
-from hello_pgmem.memory.parts import MemoryParts, Part, Store
-from hello_pgmem.memory.perceptual import PerceptualMemory
-from hello_pgmem.memory.search import SearchRequest, record_access, search
-from hello_pgmem.memory.semantic import SemanticMemory
-from hello_pgmem.memory.user_graph import GraphQuestions
-from hello_pgmem.memory.working import WorkingMemory
-from hello_pgmem.models import (
+from hello_pgmem.core.errors import InvalidInputError
+from hello_pgmem.core.models import (
     MEMORY_TYPES,
     MemoryConfig,
     MemoryItem,
@@ -50,9 +35,24 @@ from hello_pgmem.models import (
     check_user_id,
     utcnow,
 )
+from hello_pgmem.core.retry import retry_transient
+from hello_pgmem.core.settings import Settings
+from hello_pgmem.db import Conn, Database, SharesDatabase
+from hello_pgmem.embedding import Embedder
+from hello_pgmem.graph.extracted import Extraction, Extractor
+from hello_pgmem.graph.store import GraphStore
+from hello_pgmem.memory import consolidate, ids, summary
+from hello_pgmem.memory import queries as q
+from hello_pgmem.memory.classify import classify
+from hello_pgmem.memory.episodic import EpisodicMemory
+from hello_pgmem.memory.longterm import LongTermMemory
+from hello_pgmem.memory.parts import MemoryParts, Part, Store
+from hello_pgmem.memory.perceptual import PerceptualMemory
+from hello_pgmem.memory.search import SearchRequest, record_access, search
+from hello_pgmem.memory.semantic import SemanticMemory
+from hello_pgmem.memory.user_graph import GraphQuestions
+from hello_pgmem.memory.working import WorkingMemory
 from hello_pgmem.perceptual.encoders import MediaEncoder
-from hello_pgmem.retry import retry_transient
-from hello_pgmem.settings import Settings
 
 
 class MemoryManager(GraphQuestions, SharesDatabase):

@@ -8,6 +8,8 @@ from datetime import datetime
 from functools import cached_property
 from typing import Any, Generic, Protocol, TypeVar
 
+from hello_pgmem.core.models import MemoryConfig, MemoryItem, MemoryType, check_importance
+from hello_pgmem.core.settings import Settings
 from hello_pgmem.db import Database
 from hello_pgmem.embedding import Embedder, create_embedder
 from hello_pgmem.graph.extracted import Extractor
@@ -21,9 +23,7 @@ from hello_pgmem.memory.longterm import LongTermMemory
 from hello_pgmem.memory.perceptual import PerceptualMemory
 from hello_pgmem.memory.semantic import SemanticMemory
 from hello_pgmem.memory.working import WorkingMemory
-from hello_pgmem.models import MemoryConfig, MemoryItem, MemoryType, check_importance
 from hello_pgmem.perceptual.encoders import MediaEncoder, default_encoders
-from hello_pgmem.settings import Settings
 
 Store = WorkingMemory | EpisodicMemory | SemanticMemory | PerceptualMemory
 T = TypeVar("T")

@@ -17,10 +17,10 @@ from typing import Any
 import numpy as np
 from psycopg.types.json import Jsonb
 
-from hello_pgmem.errors import InvalidInputError
+from hello_pgmem.core.errors import InvalidInputError
+from hello_pgmem.core.models import MemoryItem, MemoryType, Scoring
 from hello_pgmem.memory import queries as q
 from hello_pgmem.memory.longterm import LongTermMemory, scored_item
-from hello_pgmem.models import MemoryItem, MemoryType, Scoring
 from hello_pgmem.perceptual.encoders import MediaEncoder, file_hash, infer_modality, read_media
 
 SCORES = ("vector_score", "recency_score")

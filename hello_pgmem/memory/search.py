@@ -9,11 +9,7 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from hello_pgmem.memory.longterm import log_accesses
-from hello_pgmem.memory.parts import MemoryParts
-from hello_pgmem.memory.perceptual import PerceptualMemory
-from hello_pgmem.memory.working import WorkingMemory
-from hello_pgmem.models import (
+from hello_pgmem.core.models import (
     MemoryConfig,
     MemoryItem,
     MemoryType,
@@ -24,7 +20,11 @@ from hello_pgmem.models import (
     check_memory_type,
     check_scoring,
 )
-from hello_pgmem.retrieval_log import log_retrieval
+from hello_pgmem.db.retrieval_log import log_retrieval
+from hello_pgmem.memory.longterm import log_accesses
+from hello_pgmem.memory.parts import MemoryParts
+from hello_pgmem.memory.perceptual import PerceptualMemory
+from hello_pgmem.memory.working import WorkingMemory
 
 
 @dataclass(frozen=True)

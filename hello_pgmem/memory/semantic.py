@@ -16,13 +16,13 @@ from uuid import UUID
 
 import numpy as np
 
+from hello_pgmem.core.models import MemoryItem, MemoryType, Scoring
 from hello_pgmem.db import Conn
 from hello_pgmem.graph.extracted import Extraction, Extractor
 from hello_pgmem.graph.normalize import name_candidates
 from hello_pgmem.graph.store import GraphStore
 from hello_pgmem.memory import queries as q
 from hello_pgmem.memory.longterm import LongTermMemory
-from hello_pgmem.models import MemoryItem, MemoryType, Scoring
 
 
 class SemanticMemory(LongTermMemory):

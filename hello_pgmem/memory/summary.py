@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from hello_pgmem.core.models import LONG_TERM_TYPES, MemoryItem, MemoryStats, MemoryType, TypeStats
 from hello_pgmem.memory import queries as q
 from hello_pgmem.memory.longterm import row_to_item
 from hello_pgmem.memory.parts import MemoryParts
-from hello_pgmem.models import LONG_TERM_TYPES, MemoryItem, MemoryStats, MemoryType, TypeStats
 
 
 def important(

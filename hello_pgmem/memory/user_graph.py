@@ -8,13 +8,13 @@ from functools import cached_property
 from typing import Any
 from uuid import UUID
 
+from hello_pgmem.core.errors import GraphError
+from hello_pgmem.core.models import MemoryConfig, MemoryItem, check_entity_name, check_limit
 from hello_pgmem.db import Database
-from hello_pgmem.errors import GraphError
 from hello_pgmem.graph.passthrough import read_cypher
 from hello_pgmem.graph.store import EntityRef, GraphStore, Neighbourhood, PathStep
 from hello_pgmem.memory.ids import as_uuid
 from hello_pgmem.memory.longterm import row_to_item
-from hello_pgmem.models import MemoryConfig, MemoryItem, check_entity_name, check_limit
 
 
 class UserGraph:

@@ -8,7 +8,7 @@
   importance; only positive scores, best first.
 - forget: importance_based, time_based or capacity_based, after the TTL sweep.
 
-Tokens are counted with :func:`hello_pgmem.text.count_tokens`, which counts Chinese characters
+Tokens are counted with :func:`hello_pgmem.core.text.count_tokens`, which counts Chinese characters
 (a whitespace split would count a Chinese sentence as one token). This module owns every
 statement on ``working_memories``.
 """
@@ -22,10 +22,17 @@ from uuid import UUID
 
 from psycopg.types.json import Jsonb
 
+from hello_pgmem.core.errors import InvalidInputError
+from hello_pgmem.core.models import (
+    FORGET_STRATEGIES,
+    ForgetStrategy,
+    MemoryConfig,
+    MemoryItem,
+    TypeStats,
+    utcnow,
+)
+from hello_pgmem.core.text import count_tokens, keyword_score, tfidf_scores
 from hello_pgmem.db import Conn, Database
-from hello_pgmem.errors import InvalidInputError
-from hello_pgmem.models import FORGET_STRATEGIES, ForgetStrategy, MemoryConfig, MemoryItem, TypeStats, utcnow
-from hello_pgmem.text import count_tokens, keyword_score, tfidf_scores
 
 COLUMNS = "id, content, importance, session_id, metadata, created_at"
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from psycopg import sql
 
+from hello_pgmem.core.errors import ConfigurationError
+from hello_pgmem.core.settings import Settings
 from hello_pgmem.db import Conn, ServerInfo, connect, probe
-from hello_pgmem.errors import ConfigurationError
-from hello_pgmem.resources import read_live_sql
-from hello_pgmem.settings import Settings
+from hello_pgmem.db.resources import read_live_sql
 
 CITUS_INSTALLED = "SELECT 1 FROM pg_extension WHERE extname = 'citus'"
 _DISTRIBUTED = """

@@ -13,12 +13,12 @@ from typing import Any, Literal
 
 from psycopg import sql
 
+from hello_pgmem.core.settings import Settings
 from hello_pgmem.db import Conn, ServerInfo, connect, probe
-from hello_pgmem.extensions import MIN_VECTOR, version_tuple
-from hello_pgmem.migrations import head_revision
+from hello_pgmem.db.extensions import MIN_VECTOR, version_tuple
+from hello_pgmem.db.migrations import head_revision
 from hello_pgmem.ops import citus
 from hello_pgmem.ops.grants import DATA_TABLES, READ_ONLY_TABLES, RLS_TABLES
-from hello_pgmem.settings import Settings
 
 Level = Literal["ok", "warn", "error"]
 

@@ -9,11 +9,11 @@ names the namespaces the user's tokens could use.
 from __future__ import annotations
 
 from hello_pgmem.db import Database
+from hello_pgmem.db.retrieval_log import erase_log
 from hello_pgmem.graph.projection import AgeProjection
 from hello_pgmem.graph.store import GraphStore
 from hello_pgmem.memory import queries as q
 from hello_pgmem.memory.working import WorkingMemory
-from hello_pgmem.retrieval_log import erase_log
 
 ERASE_TOKENS = "SELECT tokens, namespaces FROM erase_user_tokens()"
 

@@ -24,9 +24,9 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from hello_pgmem.errors import ConfigurationError, InvalidInputError, SchemaNotMigratedError
+from hello_pgmem.core.errors import ConfigurationError, InvalidInputError, SchemaNotMigratedError
+from hello_pgmem.core.settings import IDENTIFIER, Settings
 from hello_pgmem.ops.citus import CITUS_INSTALLED
-from hello_pgmem.settings import IDENTIFIER, Settings
 
 WRITTEN_TABLES = (  # the tables of user or namespace data the application writes (RLS since 0008)
     "memories",

@@ -9,14 +9,14 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+from hello_pgmem.core.models import utcnow
 from hello_pgmem.db import Database
+from hello_pgmem.db.retrieval_log import purge_log
 from hello_pgmem.graph.projection import AgeProjection
 from hello_pgmem.graph.store import GraphStore
 from hello_pgmem.memory import queries as q
 from hello_pgmem.memory.decay import apply_decay
 from hello_pgmem.memory.working import expire_all
-from hello_pgmem.models import utcnow
-from hello_pgmem.retrieval_log import purge_log
 
 ANALYZE = (
     "ANALYZE memories, memory_accesses, working_memories, entities, mentions, relations, documents, chunks"

@@ -18,10 +18,10 @@ from psycopg.types.json import Jsonb
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic import ValidationError as PydanticValidationError
 
+from hello_pgmem.core.errors import InvalidInputError
+from hello_pgmem.core.models import check_user_id, utcnow
 from hello_pgmem.db import Database
-from hello_pgmem.errors import InvalidInputError
 from hello_pgmem.memory import queries as q
-from hello_pgmem.models import check_user_id, utcnow
 
 FORMAT = "hello-pgmem-export"
 VERSION = 1

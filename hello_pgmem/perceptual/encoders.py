@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from hello_pgmem.errors import ConfigurationError, InvalidInputError
+from hello_pgmem.core.errors import ConfigurationError, InvalidInputError
 
 log = logging.getLogger(__name__)
 

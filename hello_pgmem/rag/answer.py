@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from hello_pgmem.i18n import Language
+from hello_pgmem.core.i18n import Language
 from hello_pgmem.rag.models import ChunkHit
 
 # The chat model's instructions, in the knowledge base's language (the reference's are Chinese).

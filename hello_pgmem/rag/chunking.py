@@ -33,9 +33,9 @@ from typing import Annotated
 
 from pydantic import Field
 
-from hello_pgmem.deadline import check_deadline
-from hello_pgmem.errors import InvalidInputError
-from hello_pgmem.text import count_tokens
+from hello_pgmem.core.deadline import check_deadline
+from hello_pgmem.core.errors import InvalidInputError
+from hello_pgmem.core.text import count_tokens
 
 HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$")
 FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")

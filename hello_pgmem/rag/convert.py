@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hello_pgmem.errors import ConfigurationError, InvalidInputError, UnsupportedFormatError
+from hello_pgmem.core.errors import ConfigurationError, InvalidInputError, UnsupportedFormatError
 from hello_pgmem.rag.files import read_file
 
 log = logging.getLogger(__name__)

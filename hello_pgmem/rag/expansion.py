@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import logging
 
-from hello_pgmem.errors import LLMError
-from hello_pgmem.i18n import Language
+from hello_pgmem.core.errors import LLMError
+from hello_pgmem.core.i18n import Language
 from hello_pgmem.llm import ChatClient
 
 log = logging.getLogger(__name__)

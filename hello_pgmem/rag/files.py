@@ -13,7 +13,7 @@ import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from hello_pgmem.errors import InvalidInputError
+from hello_pgmem.core.errors import InvalidInputError
 
 MAX_FILE_BYTES = 100 * 1024 * 1024
 

@@ -20,18 +20,18 @@ from typing import Any
 import numpy as np
 from psycopg.types.json import Jsonb
 
-from hello_pgmem.deadline import check_deadline
+from hello_pgmem.core.deadline import check_deadline
+from hello_pgmem.core.errors import HelloPgmemError, InvalidInputError, UnsupportedFormatError
+from hello_pgmem.core.models import check_content, check_name
+from hello_pgmem.core.retry import retry_transient
+from hello_pgmem.core.text import token_counter
 from hello_pgmem.embedding import Embedder
-from hello_pgmem.errors import HelloPgmemError, InvalidInputError, UnsupportedFormatError
 from hello_pgmem.llm import ChatClient
-from hello_pgmem.models import check_content, check_name
 from hello_pgmem.rag import store
 from hello_pgmem.rag.chunking import Chunk, check_sizes, chunk_markdown
 from hello_pgmem.rag.convert import convert_file, read_document
 from hello_pgmem.rag.files import expand
 from hello_pgmem.rag.models import IngestResult
-from hello_pgmem.retry import retry_transient
-from hello_pgmem.text import token_counter
 
 MAX_CHUNKS_PER_DOCUMENT = 20_000
 MAX_BATCH_DOCUMENTS = 10_000

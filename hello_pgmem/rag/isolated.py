@@ -23,8 +23,8 @@ from multiprocessing.connection import Connection
 from threading import Lock
 from typing import Any
 
-from hello_pgmem.deadline import remaining_ms
-from hello_pgmem.errors import InvalidInputError
+from hello_pgmem.core.deadline import remaining_ms
+from hello_pgmem.core.errors import InvalidInputError
 
 log = logging.getLogger(__name__)
 

@@ -7,12 +7,13 @@ the cache, and store the documents and their chunks in one transaction per call.
 
 from __future__ import annotations
 
+from hello_pgmem.core.errors import InvalidInputError
+from hello_pgmem.core.i18n import Language
+from hello_pgmem.core.models import check_name, check_user_id
+from hello_pgmem.core.retry import retry_transient
 from hello_pgmem.db import Database
 from hello_pgmem.embedding import Embedder
-from hello_pgmem.errors import InvalidInputError
-from hello_pgmem.i18n import Language
 from hello_pgmem.llm import ChatClient
-from hello_pgmem.models import check_name, check_user_id
 from hello_pgmem.rag import store
 from hello_pgmem.rag.ingest import (
     MAX_BATCH_DOCUMENTS,
@@ -23,7 +24,6 @@ from hello_pgmem.rag.ingest import (
 )
 from hello_pgmem.rag.models import DocumentInfo, KnowledgeStats
 from hello_pgmem.rag.search import DEFAULT_FUSION, MAX_TOP_K, Search
-from hello_pgmem.retry import retry_transient
 
 MAX_LISTED = 10_000
 

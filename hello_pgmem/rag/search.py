@@ -9,11 +9,12 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
+from hello_pgmem.core.errors import InvalidInputError, LLMError
+from hello_pgmem.core.i18n import Language, say
+from hello_pgmem.core.models import check_content
+from hello_pgmem.db.retrieval_log import log_retrieval
 from hello_pgmem.embedding import Embedder
-from hello_pgmem.errors import InvalidInputError, LLMError
-from hello_pgmem.i18n import Language, say
 from hello_pgmem.llm import ChatClient
-from hello_pgmem.models import check_content
 from hello_pgmem.rag import store
 from hello_pgmem.rag.answer import (
     ANSWER_SYSTEM,
@@ -26,7 +27,6 @@ from hello_pgmem.rag.answer import (
 )
 from hello_pgmem.rag.expansion import hypothetical_answer, multi_queries
 from hello_pgmem.rag.models import ChunkHit
-from hello_pgmem.retrieval_log import log_retrieval
 
 log = logging.getLogger(__name__)
 

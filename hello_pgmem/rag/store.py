@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 
+from hello_pgmem.core.deadline import check_deadline
 from hello_pgmem.db import Conn, Database
-from hello_pgmem.deadline import check_deadline
 from hello_pgmem.embedding import Embedder
 
 CACHE_LOOKUP = """

@@ -4,7 +4,7 @@ A tool is either one function with an ``action`` parameter, or (``expandable=Tru
 function per ``@tool_action`` method, named ``{tool}_{action}``. Both render to the OpenAI
 ``tools`` format. Parameters are described by JSON Schema derived from each action's signature
 and the ``Args:`` section of its docstring, where a ``zh:`` line under a parameter gives its
-Chinese description; the tool's language (:mod:`hello_pgmem.i18n`) picks one.
+Chinese description; the tool's language (:mod:`hello_pgmem.core.i18n`) picks one.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from typing import Any, Literal, TypeVar, get_args, get_origin, get_type_hints
 from pydantic import ValidationError as PydanticValidationError
 from pydantic import validate_call
 
-from hello_pgmem.errors import HelloPgmemError
-from hello_pgmem.i18n import Language, say
-from hello_pgmem.models import validation_error
+from hello_pgmem.core.errors import HelloPgmemError
+from hello_pgmem.core.i18n import Language, say
+from hello_pgmem.core.models import validation_error
 
 log = logging.getLogger(__name__)
 

@@ -16,13 +16,13 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+from hello_pgmem.core.i18n import Language, say
+from hello_pgmem.core.models import MemoryConfig, MemoryItem, utcnow
+from hello_pgmem.core.settings import Settings
 from hello_pgmem.db import Database
 from hello_pgmem.embedding import Embedder
-from hello_pgmem.i18n import Language, say
 from hello_pgmem.memory.manager import MemoryManager
-from hello_pgmem.models import MemoryConfig, MemoryItem, utcnow
 from hello_pgmem.perceptual.encoders import infer_modality
-from hello_pgmem.settings import Settings
 from hello_pgmem.tools.base import ActionsTool, ToolText, tool_action
 
 log = logging.getLogger(__name__)

@@ -15,15 +15,15 @@ import time
 from collections.abc import Callable, Collection
 from pathlib import Path
 
+from hello_pgmem.core.errors import InvalidInputError
+from hello_pgmem.core.i18n import Language, say
+from hello_pgmem.core.settings import Settings
 from hello_pgmem.db import Database, SharesDatabase
 from hello_pgmem.embedding import Embedder, create_embedder
-from hello_pgmem.errors import InvalidInputError
-from hello_pgmem.i18n import Language, say
 from hello_pgmem.llm import ChatClient, create_chat_client
 from hello_pgmem.rag.chunking import ChunkOverlap, ChunkSize
 from hello_pgmem.rag.knowledge import MAX_TOP_K, KnowledgeBase
 from hello_pgmem.rag.models import ChunkHit, IngestResult
-from hello_pgmem.settings import Settings
 from hello_pgmem.tools.base import ActionsTool, ToolText, tool_action
 from hello_pgmem.tools.memory_tool import MemoryTool
 

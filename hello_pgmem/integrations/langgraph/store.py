@@ -34,12 +34,12 @@ from langgraph.store.base import (
 )
 from psycopg.types.json import Jsonb
 
-from hello_pgmem.errors import InvalidInputError
+from hello_pgmem.core.errors import InvalidInputError
+from hello_pgmem.core.models import check_metadata
 from hello_pgmem.integrations.langgraph.filters import Predicate, compile_filter
 from hello_pgmem.memory import queries as q
 from hello_pgmem.memory.classify import estimate_importance
 from hello_pgmem.memory.manager import MemoryManager
-from hello_pgmem.models import check_metadata
 
 ID_SPACE = uuid.UUID("5f0c6a3e-9c5b-4d64-a1f4-2b7e3c1d8a90")
 MAX_QUERY_WINDOW = 1000

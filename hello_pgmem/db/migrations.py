@@ -1,7 +1,7 @@
 """Run the Alembic migrations from Python: ``upgrade``, ``downgrade``, ``current_revision``.
 
 The same revisions run through ``hello-pgmem migrate`` and through ``alembic`` with
-``alembic.ini``; both take the database and schema from :class:`~hello_pgmem.settings.Settings`.
+``alembic.ini``; both take the database and schema from :class:`~hello_pgmem.core.settings.Settings`.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from hello_pgmem.errors import DatabaseUnavailableError
-from hello_pgmem.resources import resource_dir
-from hello_pgmem.settings import Settings
+from hello_pgmem.core.errors import DatabaseUnavailableError
+from hello_pgmem.core.settings import Settings
+from hello_pgmem.db.resources import resource_dir
 
 if TYPE_CHECKING:
     from alembic.config import Config
@@ -179,7 +179,7 @@ def run_scripts(*names: str) -> None:
     """Run scripts of ``alembic/sql/`` in the migration's transaction, with the migration's search_path."""
     from alembic import op
 
-    from hello_pgmem.resources import read_sql
+    from hello_pgmem.db.resources import read_sql
 
     conn = op.get_bind()
     prepare_sql_session(conn)

@@ -16,8 +16,8 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from hello_pgmem.errors import GraphError
-from hello_pgmem.settings import IDENTIFIER
+from hello_pgmem.core.errors import GraphError
+from hello_pgmem.core.settings import IDENTIFIER
 
 _TAG = "$cypher$"
 

@@ -19,7 +19,7 @@ from pydantic import (
 )
 from pydantic import ValidationError as PydanticValidationError
 
-from hello_pgmem.errors import InvalidInputError
+from hello_pgmem.core.errors import InvalidInputError
 
 MemoryType = Literal["working", "episodic", "semantic", "perceptual"]
 MEMORY_TYPES: tuple[MemoryType, ...] = ("working", "episodic", "semantic", "perceptual")

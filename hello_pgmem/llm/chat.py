@@ -1,6 +1,6 @@
 """A chat client for any OpenAI-compatible endpoint (``LLM_MODEL_ID``, ``LLM_API_KEY``, ``LLM_BASE_URL``).
 
-Calls have a timeout and retries; failures raise :class:`~hello_pgmem.errors.LLMError`, which
+Calls have a timeout and retries; failures raise :class:`~hello_pgmem.core.errors.LLMError`, which
 callers turn into their documented degradation (rule-based extraction, plain search, ...).
 """
 
@@ -14,8 +14,8 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 from pydantic import ValidationError as PydanticValidationError
 
-from hello_pgmem.errors import LLMError
-from hello_pgmem.settings import Settings
+from hello_pgmem.core.errors import LLMError
+from hello_pgmem.core.settings import Settings
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ from typing import Literal
 from sqlalchemy import Connection, text
 from sqlalchemy.exc import DBAPIError
 
-from hello_pgmem.errors import ExtensionMissingError
+from hello_pgmem.core.errors import ExtensionMissingError
 
 log = logging.getLogger(__name__)
 

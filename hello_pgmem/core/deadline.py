@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-from hello_pgmem.errors import DatabaseTimeoutError
+from hello_pgmem.core.errors import DatabaseTimeoutError
 
 _deadline: ContextVar[float | None] = ContextVar("hello_pgmem_deadline", default=None)
 
