@@ -121,9 +121,9 @@ def graph_demo(database: Database, embedder: Embedder) -> Iterator[str]:
         f"\n--- 搜索 '{query}'（向量 × 0.7 + 图 × 0.3）---",
     )
     for item in tool.memory_manager.retrieve_memories(query, memory_types=["semantic"], limit=3):
-        meta = item.metadata
-        relevance, vector, graph = meta["relevance_score"], meta["vector_score"], meta["graph_score"]
-        weight = meta["importance_weight"]
+        parts = item.components
+        relevance, vector, graph = item.score or 0.0, parts["vector_score"], parts["graph_score"]
+        weight = parts["importance_weight"]
         yield say(
             lang,
             f"{item.content[:30]}  relevance {relevance:.3f} = (vector {vector:.3f} × 0.7 + graph "

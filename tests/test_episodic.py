@@ -29,7 +29,7 @@ def test_reference_demo_episodic(make_manager: Callable[..., MemoryManager]) -> 
         manager.add_memory(content, "episodic", importance)
     results = manager.retrieve_memories("前端工程师", memory_types=["episodic"], limit=3, scoring="reference")
     assert results[0].content.startswith("李四")
-    top = results[0].metadata
+    top = {**results[0].components, "relevance_score": results[0].score}
     assert {"relevance_score", "vector_score", "recency_score"} <= set(top)
     assert top["relevance_score"] == pytest.approx(
         (top["vector_score"] * 0.8 + top["recency_score"] * 0.2) * (0.8 + 0.7 * 0.4)
@@ -51,7 +51,7 @@ def test_metadata_context_and_session_are_kept(make_manager: Callable[..., Memor
     )
     got = manager.get_memory(memory_id)
     assert got is not None
-    assert got.metadata["session_id"] == "s-42"
+    assert got.session_id == "s-42"
     assert got.metadata["context"] == {"place": "在线学习平台"}
     assert got.metadata["participants"] == ["张三"] and got.metadata["tags"] == ["milestone"]
     assert manager.episodic.session_episodes("s-42")[0].id == memory_id
@@ -138,9 +138,9 @@ def test_keyword_fallback_when_no_vectors_of_the_model(
     new = make_manager()  # 384 dimensions: another model, no vectors yet
     found = new.episodic.retrieve("前端工程师", scoring="reference")
     assert [m.content for m in found] == ["李四是前端工程师"]
-    assert found[0].metadata["vector_score"] == 0.5
+    assert found[0].components["vector_score"] == 0.5
     [hybrid] = new.episodic.retrieve("前端工程师")  # the lexical branch needs no vector
-    assert (hybrid.content, hybrid.metadata["text_score"], hybrid.metadata["vector_score"]) == (
+    assert (hybrid.content, hybrid.components["text_score"], hybrid.components["vector_score"]) == (
         "李四是前端工程师",
         1.0,
         0.0,
@@ -175,7 +175,7 @@ def test_reembed_moves_memories_in_resumable_batches(
         ).fetchall()
     assert models == [("alice", embedder.model_name, 3), ("bob", "hashing-v1-256", 1)]
     found = make_manager().episodic.retrieve("前端工程师")
-    assert found[0].content.startswith("李四") and found[0].metadata["vector_score"] != 0.5
+    assert found[0].content.startswith("李四") and found[0].components["vector_score"] != 0.5
 
 
 def test_a_failure_before_commit_leaves_nothing(

@@ -14,8 +14,8 @@ from hello_pgmem import (
     ExtensionMissingError,
     SchemaNotMigratedError,
     Settings,
-    migrations,
 )
+from hello_pgmem.db import migrations
 from hello_pgmem.db.extensions import version_tuple
 
 

@@ -28,8 +28,8 @@ from hello_pgmem import (
     HelloPgmemError,
     KnowledgeBase,
     Settings,
-    migrations,
 )
+from hello_pgmem.db import migrations
 from hello_pgmem.dev.chroot import DevDB
 from hello_pgmem.dev.scratch import ScratchServer
 from hello_pgmem.memory import MemoryManager
@@ -167,7 +167,7 @@ def test_dump_and_restore_give_identical_search_results(scratch: ScratchServer, 
                 manager = MemoryManager(user_id=user, database=db, embedder=embedder, clock=clock)
                 for query in queries:
                     found = manager.retrieve_memories(query, limit=5)
-                    results.append([(m.id, round(m.metadata.get("relevance_score", 0), 9)) for m in found])
+                    results.append([(m.id, round(m.score or 0, 9)) for m in found])
                 results.append(
                     sorted(
                         manager.cypher("MATCH (e:Entity {user_id: $user_id}) RETURN e.name", columns=("n",))

@@ -52,7 +52,7 @@ def test_reference_demo_semantic(make: Factory, any_database: Database) -> None:
         manager.add_memory(content, "semantic", importance)
     results = manager.retrieve_memories("前端工程师", memory_types=["semantic"], limit=3, scoring="reference")
     assert results[0].content.startswith("李四")
-    top = results[0].metadata
+    top = {**results[0].components, "relevance_score": results[0].score}
     assert top["graph_score"] == 1.0
     assert top["relevance_score"] == pytest.approx(
         (top["vector_score"] * 0.7 + 1.0 * 0.3) * (0.8 + 0.7 * 0.4)
@@ -97,8 +97,8 @@ def test_graph_only_hit_has_a_graph_score(make: Factory) -> None:
     trip = manager.add_memory("李四下周要去上海出差", "semantic", 0.5)
     results = {r.id: r for r in manager.retrieve_memories("React", memory_types=["semantic"], limit=5)}
     assert trip in results, "reached through React -> 李四 -> the trip memory"
-    assert results[trip].metadata["graph_score"] == pytest.approx(0.5)
-    assert results[trip].metadata["vector_score"] < 0.2
+    assert results[trip].components["graph_score"] == pytest.approx(0.5)
+    assert results[trip].components["vector_score"] < 0.2
 
 
 def test_entities_merge_across_memories(make: Factory, any_database: Database) -> None:
@@ -392,8 +392,8 @@ def test_graph_expansion_can_be_turned_off(make: Factory) -> None:
     without = make(config=MemoryConfig(graph_search=False)).retrieve_memories(
         "李四", memory_types=["semantic"]
     )
-    assert with_graph[0].metadata["graph_score"] > 0
-    assert all(m.metadata["graph_score"] == 0 for m in without)
+    assert with_graph[0].components["graph_score"] > 0
+    assert all(m.components["graph_score"] == 0 for m in without)
 
 
 def test_path_search_is_a_breadth_first_search_not_an_enumeration_of_paths(

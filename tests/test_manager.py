@@ -39,7 +39,7 @@ def test_update_reembeds_and_merges_metadata(make_manager: Callable[..., MemoryM
     assert (got.content, got.importance) == ("张三喜欢喝绿茶", 0.9)
     assert got.metadata == {"source": "chat", "tags": ["饮品"], "verified": True}
     top = manager.retrieve_memories("绿茶", memory_types=["semantic"], limit=1)[0]
-    assert top.id == memory_id and top.metadata["vector_score"] > 0.3
+    assert top.id == memory_id and top.components["vector_score"] > 0.3
 
 
 def test_batch_add_stores_every_item_searchable_and_graph_linked(
@@ -104,7 +104,7 @@ def test_consolidate_working_to_episodic_moves_exactly_the_qualifying_items(
     assert moved[move].importance == pytest.approx(0.77)
     assert moved[cap].importance == 1.0
     assert moved[move].metadata["consolidated_from"] == "working"
-    assert moved[move].metadata["session_id"] == "s"
+    assert moved[move].session_id == "s"
     assert manager.retrieve_memories("足够重要", memory_types=["episodic"], limit=1)[0].id == move
 
 

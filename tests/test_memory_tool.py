@@ -169,7 +169,7 @@ def test_extra_add_parameters_become_metadata(make_tool: Callable[..., MemoryToo
     item = tool.memory_manager.get_memory(memory_id)
     assert item is not None
     assert item.metadata["event_type"] == "milestone" and item.metadata["location"] == "在线学习平台"
-    assert item.metadata["session_id"] == tool.current_session_id
+    assert item.session_id == tool.current_session_id
     assert re.fullmatch(r"session_\d{8}_\d{6}", tool.current_session_id)
 
 

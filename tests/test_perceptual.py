@@ -58,10 +58,10 @@ def test_an_image_and_its_resized_copy_find_each_other(
     forest = manager.add_memory("绿色的森林照片", "perceptual", 0.6, {"file_path": str(files["forest"])})
     found = manager.retrieve_memories(str(files["sunset_small"]), query_modality="image", limit=2)
     assert [m.id for m in found] == [sunset, forest]
-    assert found[0].metadata["vector_score"] > 0.95
+    assert found[0].components["vector_score"] > 0.95
     assert found[0].score is not None and found[1].score is not None and found[0].score > found[1].score
     stored = manager.get_memory(sunset)
-    assert stored is not None and stored.metadata["modality"] == "image"
+    assert stored is not None and stored.modality == "image"
     assert len(stored.metadata["file_hash"]) == 64
 
 
@@ -70,7 +70,7 @@ def test_a_wav_finds_its_own_copy(make_manager: Callable[..., MemoryManager], fi
     tone = manager.add_memory("一段 440Hz 的提示音", "perceptual", 0.5, {"file_path": str(files["a440"])})
     manager.add_memory("白噪声", "perceptual", 0.5, {"file_path": str(files["noise"])})
     found = manager.retrieve_memories(str(files["a440_copy"]), query_modality="audio", limit=2)
-    assert found[0].id == tone and found[0].metadata["vector_score"] == pytest.approx(1.0)
+    assert found[0].id == tone and found[0].components["vector_score"] == pytest.approx(1.0)
 
 
 def test_text_queries_cross_modalities_through_descriptions(
@@ -99,7 +99,7 @@ def test_recency_follows_the_perceptual_formula(
     manager.add_memory("海边的红色日落照片", "perceptual", 0.5, {"file_path": str(files["sunset"])})
     clock.advance(hours=48)  # type: ignore[attr-defined]
     [hit] = manager.retrieve_memories("日落照片", memory_types=["perceptual"], scoring="reference")
-    assert hit.metadata["recency_score"] == pytest.approx(float(np.exp(-0.1 * 48 / 24)))
+    assert hit.components["recency_score"] == pytest.approx(float(np.exp(-0.1 * 48 / 24)))
 
 
 def test_tool_adds_media_and_infers_the_modality(

@@ -47,7 +47,7 @@ def test_an_old_strong_match_outranks_a_fresh_weak_one(
     manager.add_memory("Alice said the shelter was busy today", "episodic", 1.0)
     [first, *_] = manager.retrieve_memories("What is the name of Alice's golden retriever?", limit=5)
     assert first.id == old
-    assert first.metadata["recency_score"] < 0.01  # nearly two years old, and still first
+    assert first.components["recency_score"] < 0.01  # nearly two years old, and still first
     reference = manager.retrieve_memories(
         "What is the name of Alice's golden retriever?", scoring="reference"
     )
@@ -106,7 +106,7 @@ def test_a_time_named_in_the_question_prefers_memories_of_that_time(
         manager.retrieve_memories("hiking with Sam", limit=1)[0].id == recent
     )  # no time: recency breaks the tie
     [hit] = manager.retrieve_memories("Who went hiking in May 2023?", limit=1)
-    assert hit.metadata["time_score"] == 1.0
+    assert hit.components["time_score"] == 1.0
 
 
 def test_a_memory_is_found_by_its_neighbours_words(
@@ -202,7 +202,7 @@ def test_vector_scoring_is_cosine_order_with_type_caps(
     best = sorted(range(len(texts)), key=lambda i: -cosine[i])[:10]
     assert len(found) == 10
     assert [m.content for m in found][:5] == [texts[i] for i in best][:5]  # ties below may swap
-    assert found[0].metadata["vector_score"] == 1.0 and found[0].metadata["text_score"] == 0.0
+    assert found[0].components["vector_score"] == 1.0 and found[0].components["text_score"] == 0.0
     capped = manager.retrieve_memories(
         query, memory_types=["episodic", "semantic"], limit=10, per_type_limit=2, scoring="vector"
     )

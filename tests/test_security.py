@@ -24,9 +24,9 @@ from hello_pgmem import (
     KnowledgeBase,
     Settings,
     ValidationError,
-    migrations,
 )
 from hello_pgmem.cli import main
+from hello_pgmem.db import migrations
 from hello_pgmem.memory import MemoryManager
 from hello_pgmem.ops import grants
 from hello_pgmem.ops.check import check_integrity
@@ -206,7 +206,10 @@ def test_cypher_through_the_library_is_scoped_to_the_user(
     alice = populated["alice"]
     rows = alice.cypher("MATCH (e:Entity {user_id: $user_id}) RETURN e.user_id", columns=("u",))
     assert rows and {str(r[0]) for r in rows} == {"alice"}
-    for unscoped in ("MATCH (e:Entity) RETURN e.user_id", "MATCH (e:Entity {user_id: 'bob'}) RETURN e.user_id"):
+    for unscoped in (
+        "MATCH (e:Entity) RETURN e.user_id",
+        "MATCH (e:Entity {user_id: 'bob'}) RETURN e.user_id",
+    ):
         assert {str(r[0]) for r in alice.cypher(unscoped)} <= {"alice"}
     with pytest.raises(ValidationError, match="must only read"):
         alice.cypher("MATCH (e:Entity {user_id: $user_id}) SET e.user_id = 'bob'")
@@ -312,7 +315,9 @@ def test_an_upgrade_keeps_the_app_role_able_to_add_memories(test_server: TestSer
         embedder = HashingEmbedder()
         with Database(as_app) as db:
             manager = MemoryManager(user_id="carol", database=db, embedder=embedder)
-            manager.add_memories(["Carol: third", "Carol: fourth"], "episodic", metadata=[{"session_id": "s"}] * 2)
+            manager.add_memories(
+                ["Carol: third", "Carol: fourth"], "episodic", metadata=[{"session_id": "s"}] * 2
+            )
             with db.transaction("carol") as conn:
                 rows = conn.execute("SELECT content FROM memories ORDER BY seq").fetchall()
         assert [r[0] for r in rows] == ["Carol: first", "Carol: second", "Carol: third", "Carol: fourth"]

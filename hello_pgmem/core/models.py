@@ -217,7 +217,8 @@ def check_metadata(metadata: object) -> dict[str, Any]:
 
 
 class MemoryItem(BaseModel):
-    """One memory. Search results carry their score components in ``metadata``."""
+    """One memory. A search result also carries its ``score`` and each of its ``components``
+    (the columns the SQL ranking returns: ``vector_score``, ``text_score``, …)."""
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
@@ -228,6 +229,10 @@ class MemoryItem(BaseModel):
     timestamp: AwareDatetime = Field(default_factory=utcnow)
     importance: float = Field(default=0.5, ge=0.0, le=1.0, allow_inf_nan=False)
     metadata: dict[str, Any] = Field(default_factory=dict)
+    session_id: str | None = None
+    modality: str | None = None
+    score: float | None = None
+    components: dict[str, float] = Field(default_factory=dict)
 
     @field_validator("content")
     @classmethod
@@ -252,12 +257,6 @@ class MemoryItem(BaseModel):
             return cls.model_validate(fields, context={"max_content_chars": max_content_chars})
         except PydanticValidationError as exc:
             raise validation_error(exc) from exc
-
-    @property
-    def score(self) -> float | None:
-        """The relevance score of a search result (None for items not from a search)."""
-        value = self.metadata.get("relevance_score")
-        return float(value) if isinstance(value, int | float) else None
 
 
 T = TypeVar("T")

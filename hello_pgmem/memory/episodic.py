@@ -16,7 +16,8 @@ import numpy as np
 
 from hello_pgmem.core.models import MemoryItem, MemoryType, Scoring, SessionInfo
 from hello_pgmem.memory import queries as q
-from hello_pgmem.memory.longterm import LongTermMemory, row_to_item
+from hello_pgmem.memory.longterm import LongTermMemory
+from hello_pgmem.memory.rows import FIELDS, memory_from_row
 
 
 class EpisodicMemory(LongTermMemory):
@@ -36,7 +37,7 @@ class EpisodicMemory(LongTermMemory):
         min_importance: float | None = None,
         scoring: Scoring | None = None,
     ) -> list[MemoryItem]:
-        """Ranked episodes; each carries relevance_score and its components.
+        """Ranked episodes; each carries its score and components.
 
         Hybrid scoring (the default) is ``search_memories``; ``scoring="reference"`` is the
         reference's ``(vector × 0.8 + recency × 0.2) × importance weight`` (``search_episodic``).
@@ -52,7 +53,6 @@ class EpisodicMemory(LongTermMemory):
         found = self.ranked(
             q.SEARCH_EPISODIC,
             query,
-            ("vector_score", "recency_score"),
             vector,
             limit=limit,
             session_id=session_id,
@@ -69,7 +69,7 @@ class EpisodicMemory(LongTermMemory):
         params = {"user_id": self.user_id, "session_id": session_id, "limit": limit}
         with self.db.transaction(self.user_id) as conn:
             rows = conn.execute(q.SESSION_EPISODES, params).fetchall()
-        return [row_to_item(self.user_id, row) for row in rows]
+        return [memory_from_row(self.user_id, FIELDS, row) for row in rows]
 
     def sessions(self, limit: int = 100) -> list[SessionInfo]:
         """The user's sessions, most recent first."""

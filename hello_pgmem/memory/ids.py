@@ -10,7 +10,7 @@ from hello_pgmem.core.errors import InvalidInputError, NotFoundError
 from hello_pgmem.core.models import MemoryItem
 from hello_pgmem.db import Conn
 from hello_pgmem.memory import queries as q
-from hello_pgmem.memory.longterm import row_to_item
+from hello_pgmem.memory.rows import FIELDS, memory_from_row
 from hello_pgmem.memory.working import WorkingMemory
 
 MIN_PREFIX = 8
@@ -63,7 +63,7 @@ def locate(conn: Conn, working: WorkingMemory, memory_id: UUID) -> str | None:
 def get(conn: Conn, working: WorkingMemory, memory_id: UUID) -> MemoryItem | None:
     """The user's live memory ``memory_id`` of any type, or None."""
     row = conn.execute(q.GET, {"user_id": working.user_id, "id": memory_id}).fetchone()
-    return row_to_item(working.user_id, row) if row else working.get_in(conn, memory_id)
+    return memory_from_row(working.user_id, FIELDS, row) if row else working.get_in(conn, memory_id)
 
 
 def find_by_metadata(conn: Conn, user_id: str, key: str, value: str) -> list[UUID]:

@@ -32,28 +32,8 @@ from hello_pgmem.db import Conn, Database
 from hello_pgmem.embedding import Embedder
 from hello_pgmem.graph.normalize import name_candidates
 from hello_pgmem.memory import queries as q
+from hello_pgmem.memory.rows import memory_from_row, memory_rows
 from hello_pgmem.memory.when import time_range
-
-
-def row_to_item(user_id: str, row: Sequence[Any], scores: dict[str, Any] | None = None) -> MemoryItem:
-    """A ``queries.COLUMNS`` row as a MemoryItem; session, modality and scores go to metadata."""
-    memory_id, memory_type, content, importance, session_id, modality, metadata, created_at = row[:8]
-    meta = dict(metadata or {})
-    if session_id is not None:
-        meta["session_id"] = session_id
-    if modality is not None:
-        meta["modality"] = modality
-    if scores:
-        meta.update(scores)
-    return MemoryItem.model_construct(
-        id=memory_id,
-        content=content,
-        memory_type=memory_type,
-        user_id=user_id,
-        timestamp=created_at,
-        importance=float(importance),
-        metadata=meta,
-    )
 
 
 def log_accesses(db: Database, conn: Conn, user_id: str, memory_ids: Sequence[UUID], now: datetime) -> None:
@@ -61,14 +41,6 @@ def log_accesses(db: Database, conn: Conn, user_id: str, memory_ids: Sequence[UU
     never to ``memories`` (``fold_accesses`` moves the log into the counters)."""
     rows = [{"memory_id": memory_id} for memory_id in memory_ids]
     db.insert_rows(conn, q.LOG_ONE_ACCESS, q.LOG_ACCESS, rows, ("memory_id",), user_id=user_id, now=now)
-
-
-def scored_item(user_id: str, row: Sequence[Any], names: Sequence[str]) -> MemoryItem:
-    """A search row: ``COLUMNS``, the named score components, the importance weight, the score."""
-    components = dict(zip(names, (float(v) for v in row[8 : 8 + len(names)]), strict=True))
-    components["importance_weight"] = float(row[8 + len(names)])
-    components["relevance_score"] = float(row[9 + len(names)])
-    return row_to_item(user_id, row, components)
 
 
 class LongTermMemory:
@@ -104,8 +76,10 @@ class LongTermMemory:
     def row(self, item: MemoryItem, vector: np.ndarray) -> dict[str, Any]:
         """The ``queries.INSERT`` parameters of one memory with its text vector."""
         metadata = dict(item.metadata)
-        session_id = metadata.pop("session_id", None)
-        modality = metadata.pop("modality", None)
+        session_id = item.session_id or metadata.pop("session_id", None)
+        modality = item.modality or metadata.pop("modality", None)
+        metadata.pop("session_id", None)
+        metadata.pop("modality", None)
         return {
             "user_id": self.user_id,
             "id": item.id,
@@ -254,8 +228,7 @@ class LongTermMemory:
             "limit": limit,
         }
         with self.db.transaction(self.user_id) as conn:
-            rows = conn.execute(q.LIST, params).fetchall()
-        return [row_to_item(self.user_id, row) for row in rows]
+            return conn.cursor(row_factory=memory_rows(self.user_id)).execute(q.LIST, params).fetchall()
 
     def keyword_search(
         self,
@@ -280,8 +253,7 @@ class LongTermMemory:
             "limit": limit,
         }
         with self.db.transaction(self.user_id) as conn:
-            rows = conn.execute(q.KEYWORD, params).fetchall()
-        return [scored_item(self.user_id, row, ("vector_score", "recency_score")) for row in rows]
+            return conn.cursor(row_factory=memory_rows(self.user_id)).execute(q.KEYWORD, params).fetchall()
 
     def uses_reference(self, scoring: Scoring | None) -> bool:
         """Whether a search ranks by the reference's formulas (this call's scoring, else the configured)."""
@@ -356,7 +328,7 @@ class LongTermMemory:
                 rows = self.db.call_rows(conn, q.SEARCH, q.SEARCH_DELEGATED, params)
                 if log_access:  # in the search's transaction, on the same worker
                     log_accesses(self.db, conn, self.user_id, [row[0] for row in rows], now)
-        return [scored_item(self.user_id, row, q.HYBRID_SCORES) for row in rows]
+        return [memory_from_row(self.user_id, q.SEARCH_COLUMNS, row) for row in rows]
 
     def _vector_ranked(self, params: dict[str, Any], log_access: bool) -> list[Any]:
         """The vector ranking as one planned statement (with the function's exact fallback inside
@@ -373,7 +345,6 @@ class LongTermMemory:
         self,
         statement: str,
         query: str,
-        names: Sequence[str],
         vector: np.ndarray | None = None,
         **params: Any,
     ) -> list[MemoryItem]:
@@ -386,5 +357,4 @@ class LongTermMemory:
             now=self.clock(),
         )
         with self.db.transaction(self.user_id) as conn:
-            rows = conn.execute(statement, params).fetchall()
-        return [scored_item(self.user_id, row, names) for row in rows]
+            return conn.cursor(row_factory=memory_rows(self.user_id)).execute(statement, params).fetchall()

@@ -137,8 +137,7 @@ class MemoryParts:
     ) -> MemoryItem:
         """A new memory of this user and session; importance estimated when not given."""
         value = estimate_importance(content, meta) if importance is None else check_importance(importance)
-        if self.session_id is not None:
-            meta.setdefault("session_id", self.session_id)
+        named = meta.pop("session_id", None)  # a session named in the metadata wins
         return MemoryItem.build(
             self.config.max_content_chars,
             content=content,
@@ -147,6 +146,7 @@ class MemoryParts:
             timestamp=now,
             importance=value,
             metadata=meta,
+            session_id=self.session_id if named is None else str(named),
         )
 
     def of_type(self, memory_type: MemoryType) -> Store:

@@ -20,10 +20,9 @@ from psycopg.types.json import Jsonb
 from hello_pgmem.core.errors import InvalidInputError
 from hello_pgmem.core.models import MemoryItem, MemoryType, Scoring
 from hello_pgmem.memory import queries as q
-from hello_pgmem.memory.longterm import LongTermMemory, scored_item
+from hello_pgmem.memory.longterm import LongTermMemory
+from hello_pgmem.memory.rows import memory_rows
 from hello_pgmem.perceptual.encoders import MediaEncoder, file_hash, infer_modality, read_media
-
-SCORES = ("vector_score", "recency_score")
 
 
 def check_text(path: Path, data: bytes) -> None:
@@ -54,7 +53,8 @@ class PerceptualMemory(LongTermMemory):
 
     def _modality(self, item: MemoryItem) -> str:
         file_path = item.metadata.get("file_path")
-        modality = item.metadata.get("modality") or (infer_modality(file_path) if file_path else "text")
+        inferred = infer_modality(file_path) if file_path else "text"
+        modality = item.modality or item.metadata.get("modality") or inferred
         if modality is None:
             raise InvalidInputError(
                 "modality",
@@ -125,7 +125,6 @@ class PerceptualMemory(LongTermMemory):
             return self.ranked(
                 q.SEARCH_PERCEPTUAL,
                 query,
-                SCORES,
                 vector,
                 modality=target_modality,
                 space="text_embedding",
@@ -150,5 +149,5 @@ class PerceptualMemory(LongTermMemory):
             "space": "embedding",
         }
         with self.db.transaction(self.user_id) as conn:
-            rows = conn.execute(q.SEARCH_PERCEPTUAL, params).fetchall()
-        return [scored_item(self.user_id, row, SCORES) for row in rows]
+            cursor = conn.cursor(row_factory=memory_rows(self.user_id))
+            return cursor.execute(q.SEARCH_PERCEPTUAL, params).fetchall()

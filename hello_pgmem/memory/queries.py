@@ -12,7 +12,7 @@ import functools
 from psycopg import sql
 
 COLUMNS = "id, memory_type, content, importance, session_id, modality, metadata, created_at"
-"""The columns every ``row_to_item`` row starts with, in this order."""
+"""The columns of a memory (``rows.FIELDS``), in this order."""
 
 # ---------------------------------------------------------------------------- writes
 
@@ -359,8 +359,8 @@ FROM search_perceptual(%(user_id)s, %(model)s, %(query)s, %(limit)s, %(modality)
 """
 
 KEYWORD = f"""
-SELECT {COLUMNS}, 0.5::double precision AS vector_score, r.recency,
-       importance_weight(importance),
+SELECT {COLUMNS}, 0.5::double precision AS vector_score, r.recency AS recency_score,
+       importance_weight(importance) AS importance_weight,
        CASE WHEN memory_type = 'semantic' THEN semantic_score(0.5, 0, importance)
             ELSE episodic_score(0.5, r.recency, importance) END AS score
 FROM memories

@@ -61,7 +61,7 @@ class SemanticMemory(LongTermMemory):
         max_hops: int | None = None,
         scoring: Scoring | None = None,
     ) -> list[MemoryItem]:
-        """Ranked knowledge; each carries relevance_score, vector_score and graph_score.
+        """Ranked knowledge; each carries its score and components (vector_score, graph_score).
 
         Hybrid scoring (the default) adds the knowledge graph's expansion of the entities the query
         names to the lexical and vector branches; ``scoring="reference"`` is the reference's
@@ -74,7 +74,6 @@ class SemanticMemory(LongTermMemory):
         found = self.ranked(
             q.SEARCH_SEMANTIC,
             query,
-            ("vector_score", "graph_score"),
             vector,
             limit=limit,
             seeds=name_candidates(query),

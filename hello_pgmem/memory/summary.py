@@ -6,8 +6,8 @@ from collections.abc import Mapping, Sequence
 
 from hello_pgmem.core.models import LONG_TERM_TYPES, MemoryItem, MemoryStats, MemoryType, TypeStats
 from hello_pgmem.memory import queries as q
-from hello_pgmem.memory.longterm import row_to_item
 from hello_pgmem.memory.parts import MemoryParts
+from hello_pgmem.memory.rows import FIELDS, memory_from_row
 
 
 def important(
@@ -17,7 +17,8 @@ def important(
     long_term = [t for t in types if t in LONG_TERM_TYPES]
     params = {"user_id": parts.user_id, "types": long_term, "limit": limit, "min_importance": min_importance}
     with parts.db.transaction(parts.user_id) as conn:
-        found = [row_to_item(parts.user_id, row) for row in conn.execute(q.MOST_IMPORTANT, params).fetchall()]
+        rows = conn.execute(q.MOST_IMPORTANT, params).fetchall()
+        found = [memory_from_row(parts.user_id, FIELDS, row) for row in rows]
         if "working" in types:
             found += parts.working.most_important(conn, limit, min_importance)
     found.sort(key=lambda item: (-item.importance, -item.timestamp.timestamp(), str(item.id)))

@@ -14,7 +14,7 @@ from hello_pgmem.db import Database
 from hello_pgmem.graph.passthrough import read_cypher
 from hello_pgmem.graph.store import EntityRef, GraphStore, Neighbourhood, PathStep
 from hello_pgmem.memory.ids import as_uuid
-from hello_pgmem.memory.longterm import row_to_item
+from hello_pgmem.memory.rows import FIELDS, memory_from_row
 
 
 class UserGraph:
@@ -44,7 +44,7 @@ class UserGraph:
         """The live memories that mention ``entity``, most important first."""
         with self.db.transaction(self.user_id) as conn:
             rows = self.graph.memories_about(conn, check_entity_name(entity), limit)
-        return [row_to_item(self.user_id, row) for row in rows]
+        return [memory_from_row(self.user_id, FIELDS, row) for row in rows]
 
     def cypher(
         self, query: str, params: dict[str, Any] | None, columns: Sequence[str]

@@ -33,8 +33,10 @@ from hello_pgmem.core.models import (
 )
 from hello_pgmem.core.text import count_tokens, keyword_score, tfidf_scores
 from hello_pgmem.db import Conn, Database
+from hello_pgmem.memory.rows import memory_from_row, memory_rows
 
 COLUMNS = "id, content, importance, session_id, metadata, created_at"
+NAMES = COLUMNS.split(", ")
 
 EXPIRE = "DELETE FROM working_memories WHERE user_id = %(user_id)s AND expires_at <= %(now)s"
 EXPIRE_ALL = "DELETE FROM working_memories WHERE expires_at <= %(now)s"
@@ -79,7 +81,8 @@ ORDER BY created_at, id
 
 SCORE = """
 SELECT w.id, w.content, w.importance, w.session_id, w.metadata, w.created_at,
-       s.tfidf, s.keyword, d.time_decay, importance_weight(w.importance),
+       s.tfidf AS tfidf_score, s.keyword AS keyword_score, d.time_decay,
+       importance_weight(w.importance) AS importance_weight,
        working_score(s.tfidf, s.keyword, d.time_decay, w.importance) AS score
 FROM unnest(%(ids)s::uuid[], %(tfidf)s::float8[], %(keyword)s::float8[]) AS s(id, tfidf, keyword)
 JOIN working_memories w ON w.user_id = %(user_id)s AND w.id = s.id
@@ -166,25 +169,6 @@ ORDER BY created_at, id
 """
 
 
-def row_to_item(user_id: str, row: Sequence[Any], scores: dict[str, float] | None = None) -> MemoryItem:
-    """A ``COLUMNS`` row as a MemoryItem of type working."""
-    memory_id, content, importance, session_id, metadata, created_at = row[:6]
-    meta = dict(metadata or {})
-    if session_id is not None:
-        meta["session_id"] = session_id
-    if scores:
-        meta.update(scores)
-    return MemoryItem.model_construct(
-        id=memory_id,
-        content=content,
-        memory_type="working",
-        user_id=user_id,
-        timestamp=created_at,
-        importance=float(importance),
-        metadata=meta,
-    )
-
-
 class WorkingMemory:
     """The working memory of one user in one session (or of no session when None)."""
 
@@ -267,13 +251,8 @@ class WorkingMemory:
                 tfidf=[min(1.0, max(0.0, s)) for s in tfidf_scores(query, contents)],
                 keyword=[keyword_score(query, content) for content in contents],
             )
-            scores = conn.execute(SCORE, params)
-        rows = scores.fetchall()  # received with the COMMIT's answer
-        names = ("tfidf_score", "keyword_score", "time_decay", "importance_weight", "relevance_score")
-        scored = [
-            row_to_item(self.user_id, row, dict(zip(names, map(float, row[6:11]), strict=True)))
-            for row in rows
-        ]
+            scores = conn.cursor(row_factory=memory_rows(self.user_id)).execute(SCORE, params)
+        scored = scores.fetchall()  # received with the COMMIT's answer
         return [item for item in scored if (item.score or 0) > 0][:limit]
 
     def get(self, memory_id: UUID) -> MemoryItem | None:
@@ -283,12 +262,13 @@ class WorkingMemory:
     def get_in(self, conn: Conn, memory_id: UUID) -> MemoryItem | None:
         """The live item ``memory_id`` of any session, read in the caller's transaction."""
         row = conn.execute(SELECT_ONE, self._params(id=memory_id)).fetchone()
-        return None if row is None else row_to_item(self.user_id, row)
+        return None if row is None else memory_from_row(self.user_id, NAMES, row)
 
     def most_important(self, conn: Conn, limit: int, min_importance: float) -> list[MemoryItem]:
         """The session's live items, most important first (for summaries)."""
         params = self._params(limit=limit, min_importance=min_importance)
-        return [row_to_item(self.user_id, row) for row in conn.execute(MOST_IMPORTANT, params).fetchall()]
+        rows = conn.execute(MOST_IMPORTANT, params).fetchall()
+        return [memory_from_row(self.user_id, NAMES, row) for row in rows]
 
     def ids_with_prefix(self, conn: Conn, prefix: str) -> list[UUID]:
         """Ids of live items (any session) that start with ``prefix``; at most two."""
@@ -350,7 +330,7 @@ class WorkingMemory:
         params = self._params(min_importance=None, since=None, until=None)
         with self.db.transaction(self.user_id) as conn:
             rows = conn.execute(LIVE, params).fetchall()
-        return [row_to_item(self.user_id, row) for row in rows]
+        return [memory_from_row(self.user_id, NAMES, row) for row in rows]
 
     def clear(self) -> int:
         with self.db.transaction(self.user_id) as conn:

@@ -68,7 +68,9 @@ def memory_data(item: MemoryItem) -> dict[str, Any]:
         "content": item.content,
         "importance": item.importance,
         "timestamp": item.timestamp.isoformat(),
+        "session_id": item.session_id,
         "score": item.score,
+        "components": item.components,
     }
 
 
