@@ -7,11 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from hello_pgmem.core.i18n import Language, say
-from hello_pgmem.db import Database
-from hello_pgmem.embedding import Embedder, create_embedder
-from hello_pgmem.llm import create_chat_client
-from hello_pgmem.tools.memory_tool import MemoryTool
-from hello_pgmem.tools.rag_tool import RAGTool
+from hello_pgmem.store import Store
 
 DEMO_USER = "demo_user"
 DEMO_NAMESPACE = "demo"
@@ -58,22 +54,21 @@ KNOWLEDGE = [
 ]
 
 
-def full_demo(database: Database) -> Iterator[str]:
+def full_demo(store: Store) -> Iterator[str]:
     """Every scenario; the agent conversation only when a chat model is configured."""
-    embedder = create_embedder(database.settings)
-    yield from memory_demo(database, embedder)
-    yield from graph_demo(database, embedder)
-    yield from rag_demo(database, embedder)
-    yield from agent_demo(database, embedder)
+    yield from memory_demo(store)
+    yield from graph_demo(store)
+    yield from rag_demo(store)
+    yield from agent_demo(store)
 
 
 def people(language: Language) -> list[tuple[str, float]]:
     return PEOPLE if language == "zh" else PEOPLE_EN
 
 
-def memory_demo(database: Database, embedder: Embedder | None = None) -> Iterator[str]:
+def memory_demo(store: Store) -> Iterator[str]:
     """The memory-tool scenario of the reference for ``demo_user``."""
-    tool = MemoryTool(user_id=DEMO_USER, database=database, embedder=embedder)
+    tool = store.memory_tool(DEMO_USER)
     lang = tool.language
     query = say(lang, "frontend engineer", "前端工程师")
     model = tool.memory_manager.embedder.model_name
@@ -106,9 +101,10 @@ def memory_demo(database: Database, embedder: Embedder | None = None) -> Iterato
     yield tool.run("stats")
 
 
-def graph_demo(database: Database, embedder: Embedder) -> Iterator[str]:
+def graph_demo(store: Store) -> Iterator[str]:
     """The same three people as semantic memories, and their knowledge graph."""
-    tool = MemoryTool(user_id=f"{DEMO_USER}_graph", database=database, embedder=embedder)
+    tool = store.memory_tool(f"{DEMO_USER}_graph")
+    database = store.db
     lang = tool.language
     query = say(lang, "frontend engineer", "前端工程师")
     yield say(lang, "\n=== Semantic memory and the knowledge graph ===", "\n=== 语义记忆与知识图谱 ===")
@@ -140,9 +136,9 @@ def graph_demo(database: Database, embedder: Embedder) -> Iterator[str]:
     )
 
 
-def rag_demo(database: Database, embedder: Embedder) -> Iterator[str]:
+def rag_demo(store: Store) -> Iterator[str]:
     """The three texts of the RAG seed demo, searched and counted."""
-    tool = RAGTool(rag_namespace=DEMO_NAMESPACE, database=database, embedder=embedder)
+    tool = store.rag_tool(DEMO_NAMESPACE)
     lang = tool.language
     yield say(
         lang,
@@ -159,10 +155,10 @@ def rag_demo(database: Database, embedder: Embedder) -> Iterator[str]:
     yield tool.run({"action": "stats"})
 
 
-def agent_demo(database: Database, embedder: Embedder) -> Iterator[str]:
+def agent_demo(store: Store) -> Iterator[str]:
     """Two agent instances sharing memory through the database (needs LLM_MODEL_ID)."""
-    llm = create_chat_client(database.settings)
-    lang = database.settings.language
+    llm = store.llm
+    lang = store.settings.language
     yield say(lang, "\n=== Agent conversation ===", "\n=== 智能体对话 ===")
     if llm is None:
         yield say(
@@ -177,12 +173,10 @@ def agent_demo(database: Database, embedder: Embedder) -> Iterator[str]:
 
     def agent() -> SimpleAgent:
         registry = ToolRegistry(language=lang)
-        registry.register_tool(MemoryTool(user_id=f"{DEMO_USER}_agent", database=database, embedder=embedder))
+        registry.register_tool(store.memory_tool(f"{DEMO_USER}_agent"))
         return SimpleAgent(say(lang, "memory assistant", "记忆助手"), llm, tool_registry=registry)
 
-    MemoryTool(user_id=f"{DEMO_USER}_agent", database=database, embedder=embedder).run(
-        "clear_all", confirm=True
-    )
+    store.memory_tool(f"{DEMO_USER}_agent").run("clear_all", confirm=True)
     first = say(
         lang,
         "Hello! Please remember that my name is Alice and I am a Python developer",

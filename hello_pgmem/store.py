@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from functools import cached_property
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hello_pgmem.core.models import MemoryConfig
@@ -124,17 +125,33 @@ class Store(SharesDatabase):
         return AgentMemorySystem(chat, database=self.db, embedder=self.embedder, config=config)
 
     def memory_tool(
-        self, user_id: str, *, types: Sequence[str] = DEFAULT_TYPES, expandable: bool = False
+        self,
+        user_id: str,
+        *,
+        types: Sequence[str] = DEFAULT_TYPES,
+        session_id: str | None = None,
+        expandable: bool = False,
+        clock: Callable[[], datetime] | None = None,
     ) -> MemoryTool:
-        """The agent-facing ``memory`` tool of ``user_id``."""
-        from hello_pgmem.tools.memory_tool import MemoryTool
+        """The agent-facing ``memory`` tool of ``user_id``, working through :meth:`memory`."""
+        from hello_pgmem.tools.memory_tool import MemoryTool, new_session_id
 
-        return MemoryTool(
-            user_id, memory_types=list(types), expandable=expandable, database=self.db, embedder=self.embedder
-        )
+        session = session_id or new_session_id(clock)
+        manager = self.memory(user_id, session, types=types, clock=clock)
+        return MemoryTool(manager=manager, expandable=expandable)
 
-    def rag_tool(self, namespace: str = "default", *, expandable: bool = False) -> RAGTool:
-        """The agent-facing ``rag`` tool of ``namespace`` (limited to it)."""
+    def rag_tool(
+        self,
+        namespace: str = "default",
+        *,
+        namespaces: Sequence[str] | None = None,
+        expandable: bool = False,
+        asked_by: str | None = None,
+        files_root: Path | None = None,
+    ) -> RAGTool:
+        """The agent-facing ``rag`` tool of ``namespace`` (limited to ``namespaces``, by default
+        that one); ``asked_by`` files its questions under a user, ``files_root`` confines the
+        files it may read."""
         from hello_pgmem.tools.rag_tool import RAGTool
 
         return RAGTool(
@@ -143,7 +160,9 @@ class Store(SharesDatabase):
             database=self.db,
             embedder=self.embedder,
             llm=self.llm,
-            namespaces=[namespace],
+            namespaces=list(namespaces or [namespace]),
+            user_id=asked_by,
+            files_root=files_root,
         )
 
     def __repr__(self) -> str:

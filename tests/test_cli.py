@@ -132,7 +132,10 @@ def test_memory_commands(cli_env: Settings, capsys: pytest.CaptureFixture[str]) 
     )
     run_json(["add", "王五是产品经理", "--type", "episodic", "--importance", "0.4"], capsys)
     found = run_json(["search", "前端工程师", "--limit", "2"], capsys)
-    assert found[0]["id"] == added["id"] and found[0]["metadata"]["graph_score"] == 1.0
+    assert found[0]["id"] == added["id"] and found[0]["components"]["graph_score"] == 1.0
+    assert found[0]["session_id"] == "cli" and "session_id" not in found[0]["metadata"]
+    shown = run_json(["search", "前端工程师", "--limit", "2", "--show-sql"], capsys)
+    assert "FROM search_memories(" in shown["sql"] and "'cli_user'" in shown["sql"]
     summary = run_json(["summary"], capsys)
     assert summary["stats"]["total_memories"] == 2
     graph = run_json(["graph", "李四"], capsys)

@@ -29,6 +29,7 @@ def test_reference_demo_episodic(make_manager: Callable[..., MemoryManager]) -> 
         manager.add_memory(content, "episodic", importance)
     results = manager.retrieve_memories("前端工程师", memory_types=["episodic"], limit=3, scoring="reference")
     assert results[0].content.startswith("李四")
+    assert results[0].score is not None
     top = {**results[0].components, "relevance_score": results[0].score}
     assert {"relevance_score", "vector_score", "recency_score"} <= set(top)
     assert top["relevance_score"] == pytest.approx(

@@ -52,6 +52,7 @@ def test_reference_demo_semantic(make: Factory, any_database: Database) -> None:
         manager.add_memory(content, "semantic", importance)
     results = manager.retrieve_memories("前端工程师", memory_types=["semantic"], limit=3, scoring="reference")
     assert results[0].content.startswith("李四")
+    assert results[0].score is not None
     top = {**results[0].components, "relevance_score": results[0].score}
     assert top["graph_score"] == 1.0
     assert top["relevance_score"] == pytest.approx(

@@ -392,8 +392,9 @@ def test_every_identity_shares_one_embedder_and_chat_model(deployment: Deploymen
         server = PgMemServer(db, lambda ctx: Identity("x", ()))
         one, two = server.box(Identity("a", ())), server.box(Identity("b", ("ns_b",)))
         assert one is not two
-        assert one.rag._embedder is two.rag._embedder is server.embedder
-        assert one.memory.memory_manager.parts._embedder is server.embedder
+        assert one.rag._embedder is two.rag._embedder is server.store.embedder
+        assert one.memory.memory_manager.parts._embedder is server.store.embedder
+        assert one.rag.llm is two.rag.llm is server.store.llm
 
 
 def test_a_timed_out_call_stops_its_work(deployment: Deployment, owner_db: Database, tmp_path: Path) -> None:  # noqa: F811

@@ -138,7 +138,7 @@ def test_the_vector_ranking_is_the_function_s(
     named = [f"what was {q} last week" for q in sentences(4, 9)]  # a time lifts those in range
     for question in [*sentences(12, 4), *named]:
         found = manager.retrieve_memories(question, limit=10, scoring="vector")
-        assert [(i.id, round(i.score, 9)) for i in found] == by_function(
+        assert [(i.id, round(i.score or 0.0, 9)) for i in found] == by_function(
             clean, manager, question, 10, exact=False
         )
         assert {i.memory_type for i in found} <= {"episodic", "semantic"}
@@ -289,7 +289,7 @@ def test_a_short_hnsw_scan_still_fills_the_limit(short_scans: Database, clock: C
         assert function_ran(conn, statement, full), "a short scan is answered by the function"
     before = accesses(short_scans, "me")
     found = me.retrieve_memories(question, limit=20, scoring="vector")
-    assert [(i.id, round(i.score, 9)) for i in found] == by_function(
+    assert [(i.id, round(i.score or 0.0, 9)) for i in found] == by_function(
         short_scans, me, question, 20, exact=True
     )
     assert accesses(short_scans, "me") == before + 20, "logged once, after the fallback"

@@ -39,6 +39,7 @@ def test_scores_follow_the_formula(make_manager: Callable[..., MemoryManager], c
     manager.add_memory("李四是前端工程师，擅长React和Vue.js开发", "working", 0.7)
     clock.advance(hours=6)
     [hit] = manager.working.retrieve("前端工程师")
+    assert hit.score is not None
     meta = {**hit.components, "relevance_score": hit.score}
     assert meta["time_decay"] == pytest.approx(0.95)
     assert meta["importance_weight"] == pytest.approx(0.8 + 0.7 * 0.4)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from hello_pgmem.cli.app import State, cli, database, emit, load_settings
+from hello_pgmem.cli.app import State, cli, emit, load_settings, open_store
 
 if TYPE_CHECKING:
     from hello_pgmem.core.settings import Settings
@@ -146,14 +146,15 @@ def demo(state: State) -> None:
     """Bring the database up, migrate it, and run the reference scenarios (offline unless an
     LLM is configured)."""
     from hello_pgmem import dev
-    from hello_pgmem.db import Database, migrations
+    from hello_pgmem.db import migrations
     from hello_pgmem.demo import full_demo
+    from hello_pgmem.store import Store
 
     settings = load_settings() if os.environ.get("DATABASE_URL") else load_settings(database_url=dev.up())
     migrations.upgrade(settings)
     found = server_info(settings)
-    with Database(settings) as db:
-        report = list(full_demo(db))
+    with Store(settings) as store:
+        report = list(full_demo(store))
     if state.json:
         emit(state, {**info_payload(found), "report": report}, "")
     else:
@@ -170,7 +171,9 @@ def reembed(state: State, all_users: bool, batch_size: int) -> None:
     from hello_pgmem.embedding import create_embedder
     from hello_pgmem.memory.reembed import reembed as reembed_memories
 
-    with database() as db:
+    with open_store() as store:
+
+        db = store.db
         embedder = create_embedder(db.settings)
         done = reembed_memories(db, embedder, None if all_users else state.user, batch_size=batch_size)
     emit(

@@ -28,7 +28,7 @@ from hello_pgmem.core.i18n import Language, check_language
 
 if TYPE_CHECKING:
     from hello_pgmem.core.settings import Settings
-    from hello_pgmem.db import Database
+    from hello_pgmem.store import Store
 
 DOWN_HINT = (
     'start the development database with "hello-pgmem db up", or set DATABASE_URL to a reachable server'
@@ -91,11 +91,12 @@ def emit(state: State, payload: Any, text: str) -> None:
 
 
 @contextmanager
-def database() -> Iterator[Database]:
-    from hello_pgmem.db import Database
+def open_store() -> Iterator[Store]:
+    """The store of the command line's settings (one pool for the command)."""
+    from hello_pgmem.store import connect
 
-    with Database(load_settings()) as db:
-        yield db
+    with connect(settings=load_settings()) as store:
+        yield store
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

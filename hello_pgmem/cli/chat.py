@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from hello_pgmem.cli.app import State, cli, database
+from hello_pgmem.cli.app import State, cli, open_store
 
 
 @cli.command()
@@ -18,33 +18,14 @@ def chat(state: State, loop: bool) -> None:
     """Talk to an agent that remembers --user (needs LLM_MODEL_ID); an empty line or "exit" ends."""
     from hello_pgmem.agent import HelloAgentsLLM, SimpleAgent
     from hello_pgmem.core.models import MEMORY_TYPES
-    from hello_pgmem.embedding import create_embedder
-    from hello_pgmem.loop.system import AgentMemorySystem
-    from hello_pgmem.tools import MemoryTool, RAGTool, ToolRegistry
+    from hello_pgmem.tools import ToolRegistry
 
-    with database() as db:
-        llm = HelloAgentsLLM(settings=db.settings)
-        embedder = create_embedder(db.settings)
+    with open_store() as store:
+        llm = HelloAgentsLLM(settings=store.settings)
         registry = ToolRegistry(language=state.language)
-        registry.register_tool(
-            MemoryTool(
-                user_id=state.user,
-                database=db,
-                embedder=embedder,
-                memory_types=list(MEMORY_TYPES),
-                language=state.language,
-            )
-        )
-        registry.register_tool(
-            RAGTool(
-                rag_namespace=state.namespace,
-                database=db,
-                embedder=embedder,
-                llm=llm,
-                language=state.language,
-            )
-        )
-        memory = AgentMemorySystem(llm, database=db, embedder=embedder) if loop else None
+        registry.register_tool(store.memory_tool(state.user, types=MEMORY_TYPES))
+        registry.register_tool(store.rag_tool(state.namespace))
+        memory = store.loop(llm) if loop else None
         agent = SimpleAgent(
             "hello-pgmem", llm, tool_registry=registry, memory_system=memory, user_id=state.user
         )

@@ -10,11 +10,10 @@ from typing import TYPE_CHECKING
 
 import click
 
-from hello_pgmem.cli.app import State, cli, database, emit
+from hello_pgmem.cli.app import State, cli, emit, open_store
 from hello_pgmem.rag.chunking import MAX_CHUNK_SIZE, MIN_CHUNK_SIZE
 
 if TYPE_CHECKING:
-    from hello_pgmem.db import Database
     from hello_pgmem.rag.answer import Answer
     from hello_pgmem.rag.knowledge import KnowledgeBase
     from hello_pgmem.rag.models import IngestResult
@@ -28,13 +27,10 @@ NO_ANSWER = {
 
 
 @contextmanager
-def knowledge_base(state: State, db: Database) -> Iterator[KnowledgeBase]:
-    from hello_pgmem.embedding import create_embedder
-    from hello_pgmem.llm import create_chat_client
-    from hello_pgmem.rag.knowledge import KnowledgeBase
-
-    settings = db.settings
-    yield KnowledgeBase(db, create_embedder(settings), state.namespace, llm=create_chat_client(settings))
+def knowledge_base(state: State) -> Iterator[KnowledgeBase]:
+    """The knowledge base of --namespace, from the command line's store."""
+    with open_store() as store:
+        yield store.knowledge(state.namespace)
 
 
 def result_table(results: list[IngestResult]) -> str:
@@ -70,8 +66,7 @@ def ingest(state: State, paths: tuple[Path, ...], chunk_size: int, chunk_overlap
     if chunk_overlap > chunk_size // 2:
         raise click.BadParameter("must be at most half of --chunk-size", param_hint="--chunk-overlap")
     with (
-        database() as db,
-        knowledge_base(state, db) as kb,
+        knowledge_base(state) as kb,
         click.progressbar(length=0, label="ingesting", file=sys.stderr, hidden=state.json) as bar,
     ):
 
@@ -118,6 +113,6 @@ def answer_text(state: State, answer: Answer) -> str:
 @click.pass_obj
 def ask(state: State, question: str, limit: int, max_chars: int | None, advanced: bool) -> None:
     """Answer QUESTION from --namespace with [n] citations (the passages themselves without an LLM)."""
-    with database() as db, knowledge_base(state, db) as kb:
+    with knowledge_base(state) as kb:
         answer = kb.ask(question, limit, max_chars=max_chars, enable_mqe=advanced, enable_hyde=advanced)
     emit(state, answer, answer_text(state, answer))

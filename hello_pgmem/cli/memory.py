@@ -8,10 +8,11 @@ from typing import TYPE_CHECKING
 
 import click
 
-from hello_pgmem.cli.app import State, cli, database, emit
+from hello_pgmem.cli.app import State, cli, emit, open_store
 
 if TYPE_CHECKING:
     from hello_pgmem.core.models import MemoryItem, TypeStats
+    from hello_pgmem.memory.manager import MemoryManager
     from hello_pgmem.tools.memory_tool import MemoryTool
 
 MEMORY_TYPES = ("working", "episodic", "semantic", "perceptual")
@@ -19,18 +20,17 @@ TYPES = click.Choice(MEMORY_TYPES)
 
 
 @contextmanager
-def memory_tool(state: State) -> Iterator[MemoryTool]:
-    """The memory tool of ``--user`` with every memory type enabled."""
-    from hello_pgmem.tools.memory_tool import MemoryTool
+def memory(state: State) -> Iterator[MemoryManager]:
+    """The memory of --user (working memory of --session), every memory type enabled."""
+    with open_store() as store:
+        yield store.memory(state.user, state.session, types=MEMORY_TYPES)
 
-    with database() as db:
-        yield MemoryTool(
-            user_id=state.user,
-            database=db,
-            memory_types=list(MEMORY_TYPES),
-            session_id=state.session,
-            language=state.language,
-        )
+
+@contextmanager
+def memory_tool(state: State) -> Iterator[MemoryTool]:
+    """The memory tool of --user, for the commands that show the tool's own wording."""
+    with open_store() as store:
+        yield store.memory_tool(state.user, types=MEMORY_TYPES, session_id=state.session)
 
 
 def line(state: State, item: MemoryItem, size: int = 80) -> str:
@@ -61,13 +61,13 @@ def add(
     timestamp: str | None,
 ) -> None:
     """Add a memory for --user and print its id (CONTENT: at most 20,000 characters)."""
-    with memory_tool(state) as tool:
+    with memory(state) as manager:
         meta: dict[str, str] = {}
         if file_path:
             meta["file_path"] = file_path
         if modality:
             meta["modality"] = modality
-        memory_id = tool.memory_manager.add_memory(
+        memory_id = manager.add_memory(
             content, memory_type, importance, meta, timestamp=timestamp
         )
     emit(state, {"id": str(memory_id), "memory_type": memory_type}, str(memory_id))
@@ -83,6 +83,11 @@ def add(
     type=click.Choice(["hybrid", "lexical", "vector", "reference"]),
     help="Ranking (default: hybrid; reference is the chapter's formulas).",
 )
+@click.option(
+    "--show-sql",
+    is_flag=True,
+    help="Print the SQL the search sends, its parameters as literals (run it in psql), and stop.",
+)
 @click.pass_obj
 def search(
     state: State,
@@ -91,15 +96,21 @@ def search(
     memory_types: tuple[str, ...],
     min_importance: float,
     scoring: str | None,
+    show_sql: bool,
 ) -> None:
     """Search --user's memories, best first, with each score component in --json."""
-    with memory_tool(state) as tool:
-        found = tool.memory_manager.retrieve_memories(
-            query,
-            memory_types=list(memory_types) or None,
-            limit=limit,
-            min_importance=min_importance,
-            scoring=scoring,
+    types = list(memory_types) or None
+    with memory(state) as manager:
+        if show_sql:
+            sent = manager.search_sql(
+                query, memory_types=types, limit=limit, min_importance=min_importance, scoring=scoring
+            )
+            with manager.db.connection() as conn:
+                text = sent.literal(conn)
+            emit(state, {"sql": text}, text)
+            return
+        found = manager.retrieve_memories(
+            query, memory_types=types, limit=limit, min_importance=min_importance, scoring=scoring
         )
     lines = [f"{i}. ({item.score or 0:.3f}) {line(state, item)}" for i, item in enumerate(found, 1)]
     nothing = f"未找到与 '{query}' 相关的记忆" if state.zh else f"no memory matches {query!r}"
@@ -155,8 +166,8 @@ def summary(state: State, limit: int) -> None:
 def forget(state: State, strategy: str, threshold: float, max_age_days: float, confirm: bool) -> None:
     """Forget --user's memories by importance, age or capacity; print how many. Forgotten
     long-term memories come back with "restore" until "maintain" purges them."""
-    with memory_tool(state) as tool:
-        count = tool.memory_manager.forget_memories(strategy, threshold, max_age_days, confirm=confirm)
+    with memory(state) as manager:
+        count = manager.forget_memories(strategy, threshold, max_age_days, confirm=confirm)
     text = (
         f"已遗忘 {count} 条记忆（策略: {strategy}）" if state.zh else f"forgot {count} memories ({strategy})"
     )
@@ -168,8 +179,8 @@ def forget(state: State, strategy: str, threshold: float, max_age_days: float, c
 @click.pass_obj
 def restore(state: State, memory_ids: tuple[str, ...]) -> None:
     """Bring --user's forgotten long-term memories back (until "maintain" purges them)."""
-    with memory_tool(state) as tool:
-        count = tool.memory_manager.restore_memories(list(memory_ids) or None)
+    with memory(state) as manager:
+        count = manager.restore_memories(list(memory_ids) or None)
     emit(state, {"restored": count}, f"已恢复 {count} 条记忆" if state.zh else f"restored {count} memories")
 
 
@@ -180,8 +191,8 @@ def restore(state: State, memory_ids: tuple[str, ...]) -> None:
 @click.pass_obj
 def consolidate(state: State, from_type: str, to_type: str, threshold: float) -> None:
     """Move --user's important memories to a longer-lived type; print how many."""
-    with memory_tool(state) as tool:
-        count = tool.memory_manager.consolidate_memories(from_type, to_type, threshold)
+    with memory(state) as manager:
+        count = manager.consolidate_memories(from_type, to_type, threshold)
     text = (
         f"已整合 {count} 条记忆（{from_type} → {to_type}，阈值={threshold}）"
         if state.zh
@@ -194,12 +205,9 @@ def consolidate(state: State, from_type: str, to_type: str, threshold: float) ->
 @click.pass_obj
 def stats(state: State) -> None:
     """Memory counts of --user and the size of --namespace's knowledge base."""
-    from hello_pgmem.cli.knowledge import knowledge_base
-
-    with memory_tool(state) as tool:
-        memory = tool.memory_manager.get_memory_stats()
-        with knowledge_base(state, tool.memory_manager.db) as kb:
-            documents = kb.stats()
+    with open_store() as store:
+        memory = store.memory(state.user, state.session, types=MEMORY_TYPES).get_memory_stats()
+        documents = store.knowledge(state.namespace).stats()
     if state.zh:
         lines = [f"用户 {memory.user_id}: {memory.total_memories} 条记忆"]
         lines += [

@@ -8,7 +8,7 @@ from typing import BinaryIO, TextIO
 
 import click
 
-from hello_pgmem.cli.app import State, cli, database, emit, load_settings
+from hello_pgmem.cli.app import State, cli, emit, load_settings, open_store
 
 UNHEALTHY = 1
 
@@ -40,7 +40,9 @@ def check(state: State, model: str | None) -> int:
     """Verify the store's invariants across every user; exit 1 on any violation (run as the owner)."""
     from hello_pgmem.ops.check import check_integrity
 
-    with database() as db:
+    with open_store() as store:
+
+        db = store.db
         report = check_integrity(db, model)
     emit(state, dataclasses.asdict(report) | {"ok": report.ok}, report.text())
     return 0 if report.ok else UNHEALTHY
@@ -90,7 +92,9 @@ def maintain(state: State, retention_days: float, max_memories: int | None) -> N
     """
     from hello_pgmem.ops.maintain import maintain as run_maintenance
 
-    with database() as db:
+    with open_store() as store:
+
+        db = store.db
         report = run_maintenance(db, retention_days=retention_days, max_memories=max_memories)
     emit(state, report, ", ".join(f"{k.replace('_', ' ')}: {v}" for k, v in report.items()))
 
@@ -104,7 +108,9 @@ def erase(state: State, yes: bool) -> None:
         raise click.UsageError(f"erase deletes everything of user {state.user!r}: add --yes to confirm")
     from hello_pgmem.ops.erase import erase_report
 
-    with database() as db:
+    with open_store() as store:
+
+        db = store.db
         counts, left = erase_report(db, state.user)
     kept = f"\nleft in place: the documents of the shared namespaces {', '.join(left)}" if left else ""
     emit(
@@ -122,7 +128,8 @@ def export_command(state: State, output: TextIO) -> None:
     from hello_pgmem.ops.transfer import export_user
 
     lines = 0
-    with database() as db:
+    with open_store() as store:
+        db = store.db
         for line in export_user(db, state.user):
             output.write(line + "\n")
             lines += 1
@@ -146,7 +153,8 @@ def import_command(state: State, source: BinaryIO, as_user: str | None) -> None:
         raise InvalidInputError(
             "source", f"must be UTF-8 JSON Lines, byte {exc.start} is {data[exc.start : exc.start + 1]!r}"
         ) from exc
-    with database() as db:
+    with open_store() as store:
+        db = store.db
         counts = import_user(db, text.splitlines(keepends=True), as_user)
     emit(state, counts, "imported " + ", ".join(f"{k} {v}" for k, v in counts.items()))
     sys.stdout.flush()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from hello_pgmem.cli.app import State, cli, database, emit
+from hello_pgmem.cli.app import State, cli, emit, open_store
 
 
 @cli.command("mcp")
@@ -92,7 +92,8 @@ def mcp(
     )
     if bool(certfile) != bool(keyfile):
         raise click.UsageError("--certfile and --keyfile go together")
-    with database() as db:
+    with open_store() as store:
+        db = store.db
         if use_http:
             privileged = privileged_role(db)
             if privileged and not allow_privileged_role:
@@ -180,7 +181,8 @@ def token_create(
     owner = for_user(state, user)
     names, modes = split_modes(namespaces)
     expires = datetime.now(UTC) + timedelta(days=days) if days else None
-    with database() as db:
+    with open_store() as store:
+        db = store.db
         secret, token_id = create_token(
             db,
             owner,
@@ -212,7 +214,9 @@ def token_list(state: State, user: str | None, all_users: bool) -> None:
     """The tokens (never the secrets): id, user, namespaces, label, dates."""
     from hello_pgmem.mcp_server.tokens import TokenInfo, list_tokens
 
-    with database() as db:
+    with open_store() as store:
+
+        db = store.db
         tokens = list_tokens(db, None if all_users else for_user(state, user))
     def namespaces(t: TokenInfo) -> str:
         named = [n + (f"={t.namespace_modes[n]}" if n in t.namespace_modes else "") for n in t.namespaces]
@@ -235,7 +239,8 @@ def token_revoke(state: State, user: str | None, token_id: str) -> None:
     from hello_pgmem.mcp_server.tokens import revoke_token
 
     owner = for_user(state, user)
-    with database() as db:
+    with open_store() as store:
+        db = store.db
         revoked = revoke_token(db, token_id, owner)
     if not revoked:
         raise click.ClickException(f"no live token of {owner} has an id starting with {token_id}")

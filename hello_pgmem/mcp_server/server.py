@@ -33,16 +33,14 @@ from mcp.shared.exceptions import MCPError
 from hello_pgmem.core.deadline import call_deadline
 from hello_pgmem.core.i18n import Language, say
 from hello_pgmem.db import Database
-from hello_pgmem.embedding import Embedder, create_embedder
-from hello_pgmem.llm import ChatClient, create_chat_client
 from hello_pgmem.mcp_server.access import TOOLS, refusal, visible
 from hello_pgmem.mcp_server.limits import ConcurrencyGate, Limits, RateGate, Refused
 from hello_pgmem.mcp_server.remote import inside, scrub
 from hello_pgmem.mcp_server.tokens import Identity
 from hello_pgmem.rag.chunking import MAX_CHUNK_SIZE, MIN_CHUNK_SIZE, check_sizes
+from hello_pgmem.store import Store
 from hello_pgmem.tools.base import ToolRegistry, ToolText
-from hello_pgmem.tools.memory_tool import MemoryTool
-from hello_pgmem.tools.rag_tool import RAGTool, ingest_report
+from hello_pgmem.tools.rag_tool import ingest_report
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -109,30 +107,19 @@ DOCUMENTS = types.ResourceTemplate(
 
 
 class ToolBox:
-    """The memory and rag tools of one identity, sharing the server's database pool, embedder and
-    chat model. An identity given no namespace gets one of its own, named after its user."""
+    """The memory and rag tools of one identity, from the server's store (one database pool,
+    embedder and chat model for all). An identity given no namespace gets one of its own, named
+    after its user."""
 
-    def __init__(
-        self,
-        db: Database,
-        identity: Identity,
-        embedder: Embedder,
-        llm: ChatClient | None,
-        files_root: Path | None = None,
-    ) -> None:
+    def __init__(self, store: Store, identity: Identity, files_root: Path | None = None) -> None:
         self.identity = identity
-        self.memory = MemoryTool(
-            user_id=identity.user_id, database=db, embedder=embedder, session_id="mcp", expandable=True
-        )
+        self.memory = store.memory_tool(identity.user_id, session_id="mcp", expandable=True)
         namespaces = identity.namespaces or (identity.user_id,)
-        self.rag = RAGTool(
-            rag_namespace=namespaces[0],
+        self.rag = store.rag_tool(
+            namespaces[0],
             namespaces=namespaces,
-            database=db,
-            embedder=embedder,
-            llm=llm,
             expandable=True,
-            user_id=identity.user_id,
+            asked_by=identity.user_id,
             files_root=files_root,
         )
         self.registry = ToolRegistry(language=self.memory.language)
@@ -183,8 +170,7 @@ class PgMemServer:
         self.remote = remote
         self.gate = RateGate(self.limits.calls_per_minute)
         self.running = ConcurrencyGate(self.limits.concurrent_calls)
-        self.embedder = create_embedder(db.settings)  # one model for every identity
-        self.llm = create_chat_client(db.settings)
+        self.store = Store(database=db)  # one embedder and chat model for every identity
         self._boxes: OrderedDict[Identity, ToolBox] = OrderedDict()  # the most recently used
         self._lock = Lock()
         self.server: Server[Any] = Server(
@@ -204,7 +190,7 @@ class PgMemServer:
                 self._boxes.move_to_end(identity)
             else:
                 root = self.limits.files_root if self.remote else None
-                self._boxes[identity] = ToolBox(self.db, identity, self.embedder, self.llm, root)
+                self._boxes[identity] = ToolBox(self.store, identity, root)
                 while len(self._boxes) > MAX_BOXES:
                     self._boxes.popitem(last=False)
             return self._boxes[identity]

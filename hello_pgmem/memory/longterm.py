@@ -30,17 +30,9 @@ from hello_pgmem.core.models import (
 )
 from hello_pgmem.db import Conn, Database
 from hello_pgmem.embedding import Embedder
-from hello_pgmem.graph.normalize import name_candidates
+from hello_pgmem.memory import hybrid
 from hello_pgmem.memory import queries as q
-from hello_pgmem.memory.rows import memory_from_row, memory_rows
-from hello_pgmem.memory.when import time_range
-
-
-def log_accesses(db: Database, conn: Conn, user_id: str, memory_ids: Sequence[UUID], now: datetime) -> None:
-    """Log one access of each memory, in the caller's transaction: to the UNLOGGED access log,
-    never to ``memories`` (``fold_accesses`` moves the log into the counters)."""
-    rows = [{"memory_id": memory_id} for memory_id in memory_ids]
-    db.insert_rows(conn, q.LOG_ONE_ACCESS, q.LOG_ACCESS, rows, ("memory_id",), user_id=user_id, now=now)
+from hello_pgmem.memory.rows import memory_rows
 
 
 class LongTermMemory:
@@ -277,69 +269,28 @@ class LongTermMemory:
         max_hops: int = 2,
         log_access: bool = False,
     ) -> list[MemoryItem]:
-        """Hybrid search (SQL ``search_memories``) of this user's memories of ``types`` (this type
-        by default): lexical, vector and graph branches; a time the query names is favoured.
-        ``log_access`` logs an access of each result in the same statement (on Citus, in the
-        same transaction)."""
-        now = self.clock()
-        named_time = time_range(query, now)
-        mode = scoring or self.scoring
-        names = None if mode == "vector" else name_candidates(query)  # speakers and graph seeds
-        kinds = list(types or [self.memory_type])
-        params = {
-            "user_id": self.user_id,
-            "model": self.embedder.model_name,
-            "query": self.embedder.encode_one(query) if vector is None else vector,
-            "query_text": query,
-            "limit": limit,
-            "types": kinds,
-            "session_id": session_id,
-            "since": since,
-            "until": until,
-            "min_importance": min_importance,
-            "modality": modality,
-            "space": space,
-            "now": now,
-            "names": names,
-            "seeds": names if self.graph_search else None,
-            "max_hops": max_hops,
-            "time_from": named_time[0] if named_time else None,
-            "time_to": named_time[1] if named_time else None,
-            "mode": "hybrid" if mode == "reference" else mode,
-            "fusion": self.fusion,
-            "per_type": per_type,
-        }
-        plain_vector = (  # what vector_ranked states as one statement
-            mode == "vector"
-            and not self.db.citus
-            and space in ("text", "embedding")
-            and set(kinds) <= {"episodic", "semantic"}
-            and (per_type is None or per_type >= limit)
-            and all(f is None for f in (session_id, since, until, min_importance, modality))
+        """Hybrid search (SQL ``search_memories``, :mod:`hello_pgmem.memory.hybrid`) of this user's
+        memories of ``types`` (this type by default). ``log_access`` logs an access of each result
+        in the same statement."""
+        search = hybrid.statement(
+            self.db,
+            self.user_id,
+            self.embedder,
+            query,
+            limit,
+            types=list(types or [self.memory_type]),
+            vector=vector,
+            now=self.clock(),
+            scoring=scoring or self.scoring,
+            fusion=self.fusion,
+            graph_search=self.graph_search,
+            per_type=per_type,
+            filters=hybrid.Filters(session_id, since, until, min_importance, modality),
+            space=space,
+            max_hops=max_hops,
+            log_access=log_access,
         )
-        if plain_vector:
-            rows = self._vector_ranked(params, log_access)
-        elif not self.db.citus:  # one statement, its accesses logged in it, in one round trip
-            rows = self.db.rows_in_one_trip(
-                self.user_id, q.SEARCH_AND_LOG if log_access else q.SEARCH, params
-            )
-        else:  # Citus runs the function whole on the user's worker and refuses its INSERT ... SELECT
-            with self.db.transaction(self.user_id, pipeline=True) as conn:
-                rows = self.db.call_rows(conn, q.SEARCH, q.SEARCH_DELEGATED, params)
-                if log_access:  # in the search's transaction, on the same worker
-                    log_accesses(self.db, conn, self.user_id, [row[0] for row in rows], now)
-        return [memory_from_row(self.user_id, q.SEARCH_COLUMNS, row) for row in rows]
-
-    def _vector_ranked(self, params: dict[str, Any], log_access: bool) -> list[Any]:
-        """The vector ranking as one planned statement (with the function's exact fallback inside
-        it, for a short HNSW scan), its accesses logged, after its scan settings, in one round
-        trip."""
-        pool = params["limit"] if params["time_from"] is None else max(40, params["limit"])
-        statement = q.vector_ranked(self.embedder.model_name, self.embedder.dimension)
-        settings = (q.VECTOR_SCAN, {"model": self.embedder.model_name, "pool": pool})
-        return self.db.rows_in_one_trip(
-            self.user_id, statement, {**params, "pool": pool, "log": log_access}, before=[settings]
-        )
+        return hybrid.run(self.db, self.user_id, search, log_access)
 
     def ranked(
         self,

@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
+from hello_pgmem.core.errors import InvalidInputError
 from hello_pgmem.core.models import (
     MemoryConfig,
     MemoryItem,
@@ -21,7 +22,7 @@ from hello_pgmem.core.models import (
     check_scoring,
 )
 from hello_pgmem.db.retrieval_log import log_retrieval
-from hello_pgmem.memory.longterm import log_accesses
+from hello_pgmem.memory import hybrid
 from hello_pgmem.memory.parts import MemoryParts
 from hello_pgmem.memory.perceptual import PerceptualMemory
 from hello_pgmem.memory.working import WorkingMemory
@@ -83,7 +84,8 @@ class SearchRequest:
 
 
 def search(parts: MemoryParts, request: SearchRequest, track_access: bool = True) -> list[MemoryItem]:
-    """The best ``limit`` memories of the asked types (each type at most ``per_type``), best first."""
+    """The best ``limit`` memories of the asked types (each type at most ``per_type``), best first;
+    with ``track_access`` an access of each long-term one is logged."""
     started = time.perf_counter()
     results, logged = ranked(parts, request, track_access)
     results.sort(key=lambda item: (-(item.score or 0.0), -item.importance, str(item.id)))
@@ -95,6 +97,52 @@ def search(parts: MemoryParts, request: SearchRequest, track_access: bool = True
         parts.db, parts.user_id, "memory", request.query, [(i.id, i.score) for i in results], elapsed_ms
     )
     return results
+
+
+def search_sql(parts: MemoryParts, request: SearchRequest) -> hybrid.SearchSQL:
+    """The statement the long-term part of ``request`` sends (not run): for analysts and bug
+    reports. Working memory is ranked in Python and has none."""
+    joint, _ = long_term_split(parts, request)
+    if not joint or request.query_modality != "text":
+        raise InvalidInputError(
+            "memory_types", "a search of long-term memory with a text query has SQL to show"
+        )
+    vector = parts.registered_embedder.encode_one(request.query)
+    return joint_statement(parts, request, joint, vector, log_access=False)
+
+
+def long_term_split(parts: MemoryParts, request: SearchRequest) -> tuple[list[str], list[str]]:
+    """The long-term types ranked together by ``search_memories``, and those ranked each by its
+    own (the reference's formulas; perceptual memory when a modality is asked)."""
+    long_term: list[str] = [kind for kind in request.kinds if kind != "working"]
+    scoring = request.scoring or parts.config.scoring
+    separate: list[str] = list(long_term) if scoring == "reference" else []
+    if request.target_modality is not None and "perceptual" in long_term:
+        separate = list(dict.fromkeys([*separate, "perceptual"]))  # the modality filters perceptual only
+    return [kind for kind in long_term if kind not in separate], separate
+
+
+def joint_statement(
+    parts: MemoryParts, request: SearchRequest, types: list[str], vector: Any, log_access: bool
+) -> hybrid.SearchSQL:
+    """The one statement that ranks ``types`` together."""
+    config = parts.config
+    return hybrid.statement(
+        parts.db,
+        parts.user_id,
+        parts.registered_embedder,
+        request.query,
+        request.limit,
+        types=types,
+        vector=vector,
+        now=parts.clock(),
+        scoring=request.scoring or config.scoring,
+        fusion=config.fusion,
+        graph_search=config.graph_search,
+        per_type=request.per_type,
+        filters=hybrid.Filters(None, request.since, request.until, request.min_importance),
+        log_access=log_access,
+    )
 
 
 def ranked(
@@ -110,8 +158,7 @@ def ranked(
         results += parts.working.retrieve(
             request.query, request.per_type, min_importance=floor, since=since, until=until
         )
-    long_term = [kind for kind in request.kinds if kind != "working"]
-    if not long_term:
+    if not any(kind != "working" for kind in request.kinds):
         return results, False
     if request.query_modality != "text":  # a file: perceptual memory of its modality
         return results + parts.perceptual.retrieve(
@@ -124,28 +171,14 @@ def ranked(
             until=until,
         ), False
     vector = parts.registered_embedder.encode_one(request.query)
-    scoring = request.scoring or parts.config.scoring
-    separate = long_term if scoring == "reference" else []
-    if request.target_modality is not None and "perceptual" in long_term:
-        separate = list(dict.fromkeys([*separate, "perceptual"]))  # the modality filters perceptual only
-    joint = [kind for kind in long_term if kind not in separate]
+    joint, separate = long_term_split(parts, request)
     log_in_search = track_access and not results and not separate
     if joint:
-        results += parts.long_term(joint[0]).search(
-            request.query,
-            request.limit,
-            vector=vector,
-            types=joint,
-            space="text",
-            scoring=scoring,
-            per_type=request.per_type,
-            min_importance=floor,
-            since=since,
-            until=until,
-            log_access=log_in_search,
-        )
+        statement = joint_statement(parts, request, joint, vector, log_in_search)
+        results += hybrid.run(parts.db, parts.user_id, statement, log_in_search)
+    scoring = request.scoring or parts.config.scoring
     for kind in separate:
-        store = parts.of_type(kind)
+        store = parts.of_type(kind)  # type: ignore[arg-type]
         assert not isinstance(store, WorkingMemory)
         common: dict[str, Any] = {"vector": vector, "min_importance": floor, "since": since, "until": until}
         if isinstance(store, PerceptualMemory):
@@ -159,4 +192,4 @@ def record_access(parts: MemoryParts, memory_ids: Sequence[UUID]) -> None:
     (``fold_accesses`` moves the log into the counters; maintain and decay run it)."""
     if memory_ids:
         with parts.db.transaction(parts.user_id, pipeline=True) as conn:
-            log_accesses(parts.db, conn, parts.user_id, memory_ids, parts.clock())
+            hybrid.log_accesses(parts.db, conn, parts.user_id, memory_ids, parts.clock())

@@ -81,6 +81,11 @@ def memory_line(item: MemoryItem, size: int, language: Language = "en") -> str:
     return f"[{label}] {_preview(item.content, size)} ({importance}: {item.importance:.2f}) [ID: {item.id}]"
 
 
+def new_session_id(clock: Callable[[], datetime] | None = None) -> str:
+    """The tool's session id when none is given: ``session_`` and the time, to the second."""
+    return f"session_{(clock or utcnow)().strftime('%Y%m%d_%H%M%S')}"
+
+
 class MemoryTool(ActionsTool):
     """The memory tool: store and retrieve conversation history, knowledge and experience."""
 
@@ -97,17 +102,23 @@ class MemoryTool(ActionsTool):
         clock: Callable[[], datetime] | None = None,
         session_id: str | None = None,
         language: Language | None = None,
+        manager: MemoryManager | None = None,
     ) -> None:
-        """``language`` is the tool's (default: ``PGMEM_LANGUAGE``, English unless set)."""
-        settings = settings or (database.settings if database else None)
+        """``language`` is the tool's (default: ``PGMEM_LANGUAGE``, English unless set). With
+        ``manager`` the tool works through that user's memory (``Store.memory_tool`` gives one)."""
+        settings = manager.settings if manager else settings or (database.settings if database else None)
         tongue: Language = language or (settings.language if settings else Settings().language)
         super().__init__("memory", DESCRIPTION[tongue], expandable, tongue)
-        types = set(memory_types or DEFAULT_TYPES)
-        self.current_session_id = session_id or f"session_{(clock or utcnow)().strftime('%Y%m%d_%H%M%S')}"
+        if manager is not None:
+            self.current_session_id = manager.session_id or new_session_id(clock)
+            self.memory_manager = manager
+            self.conversation_count = 0
+            return
+        self.current_session_id = session_id or new_session_id(clock)
         self.conversation_count = 0
         self.memory_manager = MemoryManager.of_types(
             user_id,
-            types,
+            set(memory_types or DEFAULT_TYPES),
             config=memory_config,
             database=database,
             embedder=embedder,
