@@ -73,7 +73,7 @@ def test_each_kind_of_damage_is_reported(
 def test_projection_drift_is_reported_and_repaired_by_a_rebuild(
     make_manager: Callable[..., MemoryManager], clean: Database, clock: Clock
 ) -> None:
-    from hello_pgmem.graph.rebuild import rebuild_graph
+    from hello_pgmem.ops.rebuild import rebuild_graph
 
     busy_store(make_manager, clean, clock)
     with clean.connection() as conn:

@@ -11,8 +11,8 @@ import pytest
 from hello_pgmem import Database, DatabaseTimeoutError, GraphError, Settings, ValidationError
 from hello_pgmem.db.age import cypher
 from hello_pgmem.embedding import HashingEmbedder
-from hello_pgmem.graph.rebuild import rebuild_graph
 from hello_pgmem.memory import MemoryManager
+from hello_pgmem.ops.rebuild import rebuild_graph
 from tests.conftest import Clock, row_counts
 from tests.deployments import REPO
 

@@ -33,10 +33,7 @@ from pydantic import BaseModel, Field
 from hello_pgmem.db import Conn
 from hello_pgmem.graph.normalize import normalize_name
 from hello_pgmem.loop.extractor import ExtractedMemory
-from hello_pgmem.memory import ids
-from hello_pgmem.memory import queries as q
 from hello_pgmem.memory.decay import apply_decay
-from hello_pgmem.memory.longterm import LongTermMemory
 from hello_pgmem.memory.manager import MemoryManager
 
 NEIGHBOURS = 5
@@ -89,9 +86,7 @@ class MemoryWriter:
         Returns the decision for each memory and how many memories decay forgot.
         """
         manager = self.manager
-        vectors = (
-            list(manager.parts.registered_embedder.encode([m.content for m in memories])) if memories else []
-        )
+        vectors = list(manager.registered_embedder.encode([m.content for m in memories])) if memories else []
         with manager.transaction() as conn:
             decisions = [
                 self._write(conn, memory, vector) for memory, vector in zip(memories, vectors, strict=True)
@@ -107,30 +102,17 @@ class MemoryWriter:
 
     def _write(self, conn: Conn, memory: ExtractedMemory, vector: np.ndarray) -> Decision:
         manager = self.manager
-        params = {
-            "user_id": manager.user_id,
-            "model": manager.embedder.model_name,
-            "query": vector,
-            "pool": NEIGHBOURS,
-            "types": ["episodic", "semantic"],
-        }
-        nearest = [(r[0], float(r[1]), r[2], r[3]) for r in conn.execute(q.NEAREST, params).fetchall()]
-        for memory_id, similarity, content, _ in nearest:
-            if same_text(content, memory.content) or similarity >= self.config.duplicate_threshold:
-                refresh = {
-                    "user_id": manager.user_id,
-                    "id": memory_id,
-                    "now": manager.clock(),
-                    "importance": memory.importance,
-                }
-                conn.execute(q.REFRESH, refresh)
-                reason = "same text" if same_text(content, memory.content) else "near duplicate"
+        nearest = manager.nearest(conn, vector, NEIGHBOURS)
+        for near in nearest:
+            if same_text(near.content, memory.content) or near.similarity >= self.config.duplicate_threshold:
+                manager.refresh(conn, near.memory_id, memory.importance)
+                reason = "same text" if same_text(near.content, memory.content) else "near duplicate"
                 return Decision(
                     action="duplicate",
-                    memory_id=memory_id,
-                    content=content,
+                    memory_id=near.memory_id,
+                    content=near.content,
                     reason=reason,
-                    similarity=similarity,
+                    similarity=near.similarity,
                 )
         relations = (
             [(r.source, r.type, r.target) for r in memory.relations]
@@ -141,22 +123,20 @@ class MemoryWriter:
         if conflict is not None:
             return self._revise(conn, conflict, memory, vector, "contradicts", None)
         names = [normalize_name(e.name) for e in memory.entities]
-        for memory_id, similarity, content, memory_type in nearest:
-            shares_entity = any(name and name in normalize_name(content) for name in names)
+        for near in nearest:
+            shares_entity = any(name and name in normalize_name(near.content) for name in names)
             if (
-                memory_type == memory.memory_type
-                and similarity >= self.config.refine_threshold
+                near.memory_type == memory.memory_type
+                and near.similarity >= self.config.refine_threshold
                 and shares_entity
             ):
-                return self._revise(conn, memory_id, memory, vector, "refines", similarity)
-        store = manager.store(memory.memory_type)
-        assert isinstance(store, LongTermMemory)
+                return self._revise(conn, near.memory_id, memory, vector, "refines", near.similarity)
         meta = {"kind": memory.kind, "source": "conversation"}
-        item = manager.parts.new_item(
-            memory.content, memory.memory_type, memory.importance, meta, manager.clock()
+        prepared = self._prepared(memory, memory.memory_type)
+        memory_id = manager.insert_in(
+            conn, memory.memory_type, memory.content, memory.importance, meta, vector, prepared
         )
-        store.insert(conn, store.rows([item], [vector]), [self._prepared(memory, memory.memory_type)])
-        return Decision(action="added", memory_id=item.id, content=memory.content, reason=memory.kind)
+        return Decision(action="added", memory_id=memory_id, content=memory.content, reason=memory.kind)
 
     def _revise(
         self,
@@ -169,7 +149,7 @@ class MemoryWriter:
     ) -> Decision:
         """Replace a memory's content, keeping the previous version in ``metadata["history"]``."""
         manager = self.manager
-        old = ids.get(conn, manager.working, memory_id)
+        old = manager.get_in(conn, memory_id)
         assert old is not None and old.memory_type != "working"
         entry = {
             "content": old.content,
@@ -178,10 +158,18 @@ class MemoryWriter:
             "reason": reason,
         }
         history = [*old.metadata.get("history", []), entry][-self.config.history_limit :]
-        store = manager.parts.long_term(old.memory_type)
         importance = max(memory.importance, old.importance)
         prepared = self._prepared(memory, old.memory_type)
-        store.update_in(conn, memory_id, memory.content, importance, {"history": history}, vector, prepared)
+        manager.revise_in(
+            conn,
+            memory_id,
+            old.memory_type,
+            memory.content,
+            importance,
+            {"history": history},
+            vector,
+            prepared,
+        )
         return Decision(
             action="updated",
             memory_id=memory_id,

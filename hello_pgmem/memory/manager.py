@@ -46,6 +46,7 @@ from hello_pgmem.memory import queries as q
 from hello_pgmem.memory.classify import classify
 from hello_pgmem.memory.episodic import EpisodicMemory
 from hello_pgmem.memory.hybrid import SearchSQL
+from hello_pgmem.memory.in_transaction import WritesInTransaction
 from hello_pgmem.memory.longterm import LongTermMemory
 from hello_pgmem.memory.parts import MemoryParts, Part, Store
 from hello_pgmem.memory.perceptual import PerceptualMemory
@@ -56,7 +57,7 @@ from hello_pgmem.memory.working import WorkingMemory
 from hello_pgmem.perceptual.encoders import MediaEncoder
 
 
-class MemoryManager(GraphQuestions, SharesDatabase):
+class MemoryManager(GraphQuestions, WritesInTransaction, SharesDatabase):
     """The memories of one user: add, search, update, remove, forget, consolidate, stats."""
 
     def __init__(
@@ -106,6 +107,11 @@ class MemoryManager(GraphQuestions, SharesDatabase):
     episodic = Part[EpisodicMemory]("episodic")
     semantic = Part[SemanticMemory]("semantic")
     perceptual = Part[PerceptualMemory]("perceptual")
+
+    @property
+    def registered_embedder(self) -> Embedder:
+        """The text embedder, its model registered with the database (indexes and all), once."""
+        return self.parts.registered_embedder
 
     @classmethod
     def of_types(cls, user_id: str, types: Collection[str], **options: Any) -> MemoryManager:

@@ -14,7 +14,7 @@ from typing import Any
 from psycopg import sql
 
 from hello_pgmem.db import Database
-from hello_pgmem.memory.working import WorkingMemory
+from hello_pgmem.memory.manager import MemoryManager
 
 SAMPLE = 5  # rows shown per violation
 
@@ -68,7 +68,7 @@ SELECT user_id, session_id, array_agg(id) FROM working_memories
 WHERE expires_at <= now() GROUP BY user_id, session_id
 """
 
-# The projection as relational rows, and the rows it must mirror (as graph/rebuild.py writes it).
+# The projection as relational rows, and the rows it must mirror (as ops/rebuild.py writes it).
 _PROPS = "ag_catalog.agtype_out({}.properties)::text::jsonb"
 PROJECTION = {
     "entities": (
@@ -175,7 +175,7 @@ def check_integrity(db: Database, model: str | None = None) -> IntegrityReport:
 def _expired_served(db: Database, expired: Iterable[tuple[str, str | None, list[Any]]]) -> Iterable[str]:
     """Expired items that the library's own reads (list and get) would still return."""
     for user_id, session_id, ids in expired:
-        working = WorkingMemory(db, user_id, session_id=session_id)
+        working = MemoryManager.of_types(user_id, ["working"], database=db, session_id=session_id).working
         listed = {item.id for item in working.all()}
         for memory_id in ids:
             if memory_id in listed or working.get(memory_id) is not None:

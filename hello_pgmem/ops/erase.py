@@ -12,8 +12,7 @@ from hello_pgmem.db import Database
 from hello_pgmem.db.retrieval_log import erase_log
 from hello_pgmem.graph.projection import AgeProjection
 from hello_pgmem.graph.store import GraphStore
-from hello_pgmem.memory import queries as q
-from hello_pgmem.memory.working import WorkingMemory
+from hello_pgmem.memory import table
 
 ERASE_TOKENS = "SELECT tokens, namespaces FROM erase_user_tokens()"
 
@@ -34,9 +33,7 @@ def erase_report(db: Database, user_id: str) -> tuple[dict[str, int], list[str]]
         mentions, relations = graph.link_counts(conn)  # they go with the memories and entities
         counts = {
             "retrieval_log": erase_log(conn, user_id),
-            "working_memories": WorkingMemory(db, user_id).clear_user(conn),
-            "memory_accesses": conn.execute(q.CLEAR_ACCESSES, {"user_id": user_id}).rowcount,
-            "memories": conn.execute(q.CLEAR_USER, {"user_id": user_id}).rowcount,
+            **table.erase_user(conn, user_id),
             "entities": graph.clear(conn),
             "mentions": mentions,
             "relations": relations,

@@ -14,9 +14,8 @@ from hello_pgmem.db import Database
 from hello_pgmem.db.retrieval_log import purge_log
 from hello_pgmem.graph.projection import AgeProjection
 from hello_pgmem.graph.store import GraphStore
-from hello_pgmem.memory import queries as q
+from hello_pgmem.memory import table
 from hello_pgmem.memory.decay import apply_decay
-from hello_pgmem.memory.working import expire_all
 
 ANALYZE = (
     "ANALYZE memories, memory_accesses, working_memories, entities, mentions, relations, documents, chunks"
@@ -39,22 +38,21 @@ def maintain(
         "log_rows_purged": 0,
     }
     with db.transaction(all_rows=True) as conn:
-        folded = conn.execute(q.FOLD_ACCESSES, {"user_id": None}).fetchone()
-        report["accesses_folded"] = folded[0] if folded else 0
-        report["expired_working"] = expire_all(conn, now)
+        report["accesses_folded"] = table.fold_accesses(conn)
+        report["expired_working"] = table.expire_working(conn, now)
     if max_memories is not None:
         with db.transaction(all_rows=True) as conn:
-            users = [r[0] for r in conn.execute(q.USERS_OVER, {"max": max_memories}).fetchall()]
+            users = table.users_over(conn, max_memories)
         for user in users:
             with db.transaction(user) as conn:
                 report["decayed"] += apply_decay(conn, user, max_memories, now)
     with db.transaction(all_rows=True) as conn:
-        purgeable = conn.execute(q.PURGEABLE, {"cutoff": now - timedelta(days=retention_days)}).fetchall()
+        purgeable = table.forgotten_before(conn, now - timedelta(days=retention_days))
     projection = AgeProjection(db.settings.graph_name) if db.graph_enabled else None
     for user, ids in purgeable:
         with db.transaction(user) as conn:
             GraphStore(user, projection).unlink(conn, ids)
-            report["purged"] += conn.execute(q.PURGE, {"user_id": user, "ids": ids}).rowcount
+            report["purged"] += table.purge(conn, user, ids)
     with db.transaction(all_rows=True) as conn:
         report["log_rows_purged"] = purge_log(conn, now - timedelta(days=db.settings.retrieval_log_days))
     if analyze:

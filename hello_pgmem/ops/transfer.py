@@ -21,7 +21,7 @@ from pydantic import ValidationError as PydanticValidationError
 from hello_pgmem.core.errors import InvalidInputError
 from hello_pgmem.core.models import check_user_id, utcnow
 from hello_pgmem.db import Database
-from hello_pgmem.memory import queries as q
+from hello_pgmem.memory import table
 
 FORMAT = "hello-pgmem-export"
 VERSION = 1
@@ -199,7 +199,7 @@ def export_user(db: Database, user_id: str) -> Iterator[str]:
         ensure_ascii=False,
     )
     with db.transaction(user_id) as conn:
-        conn.execute(q.FOLD_ACCESSES, {"user_id": user_id})  # the access counts, up to date
+        table.fold_accesses(conn, user_id)  # the access counts, up to date
         for kind, query in EXPORTS.items():
             for row in conn.execute(query, {"user_id": user_id}):
                 record = {"kind": kind, **{name: _json(v) for name, v in zip(FIELDS[kind], row, strict=True)}}
@@ -272,7 +272,7 @@ def import_user(db: Database, lines: Iterable[str], as_user: str | None = None) 
                         values[column] = str(values[column])
                 counts[kind] += conn.execute(INSERTS[kind], {**values, "user_id": user_id}).rowcount
     if db.graph_enabled and (counts["entity"] or counts["memory"]):
-        from hello_pgmem.graph.rebuild import rebuild_graph
+        from hello_pgmem.ops.rebuild import rebuild_graph
 
         rebuild_graph(db, user_id)
     return counts

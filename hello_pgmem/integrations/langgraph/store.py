@@ -32,12 +32,11 @@ from langgraph.store.base import (
     get_text_at_path,
     validate_op_namespace,
 )
-from psycopg.types.json import Jsonb
 
 from hello_pgmem.core.errors import InvalidInputError
 from hello_pgmem.core.models import check_metadata
-from hello_pgmem.integrations.langgraph.filters import Predicate, compile_filter
-from hello_pgmem.memory import queries as q
+from hello_pgmem.integrations.langgraph.filters import compile_filter
+from hello_pgmem.memory import items
 from hello_pgmem.memory.classify import estimate_importance
 from hello_pgmem.memory.manager import MemoryManager
 
@@ -129,13 +128,12 @@ class PgMemStore(BaseStore):
         whole = json.dumps(value, ensure_ascii=False)
         pieces = [text for f in fields for text in ([whole] if f == "$" else get_text_at_path(value, f))]
         text = "\n".join(p for p in pieces if p.strip()) or whole
-        return text[: self.memory.parts.config.max_content_chars]
+        return text[: self.memory.config.max_content_chars]
 
     def _put(self, op: PutOp) -> None:
         memory_id = item_id(op.namespace, op.key)
         if op.value is None:
-            with self.memory.transaction() as conn:
-                conn.execute(q.DELETE, {"user_id": self.memory.user_id, "id": memory_id})
+            items.delete(self.memory, memory_id)
             return
         if not isinstance(op.value, Mapping):
             raise ValueError(f"value must be a dict, got {type(op.value).__name__}")
@@ -149,23 +147,9 @@ class PgMemStore(BaseStore):
             metadata = check_metadata({"langgraph": stored})
         except InvalidInputError as exc:
             raise InvalidInputError("value", exc.rule) from exc
-        embedder = self.memory.parts.registered_embedder
-        params = {
-            "user_id": self.memory.user_id,
-            "id": memory_id,
-            "content": content,
-            "importance": estimate_importance(content, metadata),
-            "session_id": namespace_path(op.namespace),
-            "metadata": Jsonb(metadata),
-            "now": self.memory.clock(),
-            "embedding": embedder.encode_one(content),
-            "model": embedder.model_name,
-        }
-        with self.memory.transaction() as conn:
-            if conn.execute(q.STORE_PUT, params).fetchone() is None:
-                raise ValueError(
-                    f"key {op.key!r} in {op.namespace!r} names a memory that is not a store item"
-                )
+        importance = estimate_importance(content, metadata)
+        if not items.put(self.memory, memory_id, content, importance, namespace_path(op.namespace), metadata):
+            raise ValueError(f"key {op.key!r} in {op.namespace!r} names a memory that is not a store item")
 
     def _rows_to_items(self, rows: Sequence[Sequence[Any]]) -> list[Item]:
         return [
@@ -180,11 +164,8 @@ class PgMemStore(BaseStore):
         ]
 
     def _get(self, namespace: tuple[str, ...], key: str) -> Item | None:
-        params = {"user_id": self.memory.user_id, "ids": [item_id(namespace, key)]}
-        with self.memory.transaction() as conn:
-            rows = conn.execute(q.STORE_GET, params).fetchall()
-        items = self._rows_to_items(rows)
-        return items[0] if items else None
+        found = self._rows_to_items(items.get(self.memory, [item_id(namespace, key)]))
+        return found[0] if found else None
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
         if op.limit < 0 or op.offset < 0:
@@ -192,27 +173,18 @@ class PgMemStore(BaseStore):
         if op.limit == 0:
             return []
         predicate = compile_filter(op.filter, indexed_only=bool(op.query))
-        params = self._filter_params(op.namespace_prefix, predicate)
-        if op.query:
-            window = op.limit + op.offset
-            if window > MAX_QUERY_WINDOW:
-                raise ValueError(
-                    f"limit + offset must be at most {MAX_QUERY_WINDOW} for a query search, got {window}"
-                )
-            embedder = self.memory.parts.registered_embedder
-            params.update(
-                model=embedder.model_name,
-                query=embedder.encode_one(op.query),
-                query_text=op.query,
-                window=window,
-                offset=op.offset,
+        where = (namespace_path(op.namespace_prefix), predicate.path, predicate.variables)
+        if not op.query:
+            rows = items.listed(self.memory, *where, limit=op.limit, offset=op.offset)
+            return [
+                SearchItem(item.namespace, item.key, item.value, item.created_at, item.updated_at)
+                for item in self._rows_to_items(rows)
+            ]
+        window = op.limit + op.offset
+        if window > MAX_QUERY_WINDOW:
+            raise ValueError(
+                f"limit + offset must be at most {MAX_QUERY_WINDOW} for a query search, got {window}"
             )
-            statement = q.STORE_SEARCH
-        else:
-            params.update(limit=op.limit, offset=op.offset)
-            statement = q.STORE_ITEMS
-        with self.memory.transaction() as conn:
-            rows = conn.execute(statement, params).fetchall()
         return [
             SearchItem(
                 namespace=tuple(row[1]["namespace"]),
@@ -220,23 +192,13 @@ class PgMemStore(BaseStore):
                 value=row[1]["value"],
                 created_at=row[2],
                 updated_at=row[3],
-                score=float(row[4]) if op.query else None,
+                score=float(row[4]),
             )
-            for row in rows
+            for row in items.search(self.memory, *where, query=op.query, window=window, offset=op.offset)
         ]
 
-    def _filter_params(self, prefix: tuple[str, ...], predicate: Predicate) -> dict[str, Any]:
-        return {
-            "user_id": self.memory.user_id,
-            "prefix": namespace_path(prefix),
-            "where": predicate.path,
-            "vars": Jsonb(predicate.variables),
-        }
-
     def _namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
-        with self.memory.transaction() as conn:
-            rows = conn.execute(q.STORE_NAMESPACES, {"user_id": self.memory.user_id}).fetchall()
-        namespaces = {tuple(row[0]) for row in rows}
+        namespaces = {tuple(namespace) for namespace in items.namespaces(self.memory)}
         for condition in op.match_conditions or ():
             path = tuple(condition.path)
 

@@ -8,7 +8,7 @@ from hello_pgmem.core.errors import GraphError
 from hello_pgmem.db import Conn, Database
 from hello_pgmem.graph.projection import AgeProjection
 from hello_pgmem.graph.store import GraphStore
-from hello_pgmem.memory import queries as q
+from hello_pgmem.memory import table
 
 log = logging.getLogger(__name__)
 
@@ -24,7 +24,7 @@ def rebuild_graph(db: Database, user_id: str | None = None) -> dict[str, int]:
     with db.transaction(user_id) as conn:
         if user_id is None:
             projection.clear_all(conn)
-        users = [row[0] for row in conn.execute(q.SEMANTIC_USERS, {"user_id": user_id}).fetchall()]
+        users = table.semantic_users(conn, user_id)
         if user_id is not None:
             projection.clear_user(conn, user_id)
         for user in users:
@@ -36,7 +36,7 @@ def rebuild_graph(db: Database, user_id: str | None = None) -> dict[str, int]:
 def _rebuild_user(conn: Conn, projection: AgeProjection, user_id: str, counts: dict[str, int]) -> None:
     entity_rows, mention_rows, relation_rows = GraphStore(user_id, projection).projection_rows(conn)
     entities = [{"id": i, "name": n, "type": t} for i, n, t in entity_rows]
-    memory_ids = [row[0] for row in conn.execute(q.SEMANTIC_IDS, {"user_id": user_id}).fetchall()]
+    memory_ids = table.semantic_ids(conn, user_id)
     for start in range(0, max(len(entities), len(memory_ids)), BATCH):
         projection.create_vertices(
             conn, user_id, entities[start : start + BATCH], memory_ids[start : start + BATCH]

@@ -1,0 +1,94 @@
+"""Writes that a caller composes into one transaction of its own (``manager.transaction()``), as
+the memory loop does with a turn: find the nearest memories, refresh one, add one, revise one."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+from uuid import UUID
+
+import numpy as np
+
+from hello_pgmem.core.models import MemoryItem
+from hello_pgmem.db import Conn
+from hello_pgmem.memory import ids
+from hello_pgmem.memory import queries as q
+from hello_pgmem.memory.parts import MemoryParts
+
+
+@dataclass(frozen=True)
+class Neighbour:
+    """A live memory near a vector: its id, cosine similarity, content and type."""
+
+    memory_id: UUID
+    similarity: float
+    content: str
+    memory_type: str
+
+
+class WritesInTransaction:
+    """The in-transaction writes of MemoryManager."""
+
+    parts: MemoryParts
+    user_id: str
+
+    def nearest(
+        self, conn: Conn, vector: np.ndarray, pool: int, types: Sequence[str] = ("episodic", "semantic")
+    ) -> list[Neighbour]:
+        """The ``pool`` live memories of ``types`` nearest to ``vector``, nearest first."""
+        params = {
+            "user_id": self.user_id,
+            "model": self.parts.registered_embedder.model_name,
+            "query": vector,
+            "pool": pool,
+            "types": list(types),
+        }
+        rows = conn.execute(q.NEAREST, params).fetchall()
+        return [Neighbour(row[0], float(row[1]), row[2], row[3]) for row in rows]
+
+    def refresh(self, conn: Conn, memory_id: UUID, importance: float) -> None:
+        """Count one access of a memory met again, raising its importance to at least ``importance``."""
+        params = {
+            "user_id": self.user_id,
+            "id": memory_id,
+            "now": self.parts.clock(),
+            "importance": importance,
+        }
+        conn.execute(q.REFRESH, params)
+
+    def get_in(self, conn: Conn, memory_id: UUID) -> MemoryItem | None:
+        """The user's live memory ``memory_id`` of any type, or None."""
+        return ids.get(conn, self.parts.working, memory_id)
+
+    def insert_in(
+        self,
+        conn: Conn,
+        memory_type: str,
+        content: str,
+        importance: float,
+        metadata: dict[str, Any],
+        vector: np.ndarray,
+        prepared: Any = None,
+    ) -> UUID:
+        """Add a long-term memory whose vector is known (and what belongs to it, e.g. its
+        extraction as ``prepared``)."""
+        store = self.parts.long_term(memory_type)
+        item = self.parts.new_item(content, store.memory_type, importance, metadata, self.parts.clock())
+        store.insert(conn, store.rows([item], [vector]), [prepared])
+        return item.id
+
+    def revise_in(
+        self,
+        conn: Conn,
+        memory_id: UUID,
+        memory_type: str,
+        content: str,
+        importance: float,
+        metadata: dict[str, Any],
+        vector: np.ndarray,
+        prepared: Any = None,
+    ) -> bool:
+        """Replace a long-term memory's content (its vector known), importance and merge metadata."""
+        store = self.parts.long_term(memory_type)
+        return store.update_in(conn, memory_id, content, importance, metadata, vector, prepared)

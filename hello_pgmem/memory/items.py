@@ -1,0 +1,164 @@
+"""Key-value items in the memories table: the LangGraph store's view of a user's memory.
+
+An item is an episodic memory whose metadata holds ``{"langgraph": {"namespace": [...], "key":
+..., "value": {...}}}`` and whose session_id is the namespace path (``lg.`` and the labels joined
+by ``.``; LangGraph labels hold no period). Each function runs in a transaction of its own,
+scoped to the manager's user.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+from uuid import UUID
+
+from psycopg.types.json import Jsonb
+
+from hello_pgmem.memory import queries as q
+
+if TYPE_CHECKING:
+    from hello_pgmem.memory.manager import MemoryManager
+
+Row = tuple[UUID, dict[str, Any], datetime, datetime]
+"""An item: its id, its ``langgraph`` metadata, when it was created and last updated."""
+
+
+STORE_ITEMS = """
+SELECT id, metadata -> 'langgraph', created_at, updated_at
+FROM memories
+WHERE user_id = %(user_id)s AND forgotten_at IS NULL AND memory_type = 'episodic' AND metadata ? 'langgraph'
+  AND starts_with(session_id, %(prefix)s)
+  AND (%(where)s::jsonpath IS NULL OR jsonb_path_match(metadata, %(where)s::jsonpath, %(vars)s, true))
+ORDER BY updated_at DESC, id
+LIMIT %(limit)s OFFSET %(offset)s
+"""
+
+STORE_GET = """
+SELECT id, metadata -> 'langgraph', created_at, updated_at
+FROM memories
+WHERE user_id = %(user_id)s AND id = ANY(%(ids)s) AND forgotten_at IS NULL AND metadata ? 'langgraph'
+"""
+
+STORE_SEARCH = """
+SELECT s.id, s.metadata -> 'langgraph', s.created_at, m.updated_at, s.score
+FROM search_memories(%(user_id)s, %(model)s, %(query)s, %(query_text)s, %(window)s, ARRAY['episodic'],
+                     p_session_prefix => %(prefix)s, p_where => %(where)s::jsonpath,
+                     p_where_vars => %(vars)s) AS s
+JOIN memories m ON m.user_id = %(user_id)s AND m.id = s.id
+ORDER BY s.score DESC, s.id
+OFFSET %(offset)s
+"""
+"""The store's query search: the namespace and the filter inside the candidate search (0018)."""
+
+STORE_PUT = """
+INSERT INTO memories AS m (user_id, id, memory_type, content, importance, session_id, metadata,
+                           created_at, updated_at, embedding, embedding_model)
+VALUES (%(user_id)s, %(id)s, 'episodic', %(content)s, %(importance)s, %(session_id)s, %(metadata)s,
+        %(now)s, %(now)s, %(embedding)s, %(model)s)
+ON CONFLICT (user_id, id) DO UPDATE
+SET content = EXCLUDED.content,
+    session_id = EXCLUDED.session_id,
+    embedding = EXCLUDED.embedding,
+    embedding_model = EXCLUDED.embedding_model,
+    updated_at = EXCLUDED.updated_at,
+    -- a live item keeps its history; a forgotten one comes back as new
+    metadata = CASE WHEN m.forgotten_at IS NULL THEN m.metadata || EXCLUDED.metadata
+                    ELSE EXCLUDED.metadata END,
+    importance = CASE WHEN m.forgotten_at IS NULL THEN m.importance ELSE EXCLUDED.importance END,
+    created_at = CASE WHEN m.forgotten_at IS NULL THEN m.created_at ELSE EXCLUDED.created_at END,
+    access_count = CASE WHEN m.forgotten_at IS NULL THEN m.access_count ELSE 0 END,
+    last_accessed_at = CASE WHEN m.forgotten_at IS NULL THEN m.last_accessed_at END,
+    forgotten_at = NULL
+WHERE m.memory_type = 'episodic' AND m.metadata ? 'langgraph'
+RETURNING id
+"""
+"""A LangGraph put as one statement: concurrent puts of a key, and a put of a forgotten item, each
+end in one whole item (the last writer's)."""
+
+STORE_NAMESPACES = """
+SELECT DISTINCT metadata -> 'langgraph' -> 'namespace'
+FROM memories
+WHERE user_id = %(user_id)s AND forgotten_at IS NULL AND memory_type = 'episodic' AND metadata ? 'langgraph'
+"""
+
+
+def put(
+    manager: MemoryManager,
+    memory_id: UUID,
+    content: str,
+    importance: float,
+    path: str,
+    metadata: dict[str, Any],
+) -> bool:
+    """Write an item whole (one statement); False when the id names a memory that is no item."""
+    embedder = manager.registered_embedder
+    params = {
+        "user_id": manager.user_id,
+        "id": memory_id,
+        "content": content,
+        "importance": importance,
+        "session_id": path,
+        "metadata": Jsonb(metadata),
+        "now": manager.clock(),
+        "embedding": embedder.encode_one(content),
+        "model": embedder.model_name,
+    }
+    with manager.transaction() as conn:
+        return conn.execute(STORE_PUT, params).fetchone() is not None
+
+
+def delete(manager: MemoryManager, memory_id: UUID) -> None:
+    """Delete an item (nothing when there is none)."""
+    with manager.transaction() as conn:
+        conn.execute(q.DELETE, {"user_id": manager.user_id, "id": memory_id})
+
+
+def get(manager: MemoryManager, memory_ids: Sequence[UUID]) -> list[Row]:
+    """The live items among ``memory_ids``."""
+    with manager.transaction() as conn:
+        return conn.execute(STORE_GET, {"user_id": manager.user_id, "ids": list(memory_ids)}).fetchall()
+
+
+def listed(
+    manager: MemoryManager, prefix: str, where: str | None, variables: dict[str, Any], limit: int, offset: int
+) -> list[Row]:
+    """Live items under the namespace path ``prefix`` matching the jsonpath ``where``, newest first."""
+    params = {**_filter(manager, prefix, where, variables), "limit": limit, "offset": offset}
+    with manager.transaction() as conn:
+        return conn.execute(STORE_ITEMS, params).fetchall()
+
+
+def search(
+    manager: MemoryManager,
+    prefix: str,
+    where: str | None,
+    variables: dict[str, Any],
+    query: str,
+    window: int,
+    offset: int,
+) -> list[tuple[UUID, dict[str, Any], datetime, datetime, float]]:
+    """Items ranked for ``query`` by the hybrid search, the namespace and filter inside it."""
+    embedder = manager.registered_embedder
+    params = {
+        **_filter(manager, prefix, where, variables),
+        "model": embedder.model_name,
+        "query": embedder.encode_one(query),
+        "query_text": query,
+        "window": window,
+        "offset": offset,
+    }
+    with manager.transaction() as conn:
+        return conn.execute(STORE_SEARCH, params).fetchall()
+
+
+def namespaces(manager: MemoryManager) -> list[list[str]]:
+    """The namespace of every live item (repeats removed)."""
+    with manager.transaction() as conn:
+        return [row[0] for row in conn.execute(STORE_NAMESPACES, {"user_id": manager.user_id}).fetchall()]
+
+
+def _filter(
+    manager: MemoryManager, prefix: str, where: str | None, variables: dict[str, Any]
+) -> dict[str, Any]:
+    return {"user_id": manager.user_id, "prefix": prefix, "where": where, "vars": Jsonb(variables)}
