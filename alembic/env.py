@@ -7,7 +7,7 @@ from sqlalchemy import create_engine, pool, text
 
 from hello_pgmem.core.settings import Settings
 from hello_pgmem.db.migrations import sqlalchemy_url
-from hello_pgmem.db.schema import metadata
+from hello_pgmem.db.tables import metadata
 
 config = context.config
 settings: Settings = config.attributes.setdefault("settings", Settings())

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from hello_pgmem.core.errors import ValidationError
 from hello_pgmem.core.text import count_tokens
-from hello_pgmem.rag.chunking import FENCE, Chunk, chunk_markdown, parse_blocks
+from hello_pgmem.rag.blocks import FENCE, parse_blocks
+from hello_pgmem.rag.chunking import Chunk, chunk_markdown
 
 DOC = """# 指南
 

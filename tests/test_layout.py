@@ -52,3 +52,14 @@ def test_no_module_is_over_400_lines() -> None:
         if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES
     }
     assert not long, long
+
+
+def test_a_function_over_60_lines_says_why_in_its_docstring() -> None:
+    unexplained = []
+    for path in modules():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.end_lineno:
+                long = node.end_lineno - node.lineno + 1 > 60
+                if long and "Long because" not in (ast.get_docstring(node) or ""):
+                    unexplained.append(f"{path.relative_to(PACKAGE)}:{node.lineno} {node.name}")
+    assert not unexplained, unexplained

@@ -13,7 +13,7 @@ from sqlalchemy import create_engine, pool
 
 from hello_pgmem import Settings
 from hello_pgmem.db import migrations
-from hello_pgmem.db.schema import metadata
+from hello_pgmem.db.tables import metadata
 
 OBJECTS_IN_SCHEMA = """
 SELECT 'table ' || relname FROM pg_class WHERE relnamespace = to_regnamespace(%(s)s)

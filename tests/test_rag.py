@@ -18,7 +18,7 @@ from hello_pgmem.llm import ChatClient
 from hello_pgmem.rag.expansion import HYDE_SYSTEM, MQE_SYSTEM
 from hello_pgmem.rag.knowledge import TextDocument
 from hello_pgmem.tools import RAGTool, ToolRegistry
-from hello_pgmem.tools.rag_tool import ingest_report
+from hello_pgmem.tools.rag_text import ingest_report
 from tests.fake_openai import FakeOpenAI, serve
 
 SEED = KNOWLEDGE

@@ -17,7 +17,7 @@ from psycopg import sql
 from hello_pgmem import Database, HashingEmbedder, Settings
 from hello_pgmem.dev.trace import count_round_trips
 from hello_pgmem.memory import MemoryManager
-from hello_pgmem.memory import queries as q
+from hello_pgmem.memory import ranked_queries as rq
 from hello_pgmem.memory.when import time_range
 from tests.conftest import Clock
 from tests.deployments import TestServer
@@ -169,14 +169,14 @@ def test_the_statement_returns_the_function_s_rows_and_columns(
         "log": False,
         "pool": 10,
     }
-    statement = q.vector_ranked(embedder.model_name, embedder.dimension)
+    statement = rq.vector_ranked(embedder.model_name, embedder.dimension)
     with clean.transaction("alice") as conn:
-        conn.execute(q.VECTOR_SCAN, params)
+        conn.execute(rq.VECTOR_SCAN, params)
         fast = conn.execute(statement, params)
         names = [column.name for column in fast.description or []]
         fast_rows = fast.fetchall()
-        function = conn.execute(q.SEARCH, params)
-        assert names == [column.name for column in function.description or []] == list(q.SEARCH_COLUMNS)
+        function = conn.execute(rq.SEARCH, params)
+        assert names == [column.name for column in function.description or []] == list(rq.SEARCH_COLUMNS)
         assert fast_rows == function.fetchall()
         assert not function_ran(conn, statement, params), "a full scan answers without the function"
 
@@ -202,7 +202,7 @@ def test_ef_search_grows_with_the_model_s_index(
             assert conn.execute(ef, (model, 10, "embedding")).fetchone() == (expected,)
         assert conn.execute(ef, (model, 10, "text_embedding")).fetchone() == (40,), "another index"
         assert conn.execute(ef, ("no such model", 10, "embedding")).fetchone() == (40,)
-        conn.execute(q.VECTOR_SCAN, {"model": model, "pool": 10})
+        conn.execute(rq.VECTOR_SCAN, {"model": model, "pool": 10})
         assert conn.execute("SELECT current_setting('hnsw.ef_search')").fetchone() == ("1000",)
         conn.rollback()
 
@@ -280,11 +280,11 @@ def test_a_short_hnsw_scan_still_fills_the_limit(short_scans: Database, clock: C
         "time_to": None,
     }
     with short_scans.transaction("me") as conn:
-        conn.execute(q.VECTOR_SCAN, {"model": embedder.model_name, "pool": 20})
+        conn.execute(rq.VECTOR_SCAN, {"model": embedder.model_name, "pool": 20})
         scan_only = sql.SQL(SCAN_ONLY).format(model=sql.Literal(embedder.model_name))
         scan = conn.execute(scan_only, params).fetchone()
         assert scan is not None and scan[0] < 20, "the setup must make the statement's index scan short"
-        statement = q.vector_ranked(embedder.model_name, embedder.dimension)
+        statement = rq.vector_ranked(embedder.model_name, embedder.dimension)
         full = {**FUNCTION_DEFAULTS, **params, "model": embedder.model_name, "query_text": question}
         assert function_ran(conn, statement, full), "a short scan is answered by the function"
     before = accesses(short_scans, "me")

@@ -172,7 +172,6 @@ def reembed(state: State, all_users: bool, batch_size: int) -> None:
     from hello_pgmem.memory.reembed import reembed as reembed_memories
 
     with open_store() as store:
-
         db = store.db
         embedder = create_embedder(db.settings)
         done = reembed_memories(db, embedder, None if all_users else state.user, batch_size=batch_size)

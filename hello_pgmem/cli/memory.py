@@ -35,7 +35,7 @@ def memory_tool(state: State) -> Iterator[MemoryTool]:
 
 def line(state: State, item: MemoryItem, size: int = 80) -> str:
     """One memory: type, preview, importance and full id (the tool's wording with --language zh)."""
-    from hello_pgmem.tools.memory_tool import memory_line
+    from hello_pgmem.tools.memory_text import memory_line
 
     if state.zh:
         return memory_line(item, size, "zh")
@@ -67,9 +67,7 @@ def add(
             meta["file_path"] = file_path
         if modality:
             meta["modality"] = modality
-        memory_id = manager.add_memory(
-            content, memory_type, importance, meta, timestamp=timestamp
-        )
+        memory_id = manager.add_memory(content, memory_type, importance, meta, timestamp=timestamp)
     emit(state, {"id": str(memory_id), "memory_type": memory_type}, str(memory_id))
 
 

@@ -41,7 +41,6 @@ def check(state: State, model: str | None) -> int:
     from hello_pgmem.ops.check import check_integrity
 
     with open_store() as store:
-
         db = store.db
         report = check_integrity(db, model)
     emit(state, dataclasses.asdict(report) | {"ok": report.ok}, report.text())
@@ -93,7 +92,6 @@ def maintain(state: State, retention_days: float, max_memories: int | None) -> N
     from hello_pgmem.ops.maintain import maintain as run_maintenance
 
     with open_store() as store:
-
         db = store.db
         report = run_maintenance(db, retention_days=retention_days, max_memories=max_memories)
     emit(state, report, ", ".join(f"{k.replace('_', ' ')}: {v}" for k, v in report.items()))
@@ -109,7 +107,6 @@ def erase(state: State, yes: bool) -> None:
     from hello_pgmem.ops.erase import erase_report
 
     with open_store() as store:
-
         db = store.db
         counts, left = erase_report(db, state.user)
     kept = f"\nleft in place: the documents of the shared namespaces {', '.join(left)}" if left else ""

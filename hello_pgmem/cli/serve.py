@@ -75,6 +75,8 @@ def mcp(
     "hello-pgmem token create") decides the user and the namespaces; a request without a valid
     token gets 401. Run the server as the application role (DATABASE_URL of a role made by
     "hello-pgmem grant --app"): row-level security then holds every call to its user.
+
+    Long because its docstring is the command's --help.
     """
     import anyio
 
@@ -215,9 +217,9 @@ def token_list(state: State, user: str | None, all_users: bool) -> None:
     from hello_pgmem.mcp_server.tokens import TokenInfo, list_tokens
 
     with open_store() as store:
-
         db = store.db
         tokens = list_tokens(db, None if all_users else for_user(state, user))
+
     def namespaces(t: TokenInfo) -> str:
         named = [n + (f"={t.namespace_modes[n]}" if n in t.namespace_modes else "") for n in t.namespaces]
         return ", ".join(named) or t.user_id

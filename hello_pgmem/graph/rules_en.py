@@ -22,6 +22,8 @@ class EnglishRules:
         return self._english(text)
 
     def _english(self, text: str) -> tuple[list[tuple[str, str]], list[tuple[str, str, str]]]:
+        """English sentences as entities and relations, from spaCy's parse and the patterns of
+        the rule extractor. Long because each pattern is one branch, read top to bottom."""
         nlp = spacy_pipeline("en")
         doc = nlp(text)
         entities: list[tuple[str, str]] = []

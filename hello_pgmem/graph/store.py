@@ -70,6 +70,9 @@ class GraphStore:
         """Store a memory's entities, mentions and relations, and project them.
 
         ``create_vertex=False`` when the memory's AGE vertex exists already (re-extraction).
+
+        Long because the entities, mentions, relations and their projection are one write, in the caller's
+        transaction.
         """
         entity_ids: dict[str, str] = {}
         new_entities: list[dict[str, str]] = []

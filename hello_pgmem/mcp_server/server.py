@@ -40,7 +40,7 @@ from hello_pgmem.mcp_server.tokens import Identity
 from hello_pgmem.rag.chunking import MAX_CHUNK_SIZE, MIN_CHUNK_SIZE, check_sizes
 from hello_pgmem.store import Store
 from hello_pgmem.tools.base import ToolRegistry, ToolText
-from hello_pgmem.tools.rag_tool import ingest_report
+from hello_pgmem.tools.rag_text import ingest_report
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

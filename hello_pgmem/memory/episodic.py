@@ -16,6 +16,7 @@ import numpy as np
 
 from hello_pgmem.core.models import MemoryItem, MemoryType, Scoring, SessionInfo
 from hello_pgmem.memory import queries as q
+from hello_pgmem.memory import ranked_queries as rq
 from hello_pgmem.memory.longterm import LongTermMemory
 from hello_pgmem.memory.rows import FIELDS, memory_from_row
 
@@ -51,7 +52,7 @@ class EpisodicMemory(LongTermMemory):
             }
             return self.search(query, limit, vector=vector, scoring=scoring, **filters)
         found = self.ranked(
-            q.SEARCH_EPISODIC,
+            rq.SEARCH_EPISODIC,
             query,
             vector,
             limit=limit,

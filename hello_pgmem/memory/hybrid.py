@@ -22,6 +22,7 @@ from hello_pgmem.db import Conn, Database
 from hello_pgmem.embedding import Embedder
 from hello_pgmem.graph.normalize import name_candidates
 from hello_pgmem.memory import queries as q
+from hello_pgmem.memory import ranked_queries as rq
 from hello_pgmem.memory.rows import memory_from_row
 from hello_pgmem.memory.when import time_range
 
@@ -104,20 +105,27 @@ def statement(
         "fusion": fusion,
         "per_type": per_type,
     }
-    lean = (  # what vector_ranked states as one statement
+    lean = not db.citus and _lean(scoring, space, types, per_type, limit, filters)
+    if not lean:
+        return SearchSQL(rq.SEARCH_AND_LOG if log_access and not db.citus else rq.SEARCH, params)
+    pool = limit if params["time_from"] is None else max(40, limit)
+    settings = (rq.VECTOR_SCAN, {"model": embedder.model_name, "pool": pool})
+    text = rq.vector_ranked(embedder.model_name, embedder.dimension)
+    return SearchSQL(text, {**params, "pool": pool, "log": log_access}, [settings])
+
+
+def _lean(
+    scoring: Scoring, space: str, types: Sequence[str], per_type: int | None, limit: int, filters: Filters
+) -> bool:
+    """Whether the search is what ``vector_ranked`` states as one plain statement: the vector
+    ranking of episodic and semantic memories, unfiltered."""
+    return (
         scoring == "vector"
-        and not db.citus
         and space in ("text", "embedding")
         and set(types) <= {"episodic", "semantic"}
         and (per_type is None or per_type >= limit)
         and not filters.any()
     )
-    if not lean:
-        return SearchSQL(q.SEARCH_AND_LOG if log_access and not db.citus else q.SEARCH, params)
-    pool = limit if params["time_from"] is None else max(40, limit)
-    settings = (q.VECTOR_SCAN, {"model": embedder.model_name, "pool": pool})
-    text = q.vector_ranked(embedder.model_name, embedder.dimension)
-    return SearchSQL(text, {**params, "pool": pool, "log": log_access}, [settings])
 
 
 def run(db: Database, user_id: str, search: SearchSQL, log_access: bool = False) -> list[MemoryItem]:
@@ -127,10 +135,10 @@ def run(db: Database, user_id: str, search: SearchSQL, log_access: bool = False)
         rows = db.rows_in_one_trip(user_id, search.text, search.params, before=search.before)
     else:
         with db.transaction(user_id, pipeline=True) as conn:
-            rows = db.call_rows(conn, q.SEARCH, q.SEARCH_DELEGATED, search.params)
+            rows = db.call_rows(conn, rq.SEARCH, rq.SEARCH_DELEGATED, search.params)
             if log_access:  # in the search's transaction, on the same worker
                 log_accesses(db, conn, user_id, [row[0] for row in rows], search.params["now"])
-    return [memory_from_row(user_id, q.SEARCH_COLUMNS, row) for row in rows]
+    return [memory_from_row(user_id, rq.SEARCH_COLUMNS, row) for row in rows]
 
 
 def log_accesses(db: Database, conn: Conn, user_id: str, memory_ids: Sequence[UUID], now: datetime) -> None:

@@ -14,6 +14,7 @@ from hello_pgmem.core.models import MemoryItem
 from hello_pgmem.db import Conn
 from hello_pgmem.memory import ids
 from hello_pgmem.memory import queries as q
+from hello_pgmem.memory import ranked_queries as rq
 from hello_pgmem.memory.parts import MemoryParts
 
 
@@ -44,7 +45,7 @@ class WritesInTransaction:
             "pool": pool,
             "types": list(types),
         }
-        rows = conn.execute(q.NEAREST, params).fetchall()
+        rows = conn.execute(rq.NEAREST, params).fetchall()
         return [Neighbour(row[0], float(row[1]), row[2], row[3]) for row in rows]
 
     def refresh(self, conn: Conn, memory_id: UUID, importance: float) -> None:

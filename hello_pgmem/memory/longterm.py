@@ -32,6 +32,7 @@ from hello_pgmem.db import Conn, Database
 from hello_pgmem.embedding import Embedder
 from hello_pgmem.memory import hybrid
 from hello_pgmem.memory import queries as q
+from hello_pgmem.memory import ranked_queries as rq
 from hello_pgmem.memory.rows import memory_rows
 
 
@@ -245,7 +246,7 @@ class LongTermMemory:
             "limit": limit,
         }
         with self.db.transaction(self.user_id) as conn:
-            return conn.cursor(row_factory=memory_rows(self.user_id)).execute(q.KEYWORD, params).fetchall()
+            return conn.cursor(row_factory=memory_rows(self.user_id)).execute(rq.KEYWORD, params).fetchall()
 
     def uses_reference(self, scoring: Scoring | None) -> bool:
         """Whether a search ranks by the reference's formulas (this call's scoring, else the configured)."""

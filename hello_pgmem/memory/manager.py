@@ -45,19 +45,18 @@ from hello_pgmem.memory import consolidate, ids, summary
 from hello_pgmem.memory import queries as q
 from hello_pgmem.memory.classify import classify
 from hello_pgmem.memory.episodic import EpisodicMemory
-from hello_pgmem.memory.hybrid import SearchSQL
 from hello_pgmem.memory.in_transaction import WritesInTransaction
 from hello_pgmem.memory.longterm import LongTermMemory
 from hello_pgmem.memory.parts import MemoryParts, Part, Store
 from hello_pgmem.memory.perceptual import PerceptualMemory
-from hello_pgmem.memory.search import SearchRequest, record_access, search, search_sql
+from hello_pgmem.memory.search import SearchesMemories
 from hello_pgmem.memory.semantic import SemanticMemory
 from hello_pgmem.memory.user_graph import GraphQuestions
 from hello_pgmem.memory.working import WorkingMemory
 from hello_pgmem.perceptual.encoders import MediaEncoder
 
 
-class MemoryManager(GraphQuestions, WritesInTransaction, SharesDatabase):
+class MemoryManager(SearchesMemories, GraphQuestions, WritesInTransaction, SharesDatabase):
     """The memories of one user: add, search, update, remove, forget, consolidate, stats."""
 
     def __init__(
@@ -280,91 +279,6 @@ class MemoryManager(GraphQuestions, WritesInTransaction, SharesDatabase):
     clear_all_memories = clear_all
 
     # ------------------------------------------------------------------ reading
-
-    @retry_transient
-    def retrieve_memories(
-        self,
-        query: str,
-        memory_types: Sequence[str] | None = None,
-        limit: int = 10,
-        min_importance: float = 0.0,
-        time_range: tuple[datetime | None, datetime | None] | None = None,
-        per_type_limit: int | None = None,
-        target_modality: str | None = None,
-        query_modality: str = "text",
-        track_access: bool = True,
-        scoring: str | None = None,
-    ) -> list[MemoryItem]:
-        """Search the enabled types, merged by relevance score (then importance), best first.
-
-        ``target_modality`` and ``query_modality`` concern perceptual memory; a query of another
-        modality than text is a file path and searches perceptual memory only. ``scoring``
-        (hybrid, lexical, vector or reference) overrides the configured one for this search.
-        """
-        request = self._request(
-            query,
-            memory_types,
-            limit,
-            min_importance,
-            time_range,
-            per_type_limit,
-            target_modality,
-            query_modality,
-            scoring,
-        )
-        return search(self.parts, request, track_access)
-
-    def search_sql(
-        self,
-        query: str,
-        memory_types: Sequence[str] | None = None,
-        limit: int = 10,
-        min_importance: float = 0.0,
-        time_range: tuple[datetime | None, datetime | None] | None = None,
-        per_type_limit: int | None = None,
-        scoring: str | None = None,
-    ) -> SearchSQL:
-        """The SQL and parameters that :meth:`retrieve_memories` sends for its long-term part, not
-        run (``.literal(conn)`` renders it for psql). Working memory is ranked in Python."""
-        request = self._request(
-            query, memory_types, limit, min_importance, time_range, per_type_limit, None, "text", scoring
-        )
-        return search_sql(self.parts, request)
-
-    def _request(
-        self,
-        query: str,
-        memory_types: Sequence[str] | None,
-        limit: int,
-        min_importance: float,
-        time_range: tuple[datetime | None, datetime | None] | None,
-        per_type_limit: int | None,
-        target_modality: str | None,
-        query_modality: str,
-        scoring: str | None,
-    ) -> SearchRequest:
-        """A checked search of enabled types (InvalidInputError names the field)."""
-        kinds = self.enabled_types if memory_types is None else memory_types
-        request = SearchRequest.checked(
-            self.config,
-            query,
-            kinds,
-            limit,
-            per_type_limit,
-            min_importance,
-            time_range,
-            target_modality,
-            query_modality,
-            scoring,
-        )
-        for kind in request.kinds:
-            if kind not in self.enabled_types:
-                self.store(kind)  # names the types that are enabled
-        return request
-
-    def record_access(self, memory_ids: Sequence[UUID]) -> None:
-        """Count one access (and its time) for each memory, in one statement."""
-        record_access(self.parts, memory_ids)
 
     def get_memory(self, memory_id: UUID | str) -> MemoryItem | None:
         with self.transaction() as conn:

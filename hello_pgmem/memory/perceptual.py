@@ -19,7 +19,7 @@ from psycopg.types.json import Jsonb
 
 from hello_pgmem.core.errors import InvalidInputError
 from hello_pgmem.core.models import MemoryItem, MemoryType, Scoring
-from hello_pgmem.memory import queries as q
+from hello_pgmem.memory import ranked_queries as rq
 from hello_pgmem.memory.longterm import LongTermMemory
 from hello_pgmem.memory.rows import memory_rows
 from hello_pgmem.perceptual.encoders import MediaEncoder, file_hash, infer_modality, read_media
@@ -123,7 +123,7 @@ class PerceptualMemory(LongTermMemory):
             )
         if query_modality == "text":
             return self.ranked(
-                q.SEARCH_PERCEPTUAL,
+                rq.SEARCH_PERCEPTUAL,
                 query,
                 vector,
                 modality=target_modality,
@@ -150,4 +150,4 @@ class PerceptualMemory(LongTermMemory):
         }
         with self.db.transaction(self.user_id) as conn:
             cursor = conn.cursor(row_factory=memory_rows(self.user_id))
-            return cursor.execute(q.SEARCH_PERCEPTUAL, params).fetchall()
+            return cursor.execute(rq.SEARCH_PERCEPTUAL, params).fetchall()

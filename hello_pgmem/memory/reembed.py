@@ -17,7 +17,7 @@ from psycopg import sql
 
 from hello_pgmem.db import Database
 from hello_pgmem.embedding import Embedder
-from hello_pgmem.memory import queries as q
+from hello_pgmem.memory import reembed_queries as eq
 
 log = logging.getLogger(__name__)
 
@@ -41,8 +41,8 @@ def reembed(
     db.ensure_embedding_model(embedder.model_name, embedder.dimension)
     params: dict[str, object] = {"model": embedder.model_name, "user_id": user_id, "batch": batch_size}
     done = batches = 0
-    for column in q.VECTOR_COLUMNS:
-        statements = q.reembed_statements(column)
+    for column in eq.VECTOR_COLUMNS:
+        statements = eq.reembed_statements(column)
         while max_batches is None or batches < max_batches:
             moved = _batch(db, embedder, user_id, params, *statements)
             if moved is None:

@@ -21,6 +21,8 @@ from hello_pgmem.core.models import (
     check_memory_type,
     check_scoring,
 )
+from hello_pgmem.core.retry import retry_transient
+from hello_pgmem.db import Database
 from hello_pgmem.db.retrieval_log import log_retrieval
 from hello_pgmem.memory import hybrid
 from hello_pgmem.memory.parts import MemoryParts
@@ -193,3 +195,101 @@ def record_access(parts: MemoryParts, memory_ids: Sequence[UUID]) -> None:
     if memory_ids:
         with parts.db.transaction(parts.user_id, pipeline=True) as conn:
             hybrid.log_accesses(parts.db, conn, parts.user_id, memory_ids, parts.clock())
+
+
+class SearchesMemories:
+    """The search methods of MemoryManager: the API calls the search of this module directly."""
+
+    db: Database
+    parts: MemoryParts
+    config: MemoryConfig
+    enabled_types: list[MemoryType]
+
+    def store(self, memory_type: MemoryType) -> Any:
+        """The object holding ``memory_type`` (InvalidInputError when it is not enabled)."""
+        raise NotImplementedError
+
+    @retry_transient
+    def retrieve_memories(
+        self,
+        query: str,
+        memory_types: Sequence[str] | None = None,
+        limit: int = 10,
+        min_importance: float = 0.0,
+        time_range: tuple[datetime | None, datetime | None] | None = None,
+        per_type_limit: int | None = None,
+        target_modality: str | None = None,
+        query_modality: str = "text",
+        track_access: bool = True,
+        scoring: str | None = None,
+    ) -> list[MemoryItem]:
+        """Search the enabled types, merged by relevance score (then importance), best first.
+
+        ``target_modality`` and ``query_modality`` concern perceptual memory; a query of another
+        modality than text is a file path and searches perceptual memory only. ``scoring``
+        (hybrid, lexical, vector or reference) overrides the configured one for this search.
+        """
+        request = self._request(
+            query,
+            memory_types,
+            limit,
+            min_importance,
+            time_range,
+            per_type_limit,
+            target_modality,
+            query_modality,
+            scoring,
+        )
+        return search(self.parts, request, track_access)
+
+    def search_sql(
+        self,
+        query: str,
+        memory_types: Sequence[str] | None = None,
+        limit: int = 10,
+        min_importance: float = 0.0,
+        time_range: tuple[datetime | None, datetime | None] | None = None,
+        per_type_limit: int | None = None,
+        scoring: str | None = None,
+    ) -> hybrid.SearchSQL:
+        """The SQL and parameters that :meth:`retrieve_memories` sends for its long-term part, not
+        run (``.literal(conn)`` renders it for psql). Working memory is ranked in Python."""
+        request = self._request(
+            query, memory_types, limit, min_importance, time_range, per_type_limit, None, "text", scoring
+        )
+        return search_sql(self.parts, request)
+
+    def _request(
+        self,
+        query: str,
+        memory_types: Sequence[str] | None,
+        limit: int,
+        min_importance: float,
+        time_range: tuple[datetime | None, datetime | None] | None,
+        per_type_limit: int | None,
+        target_modality: str | None,
+        query_modality: str,
+        scoring: str | None,
+    ) -> SearchRequest:
+        """A checked search of enabled types (InvalidInputError names the field)."""
+        kinds = self.enabled_types if memory_types is None else memory_types
+        request = SearchRequest.checked(
+            self.config,
+            query,
+            kinds,
+            limit,
+            per_type_limit,
+            min_importance,
+            time_range,
+            target_modality,
+            query_modality,
+            scoring,
+        )
+        for kind in request.kinds:
+            if kind not in self.enabled_types:
+                self.store(kind)  # names the types that are enabled
+        return request
+
+    def record_access(self, memory_ids: Sequence[UUID]) -> None:
+        """Count one access (and its time) for each memory, in one statement."""
+        record_access(self.parts, memory_ids)

@@ -21,7 +21,7 @@ from hello_pgmem.db import Conn
 from hello_pgmem.graph.extracted import Extraction, Extractor
 from hello_pgmem.graph.normalize import name_candidates
 from hello_pgmem.graph.store import GraphStore
-from hello_pgmem.memory import queries as q
+from hello_pgmem.memory import ranked_queries as rq
 from hello_pgmem.memory.longterm import LongTermMemory
 
 
@@ -72,7 +72,7 @@ class SemanticMemory(LongTermMemory):
             filters: dict[str, Any] = {"since": since, "until": until, "min_importance": min_importance}
             return self.search(query, limit, vector=vector, scoring=scoring, max_hops=hops, **filters)
         found = self.ranked(
-            q.SEARCH_SEMANTIC,
+            rq.SEARCH_SEMANTIC,
             query,
             vector,
             limit=limit,

@@ -122,7 +122,9 @@ def role_statements(
     analytics: str | None = None,
     create: bool = False,
 ) -> list[Statement]:
-    """Grants for the application and analytics roles on a migrated schema (re-run after upgrades)."""
+    """Grants for the application and analytics roles on a migrated schema (re-run after upgrades).
+
+    Long because it lists every grant of both roles in one place, for a DBA to read."""
     schema = settings.schema_name
     if not _exists(conn, _MIGRATED, schema):
         raise SchemaNotMigratedError(f'schema {schema!r} is not migrated: run "hello-pgmem migrate" first')

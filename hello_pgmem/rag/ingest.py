@@ -97,6 +97,9 @@ class Ingest(store.Namespaced):
 
         Every document is validated and chunked before anything is written; the chunks of all of
         them are embedded through the cache together and written in one pipelined transaction.
+
+        Long because checking, chunking, embedding and the one transaction are steps of one all-or-nothing
+        write.
         """
         if not documents or len(documents) > MAX_BATCH_DOCUMENTS:
             raise InvalidInputError("documents", f"must hold between 1 and {MAX_BATCH_DOCUMENTS} documents")

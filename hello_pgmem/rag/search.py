@@ -56,7 +56,9 @@ class Search(store.Namespaced):
         candidate_pool_multiplier: int = 4,
     ) -> list[ChunkHit]:
         """Hybrid search; with MQE/HyDE every query variant is searched and the best score per
-        chunk kept. ``min_score`` applies to the cosine similarity (``vector_score``)."""
+        chunk kept. ``min_score`` applies to the cosine similarity (``vector_score``).
+
+        Long because every query variant is searched and merged in one loop."""
         check_content(query)
         started = time.perf_counter()
         if not 1 <= top_k <= MAX_TOP_K:
@@ -125,6 +127,9 @@ class Search(store.Namespaced):
 
         ``max_chars`` bounds the passages: the context given to the chat model (1,200 by default),
         or what is shown without one (6,000 by default).
+
+        Long because retrieval, the context budget, the prompt and the fallback without a model make one
+        answer.
         """
         hits = self.search(
             question, top_k, min_score=min_score, enable_mqe=enable_mqe, enable_hyde=enable_hyde

@@ -16,69 +16,31 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from hello_pgmem.core.i18n import Language, say
-from hello_pgmem.core.models import MemoryConfig, MemoryItem, utcnow
+from hello_pgmem.core.i18n import Language
+from hello_pgmem.core.models import MemoryConfig, utcnow
 from hello_pgmem.core.settings import Settings
 from hello_pgmem.db import Database
 from hello_pgmem.embedding import Embedder
 from hello_pgmem.memory.manager import MemoryManager
 from hello_pgmem.perceptual.encoders import infer_modality
 from hello_pgmem.tools.base import ActionsTool, ToolText, tool_action
+from hello_pgmem.tools.memory_text import (
+    CLEAR_ALL_WARNING,
+    FAILED,
+    memory_data,
+    memory_line,
+    neighbourhood_text,
+    stats_text,
+    summary_text,
+)
 
 log = logging.getLogger(__name__)
 
-LABELS = {
-    "zh": {"working": "工作记忆", "episodic": "情景记忆", "semantic": "语义记忆", "perceptual": "感知记忆"},
-    "en": {"working": "working", "episodic": "episodic", "semantic": "semantic", "perceptual": "perceptual"},
-}
 DEFAULT_TYPES = ["working", "episodic", "semantic"]
-CLEAR_ALL_WARNING = {
-    "zh": "⚠️ 危险操作：将删除当前用户的所有记忆（所有类型与知识图谱），不可恢复！\n"
-    "请使用 confirm=true 参数确认执行。",
-    "en": "⚠️ Dangerous: this deletes every memory of the user (all types and the knowledge graph) for "
-    "good.\nCall again with confirm=true to go ahead.",
-}
 DESCRIPTION = {
     "en": "Memory tool - store and retrieve conversation history, knowledge and experience",
     "zh": "记忆工具 - 可以存储和检索对话历史、知识和经验",
 }
-FAILED = {
-    "add": ("Adding the memory failed", "添加记忆失败"),
-    "search": ("Searching memories failed", "搜索记忆失败"),
-    "summary": ("The summary failed", "获取摘要失败"),
-    "stats": ("The statistics failed", "获取统计信息失败"),
-    "update": ("Updating the memory failed", "更新记忆失败"),
-    "remove": ("Removing the memory failed", "删除记忆失败"),
-    "forget": ("Forgetting failed", "遗忘记忆失败"),
-    "consolidate": ("Consolidation failed", "整合记忆失败"),
-    "clear_all": ("Clearing the memories failed", "清空记忆失败"),
-    "graph": ("The knowledge graph query failed", "查询知识图谱失败"),
-}
-
-
-def _preview(text: str, size: int) -> str:
-    return text[:size] + "..." if len(text) > size else text
-
-
-def memory_data(item: MemoryItem) -> dict[str, Any]:
-    """A found memory as JSON: what the text line shows, in full."""
-    return {
-        "id": str(item.id),
-        "memory_type": item.memory_type,
-        "content": item.content,
-        "importance": item.importance,
-        "timestamp": item.timestamp.isoformat(),
-        "session_id": item.session_id,
-        "score": item.score,
-        "components": item.components,
-    }
-
-
-def memory_line(item: MemoryItem, size: int, language: Language = "en") -> str:
-    """One memory as the tool lists it: type label, preview, importance and full id."""
-    label = LABELS[language].get(item.memory_type, item.memory_type)
-    importance = say(language, "importance", "重要性")
-    return f"[{label}] {_preview(item.content, size)} ({importance}: {item.importance:.2f}) [ID: {item.id}]"
 
 
 def new_session_id(clock: Callable[[], datetime] | None = None) -> str:
@@ -246,56 +208,14 @@ class MemoryTool(ActionsTool):
         stats = self.memory_manager.get_memory_stats()
         important = self.memory_manager.important_memories(limit=limit, min_importance=0.5)
         session = self.current_session_id or self.say("not started", "未开始")
-        lines = [
-            self.say("📊 Memory summary", "📊 记忆系统摘要"),
-            self.say(f"Memories: {stats.total_memories}", f"总记忆数: {stats.total_memories}"),
-            self.say(f"Current session: {session}", f"当前会话: {session}"),
-            self.say(f"Turns: {self.conversation_count}", f"对话轮次: {self.conversation_count}"),
-            "",
-            self.say("📋 By type:", "📋 记忆类型分布:"),
-        ]
-        for kind, s in stats.memories_by_type.items():
-            label = LABELS[self.language].get(kind, kind)
-            sessions = ")"
-            if s.in_session not in (None, s.count):  # others' sessions too
-                sessions = self.say(
-                    f", {s.in_session} in this session, {s.sessions_count} sessions)",
-                    f", 当前会话 {s.in_session} 条, 共 {s.sessions_count} 个会话)",
-                )
-            lines.append(
-                self.say(
-                    f"  • {label}: {s.count} (average importance: {s.avg_importance:.2f}",
-                    f"  • {label}: {s.count} 条 (平均重要性: {s.avg_importance:.2f}",
-                )
-                + sessions
-            )
-        if important:
-            lines += [
-                "",
-                self.say(f"⭐ Most important ({len(important)}):", f"⭐ 重要记忆 (前{len(important)}条):"),
-            ]
-            word = self.say("importance", "重要性")
-            lines += [
-                f"  {i}. {_preview(item.content, 60)} ({word}: {item.importance:.2f}) [ID: {item.id}]"
-                for i, item in enumerate(important, 1)
-            ]
-        return "\n".join(lines)
+        return summary_text(stats, important, session, self.conversation_count, self.language)
 
     @tool_action("stats", "Statistics of the memory system", zh="记忆统计信息")
     def stats(self) -> str:
         """Statistics."""
         stats = self.memory_manager.get_memory_stats()
         session = self.current_session_id or self.say("not started", "未开始")
-        types = ", ".join(stats.enabled_types)
-        return "\n".join(
-            [
-                self.say("📈 Memory statistics", "📈 记忆系统统计"),
-                self.say(f"Memories: {stats.total_memories}", f"总记忆数: {stats.total_memories}"),
-                self.say(f"Enabled types: {types}", f"启用的记忆类型: {types}"),
-                self.say(f"Session: {session}", f"会话ID: {session}"),
-                self.say(f"Turns: {self.conversation_count}", f"对话轮次: {self.conversation_count}"),
-            ]
-        )
+        return stats_text(stats, session, self.conversation_count, self.language)
 
     @tool_action("update", "Update a memory", zh="更新记忆")
     def update(self, memory_id: str, content: str | None = None, importance: float | None = None) -> str:
@@ -446,23 +366,8 @@ class MemoryTool(ActionsTool):
                 f"🕸️ '{entity}' 到 '{target}' 的路径（{len(steps)} 步）: {chain}",
             )
         hood = manager.graph_neighbourhood(entity, depth)
-        lines = [
-            self.say(
-                f"🕸️ The relations of '{hood.entity}' (depth {depth}):",
-                f"🕸️ 实体 '{hood.entity}' 的关系网络（深度 {depth}）:",
-            )
-        ]
-        lines.append(
-            self.say("Entities: ", "实体: ") + ", ".join(f"{e.name}({e.entity_type})" for e in hood.entities)
-        )
-        if hood.relations:
-            lines.append(self.say("Relations:", "关系:"))
-            lines += [f"  {r.source} —{r.relation_type}→ {r.target}" for r in hood.relations]
         memories = manager.entity_memories(entity, limit=5)
-        if memories:
-            lines.append(self.say("Memories:", "相关记忆:"))
-            lines += [f"  {i}. {memory_line(item, 60, self.language)}" for i, item in enumerate(memories, 1)]
-        return "\n".join(lines)
+        return neighbourhood_text(hood, depth, memories, self.language)
 
     @tool_action(
         "clear_all",

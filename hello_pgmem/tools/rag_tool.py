@@ -16,70 +16,34 @@ from collections.abc import Callable, Collection
 from pathlib import Path
 
 from hello_pgmem.core.errors import InvalidInputError
-from hello_pgmem.core.i18n import Language, say
+from hello_pgmem.core.i18n import Language
 from hello_pgmem.core.settings import Settings
 from hello_pgmem.db import Database, SharesDatabase
 from hello_pgmem.embedding import Embedder, create_embedder
 from hello_pgmem.llm import ChatClient, create_chat_client
 from hello_pgmem.rag.chunking import ChunkOverlap, ChunkSize
 from hello_pgmem.rag.knowledge import MAX_TOP_K, KnowledgeBase
-from hello_pgmem.rag.models import ChunkHit, IngestResult
+from hello_pgmem.rag.models import ChunkHit
 from hello_pgmem.tools.base import ActionsTool, ToolText, tool_action
 from hello_pgmem.tools.memory_tool import MemoryTool
+from hello_pgmem.tools.rag_text import (
+    CLEAR_WARNING,
+    NO_ANSWER,
+    answer_text,
+    documents_text,
+    hits_text,
+    ingested,
+    stats_text,
+)
 
 log = logging.getLogger(__name__)
 
-NO_ANSWER = {
-    "zh": "🤔 抱歉，我在知识库中没有找到与「{q}」相关的信息。\n\n💡 建议：\n• 尝试使用更简洁的关键词\n"
-    "• 检查是否已添加相关文档\n• 使用 stats 操作查看知识库状态",
-    "en": "🤔 Sorry, the knowledge base has nothing about '{q}'.\n\n💡 Try:\n• fewer, plainer keywords\n"
-    "• checking that the documents were added\n• the stats action, to see what the knowledge base holds",
-}
-CLEAR_WARNING = {
-    "zh": "⚠️ 危险操作：清空知识库将删除所有数据！\n请使用 confirm=true 参数确认执行。",
-    "en": "⚠️ Dangerous: clearing the knowledge base deletes all of its data!\nCall again with confirm=true "
-    "to go ahead.",
-}
 DESCRIPTION = {
     "en": "Knowledge base tool - add documents, retrieve knowledge and answer questions from the "
     "knowledge base",
     "zh": "知识库工具 - 添加文档、检索知识并基于知识库回答问题",
 }
 REMEMBER_MIN_SCORE = 0.6
-
-
-def _ingested(language: Language, document: bool, name: str, result: IngestResult, namespace: str) -> str:
-    """The report of an ingested document or text, as the reference words it."""
-    if language == "zh":
-        kind = "文档" if document else "文本"
-        head = f"✅ {kind}已添加到知识库" if result.status != "unchanged" else f"✅ {kind}未变化，已跳过"
-        return (
-            f"{head}: {name}\n📊 分块数量: {result.chunks}\n⏱️ 处理时间: {result.elapsed_ms}ms\n"
-            f"📝 命名空间: {namespace}"
-        )
-    kind = "Document" if document else "Text"
-    head = (
-        f"✅ {kind} added to the knowledge base"
-        if result.status != "unchanged"
-        else f"✅ {kind} unchanged, skipped"
-    )
-    took = result.elapsed_ms
-    return f"{head}: {name}\n📊 Chunks: {result.chunks}\n⏱️ Took: {took}ms\n📝 Namespace: {namespace}"
-
-
-def ingest_report(results: list[IngestResult], namespace: str, language: Language = "en") -> str:
-    """Files and folders ingested: a count, a line per file, and the reason of every file skipped
-    or failed."""
-    undone = [r for r in results if r.status in ("skipped", "failed")]
-    failed = sum(r.status == "failed" for r in results)
-    skipped = len(undone) - failed
-    head = say(
-        language,
-        f"✅ {len(results)} files, {skipped} skipped, {failed} failed (namespace {namespace})",
-        f"✅ 已处理 {len(results)} 个文件，跳过 {skipped} 个，失败 {failed} 个（命名空间 {namespace}）",
-    )
-    lines = [f"{r.status}: {r.source_path or r.document_id} ({r.chunks} chunks)" for r in results]
-    return "\n".join([head, *lines, *(f"  {r.status}: {r.error}" for r in undone)])
 
 
 def _check_limit(limit: int) -> int:
@@ -202,7 +166,7 @@ class RAGTool(ActionsTool, SharesDatabase):
         )
         if result.chunks == 0:
             return self.say(f"⚠️ No text could be read from {path.name}", f"⚠️ 未能从文件解析内容: {path.name}")
-        return _ingested(self.language, True, path.name, result, kb.namespace)
+        return ingested(self.language, True, path.name, result, kb.namespace)
 
     @tool_action("add_text", "Add a text to the knowledge base", zh="把一段文本加入知识库")
     def add_text(
@@ -234,7 +198,7 @@ class RAGTool(ActionsTool, SharesDatabase):
         result = kb.add_text(text, document_id, chunk_size=chunk_size, chunk_overlap=chunk_overlap)
         if result.chunks == 0:
             return self.say("⚠️ The text gave no chunk", "⚠️ 未能从文本生成有效分块")
-        return _ingested(self.language, False, result.document_id, result, kb.namespace)
+        return ingested(self.language, False, result.document_id, result, kb.namespace)
 
     @tool_action("search", "Search the knowledge base for related passages", zh="在知识库中检索相关片段")
     def search(
@@ -285,20 +249,7 @@ class RAGTool(ActionsTool, SharesDatabase):
                 self.say(f"🔍 Nothing matches '{text}'", f"🔍 未找到与 '{text}' 相关的内容"), found
             )
         self._remember(hits)
-        lines = [self.say("Results:", "搜索结果：")]
-        for i, hit in enumerate(hits, 1):
-            where = hit.source_path or hit.document_id
-            similarity = hit.vector_score
-            lines.append(
-                self.say(
-                    f"\n{i}. Document: **{where}** (similarity: {similarity:.3f}, score: {hit.score:.3f})",
-                    f"\n{i}. 文档: **{where}** (相似度: {hit.vector_score:.3f}, 排序得分: {hit.score:.3f})",
-                )
-            )
-            lines.append(f"   {hit.content[:200]}...")
-            if include_citations and hit.heading_path:
-                lines.append(self.say("   Section: ", "   章节: ") + " > ".join(hit.heading_path))
-        return ToolText("\n".join(lines), found)
+        return ToolText(hits_text(hits, include_citations, self.language), found)
 
     @tool_action(
         "ask", "Answer a question from the knowledge base, with citations", zh="基于知识库回答问题并给出引用"
@@ -346,27 +297,7 @@ class RAGTool(ActionsTool, SharesDatabase):
         elapsed = int((self.clock() - started) * 1000)
         if not answer.sources:
             return NO_ANSWER[self.language].format(q=text)
-        lines = [self.say("🤖 **Answer**", "🤖 **智能问答结果**"), ""]
-        lines.append(answer.answer if answer.answer is not None else f"{answer.notice}\n\n{answer.context}")
-        if include_citations:
-            lines += ["", self.say("📚 **Sources**", "📚 **参考来源**")]
-            for source in answer.sources:
-                mark = "🟢" if source.similarity > 0.8 else "🟡" if source.similarity > 0.6 else "🔵"
-                where = " > ".join(source.heading_path)
-                name = Path(source.source_path).name if source.source_path else source.document_id
-                scores = self.say(
-                    f"(similarity: {source.similarity:.3f}, score: {source.score:.3f})",
-                    f"(相似度: {source.similarity:.3f}, 排序得分: {source.score:.3f})",
-                )
-                lines.append(f"{mark} [{source.number}] {name}{' — ' + where if where else ''} {scores}")
-        average = sum(s.similarity for s in answer.sources) / len(answer.sources)
-        lines.append(
-            self.say(
-                f"\n⚡ Took: {elapsed}ms | average similarity: {average:.3f}",
-                f"\n⚡ 用时: {elapsed}ms | 平均相似度: {average:.3f}",
-            )
-        )
-        return "\n".join(lines)
+        return answer_text(answer, include_citations, elapsed, self.language)
 
     @tool_action("stats", "Statistics of the knowledge base", zh="知识库统计信息")
     def stats(self, namespace: str | None = None) -> str:
@@ -377,39 +308,7 @@ class RAGTool(ActionsTool, SharesDatabase):
                 zh: 命名空间，默认是工具的命名空间
         """
         stats = self.knowledge_base(namespace).stats()
-        schema = self.settings.schema_name
-        configured = self.llm is not None
-        if self.language == "zh":
-            lines = [
-                "📊 **RAG 知识库统计**",
-                f"📝 命名空间: {stats.namespace}",
-                f"📦 存储: PostgreSQL 模式 {schema}（documents、chunks 表，pgvector）",
-                f"📄 文档数: {stats.documents}",
-                f"📊 文档分块数: {stats.chunks}",
-                f"🔢 向量维度: {stats.dimension} ({stats.embedding_model})",
-                "📎 距离度量: Cosine",
-                "",
-                "🟢 **系统状态**",
-                "✅ RAG 管道: 正常",
-                "✅ LLM 连接: 已配置" if configured else "⚪ LLM 连接: 未配置（ask 返回原文片段）",
-            ]
-        else:
-            lines = [
-                "📊 **RAG knowledge base**",
-                f"📝 Namespace: {stats.namespace}",
-                f"📦 Storage: PostgreSQL schema {schema} (tables documents, chunks; pgvector)",
-                f"📄 Documents: {stats.documents}",
-                f"📊 Chunks: {stats.chunks}",
-                f"🔢 Vector dimension: {stats.dimension} ({stats.embedding_model})",
-                "📎 Distance: cosine",
-                "",
-                "🟢 **Status**",
-                "✅ RAG pipeline: working",
-                "✅ Chat model: configured"
-                if configured
-                else "⚪ Chat model: not configured (ask returns the passages)",
-            ]
-        return "\n".join(lines)
+        return stats_text(stats, self.settings.schema_name, self.llm is not None, self.language)
 
     @tool_action("list_documents", "List the documents of the knowledge base", zh="列出知识库中的文档")
     def list_documents(self, namespace: str | None = None, limit: int = 50) -> str:
@@ -422,25 +321,7 @@ class RAGTool(ActionsTool, SharesDatabase):
                 zh: 最多列出多少个
         """
         kb = self.knowledge_base(namespace)
-        documents = kb.list_documents(limit)
-        if not documents:
-            return self.say(
-                f"📚 Namespace {kb.namespace} has no document yet", f"📚 命名空间 {kb.namespace} 中还没有文档"
-            )
-        lines = [
-            self.say(
-                f"📚 Documents (namespace: {kb.namespace}, {len(documents)} in all):",
-                f"📚 知识库文档（命名空间: {kb.namespace}，共 {len(documents)} 个）:",
-            )
-        ]
-        lines += [
-            self.say(
-                f"{i}. {d.id} — {d.chunks} chunks, {d.tokens} tokens, updated {d.updated_at[:19]}",
-                f"{i}. {d.id} — {d.chunks} 块, {d.tokens} tokens, 更新于 {d.updated_at[:19]}",
-            )
-            for i, d in enumerate(documents, 1)
-        ]
-        return "\n".join(lines)
+        return documents_text(kb.namespace, kb.list_documents(limit), self.language)
 
     @tool_action("remove_document", "Remove a document from the knowledge base", zh="从知识库删除一个文档")
     def remove_document(self, document_id: str, namespace: str | None = None) -> str:

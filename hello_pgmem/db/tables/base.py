@@ -1,0 +1,56 @@
+"""What every table definition shares: the metadata, and the columns several tables have."""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    Column,
+    DateTime,
+    Integer,
+    MetaData,
+    text,
+)
+from sqlalchemy.dialects.postgresql import JSONB, REGCONFIG, TSVECTOR
+
+metadata = MetaData()
+
+MEMORY_TYPES = ("episodic", "semantic", "perceptual")
+MODALITIES = ("text", "image", "audio", "video")
+
+
+def _now(comment: str | None = None) -> Column[object]:
+    return Column(
+        "created_at", DateTime(timezone=True), nullable=False, server_default=text("now()"), comment=comment
+    )
+
+
+def _updated() -> Column[object]:
+    return Column("updated_at", DateTime(timezone=True), nullable=False, server_default=text("now()"))
+
+
+def _metadata_column() -> Column[object]:
+    return Column("metadata", JSONB, nullable=False, server_default=text("'{}'::jsonb"))
+
+
+def _text_columns() -> list[Column[object]]:
+    """The full-text columns a trigger writes (revision 0009): configuration, lexemes, length."""
+    return [
+        Column(
+            "text_config",
+            REGCONFIG,
+            nullable=False,
+            comment="The text search configuration of the content (text_config_for unless given).",
+        ),
+        Column(
+            "lexemes",
+            TSVECTOR,
+            nullable=False,
+            comment="The lexemes of the content under text_config: the lexical branch of search.",
+        ),
+        Column(
+            "term_count",
+            Integer,
+            nullable=False,
+            server_default=text("0"),
+            comment="How many terms the lexemes hold (BM25 document length).",
+        ),
+    ]

@@ -1,0 +1,105 @@
+"""Tables of the knowledge graph: entities, the memories that mention them, and relations."""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    CheckConstraint,
+    Column,
+    Double,
+    ForeignKeyConstraint,
+    Index,
+    PrimaryKeyConstraint,
+    Table,
+    Text,
+    UniqueConstraint,
+    text,
+)
+from sqlalchemy.dialects.postgresql import JSONB, UUID
+
+from hello_pgmem.db.tables.base import (
+    _now,
+    _updated,
+    metadata,
+)
+
+entities = Table(
+    "entities",
+    metadata,
+    Column("user_id", Text, nullable=False),
+    Column("id", UUID(as_uuid=True), nullable=False),
+    Column("name", Text, nullable=False),
+    Column("name_norm", Text, nullable=False),
+    Column("entity_type", Text, nullable=False, server_default=text("'MISC'")),
+    Column("properties", JSONB, nullable=False, server_default=text("'{}'::jsonb")),
+    _now(),
+    _updated(),
+    PrimaryKeyConstraint("user_id", "id", name="entities_pkey"),
+    UniqueConstraint("user_id", "name_norm", name="entities_user_name"),
+    CheckConstraint("btrim(name) <> ''", name="entities_name_not_blank"),
+    CheckConstraint("jsonb_typeof(properties) = 'object'", name="entities_properties_object"),
+    comment="Knowledge-graph entities, one per user and normalised name.",
+)
+
+mentions = Table(
+    "mentions",
+    metadata,
+    Column("user_id", Text, nullable=False),
+    Column("memory_id", UUID(as_uuid=True), nullable=False),
+    Column("entity_id", UUID(as_uuid=True), nullable=False),
+    _now(),
+    PrimaryKeyConstraint("user_id", "memory_id", "entity_id", name="mentions_pkey"),
+    ForeignKeyConstraint(
+        ["user_id", "memory_id"],
+        ["memories.user_id", "memories.id"],
+        ondelete="CASCADE",
+        name="mentions_memory_fkey",
+    ),
+    ForeignKeyConstraint(
+        ["user_id", "entity_id"],
+        ["entities.user_id", "entities.id"],
+        ondelete="CASCADE",
+        name="mentions_entity_fkey",
+    ),
+    Index("mentions_user_entity_recent", "user_id", "entity_id", text("created_at DESC"), "memory_id"),
+    comment="Which memory mentions which entity.",
+)
+
+relations = Table(
+    "relations",
+    metadata,
+    Column("user_id", Text, nullable=False),
+    Column("source_id", UUID(as_uuid=True), nullable=False),
+    Column("relation_type", Text, nullable=False),
+    Column("target_id", UUID(as_uuid=True), nullable=False),
+    Column("memory_id", UUID(as_uuid=True), nullable=False),
+    Column("weight", Double, nullable=False, server_default=text("1.0")),
+    _now(),
+    _updated(),
+    PrimaryKeyConstraint(
+        "user_id", "source_id", "relation_type", "target_id", "memory_id", name="relations_pkey"
+    ),
+    ForeignKeyConstraint(
+        ["user_id", "source_id"],
+        ["entities.user_id", "entities.id"],
+        ondelete="CASCADE",
+        name="relations_source_fkey",
+    ),
+    ForeignKeyConstraint(
+        ["user_id", "target_id"],
+        ["entities.user_id", "entities.id"],
+        ondelete="CASCADE",
+        name="relations_target_fkey",
+    ),
+    ForeignKeyConstraint(
+        ["user_id", "memory_id"],
+        ["memories.user_id", "memories.id"],
+        ondelete="CASCADE",
+        name="relations_memory_fkey",
+    ),
+    CheckConstraint("btrim(relation_type) <> ''", name="relations_type_not_blank"),
+    CheckConstraint("weight > 0", name="relations_weight_positive"),
+    Index("relations_user_source_weight", "user_id", "source_id", text("weight DESC")),
+    Index("relations_user_target_weight", "user_id", "target_id", text("weight DESC")),
+    Index("relations_user_memory", "user_id", "memory_id"),
+    comment="Typed, weighted relations between entities, one row per asserting memory.",
+)

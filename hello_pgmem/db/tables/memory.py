@@ -1,0 +1,162 @@
+"""Tables of memories: long-term and working memory, their access log and term counts, and the
+embedding models their vectors use."""
+
+from __future__ import annotations
+
+from pgvector.sqlalchemy import VECTOR
+from sqlalchemy import (
+    BigInteger,
+    CheckConstraint,
+    Column,
+    DateTime,
+    Double,
+    ForeignKey,
+    Index,
+    Integer,
+    PrimaryKeyConstraint,
+    Table,
+    Text,
+    text,
+)
+from sqlalchemy.dialects.postgresql import UUID
+
+from hello_pgmem.db.tables.base import (
+    MEMORY_TYPES,
+    MODALITIES,
+    _metadata_column,
+    _now,
+    _text_columns,
+    _updated,
+    metadata,
+)
+
+embedding_models = Table(
+    "embedding_models",
+    metadata,
+    Column("model", Text, primary_key=True),
+    Column("dimension", Integer, nullable=False),
+    Column("index_suffix", Text, nullable=False, unique=True),
+    _now(),
+    CheckConstraint("dimension BETWEEN 1 AND 4000", name="embedding_models_dimension_range"),
+    CheckConstraint("btrim(model) <> '' AND length(model) <= 200", name="embedding_models_model_name"),
+    comment="Embedding models in use; each has a partial HNSW index per vector table.",
+)
+
+memories = Table(
+    "memories",
+    metadata,
+    Column("user_id", Text, nullable=False),
+    Column("id", UUID(as_uuid=True), nullable=False),
+    Column("memory_type", Text, nullable=False),
+    Column("content", Text, nullable=False),
+    Column("importance", Double, nullable=False, server_default=text("0.5")),
+    Column("session_id", Text),
+    Column("modality", Text),
+    _metadata_column(),
+    _now("When what the memory records happened (given on add; the insertion time by default)."),
+    _updated(),
+    Column("last_accessed_at", DateTime(timezone=True)),
+    Column("access_count", Integer, nullable=False, server_default=text("0")),
+    Column("forgotten_at", DateTime(timezone=True)),
+    Column("embedding", VECTOR()),
+    Column("embedding_model", Text, ForeignKey("embedding_models.model")),
+    # revision 0002: the text space of perceptual memories (their description, any modality)
+    Column("text_embedding", VECTOR()),
+    Column("text_embedding_model", Text, ForeignKey("embedding_models.model")),
+    *_text_columns(),  # revision 0009
+    Column(
+        "recorded_at",
+        DateTime(timezone=True),
+        nullable=False,
+        server_default=text("now()"),
+        comment="When the memory was stored.",
+    ),
+    Column(  # revision 0019
+        "seq",
+        BigInteger,
+        nullable=False,
+        server_default=text("nextval('memories_seq'::regclass)"),
+        comment="The order the memory was added in (memories_seq; a batch's rows in their order): "
+        "a session's memories with equal created_at are ordered by it.",
+    ),
+    PrimaryKeyConstraint("user_id", "id", name="memories_pkey"),
+    CheckConstraint("btrim(user_id) <> '' AND length(user_id) <= 255", name="memories_user_id"),
+    CheckConstraint(f"memory_type IN {MEMORY_TYPES!r}", name="memories_memory_type"),
+    CheckConstraint("btrim(content) <> ''", name="memories_content_not_blank"),
+    CheckConstraint("importance >= 0 AND importance <= 1", name="memories_importance_range"),
+    CheckConstraint(f"modality IS NULL OR modality IN {MODALITIES!r}", name="memories_modality"),
+    CheckConstraint("jsonb_typeof(metadata) = 'object'", name="memories_metadata_object"),
+    CheckConstraint("access_count >= 0", name="memories_access_count"),
+    CheckConstraint("(embedding IS NULL) = (embedding_model IS NULL)", name="memories_embedding_model"),
+    CheckConstraint(
+        "(text_embedding IS NULL) = (text_embedding_model IS NULL)", name="memories_text_embedding_model"
+    ),
+    Index("memories_user_type_created", "user_id", "memory_type", "created_at"),
+    Index("memories_user_session_order", "user_id", "session_id", "created_at", "seq"),
+    Index(
+        "memories_user_lexemes",
+        "user_id",
+        "lexemes",
+        postgresql_using="gin",
+        postgresql_where=text("forgotten_at IS NULL"),
+        postgresql_with={"fastupdate": "off"},
+    ),
+    comment="Long-term memories (episodic, semantic, perceptual) with their embeddings.",
+)
+
+working_memories = Table(
+    "working_memories",
+    metadata,
+    Column("user_id", Text, nullable=False),
+    Column("id", UUID(as_uuid=True), nullable=False),
+    Column("session_id", Text),
+    Column("content", Text, nullable=False),
+    Column("importance", Double, nullable=False, server_default=text("0.5")),
+    _metadata_column(),
+    Column("token_count", Integer, nullable=False),
+    _now(),
+    Column("expires_at", DateTime(timezone=True), nullable=False),
+    PrimaryKeyConstraint("user_id", "id", name="working_memories_pkey"),
+    CheckConstraint("btrim(user_id) <> '' AND length(user_id) <= 255", name="working_memories_user_id"),
+    CheckConstraint("btrim(content) <> ''", name="working_memories_content_not_blank"),
+    CheckConstraint("importance >= 0 AND importance <= 1", name="working_memories_importance_range"),
+    CheckConstraint("jsonb_typeof(metadata) = 'object'", name="working_memories_metadata_object"),
+    CheckConstraint("token_count >= 0", name="working_memories_token_count"),
+    CheckConstraint("expires_at > created_at", name="working_memories_expiry"),
+    Index("working_memories_user_expires", "user_id", "expires_at"),
+    Index("working_memories_user_session", "user_id", "session_id", "created_at"),
+    prefixes=["UNLOGGED"],
+    comment="Working memory: volatile by design (UNLOGGED), every row expires.",
+)
+
+memory_accesses = Table(
+    "memory_accesses",
+    metadata,
+    Column("user_id", Text, nullable=False),
+    Column("memory_id", UUID(as_uuid=True), nullable=False),
+    Column("accessed_at", DateTime(timezone=True), nullable=False),
+    Index("memory_accesses_user", "user_id"),
+    prefixes=["UNLOGGED"],
+    comment="Memories returned by searches and not yet folded into memories.access_count "
+    "(fold_accesses); UNLOGGED: a crash loses these counts, never a memory.",
+)
+
+memory_text_totals = Table(
+    "memory_text_totals",
+    metadata,
+    Column("user_id", Text, primary_key=True),
+    Column("memories", BigInteger, nullable=False, server_default=text("0")),
+    Column("terms", BigInteger, nullable=False, server_default=text("0")),
+    comment="Per user: how many memories (live or forgotten) and how many terms they hold, kept by "
+    "triggers; BM25 reads the average length and the number of documents here.",
+)
+
+memory_term_counts = Table(
+    "memory_term_counts",
+    metadata,
+    Column("user_id", Text, primary_key=True),
+    Column("lexeme", Text, primary_key=True),
+    Column("memories", Integer, nullable=False),
+    comment="Per user and lexeme: how many of the user's live (not forgotten) memories hold it, kept by "
+    "triggers; the document frequencies of the hybrid search's BM25.",
+)

@@ -1,0 +1,165 @@
+"""Every statement that ranks memories: the hybrid search's call of ``search_memories`` (with
+and without logging the accesses), its lean vector statement, the reference's per-type searches,
+the keyword fallback and the nearest neighbours of a vector. Callers bind parameters and never
+compose SQL of their own."""
+
+from __future__ import annotations
+
+import functools
+
+from psycopg import sql
+
+from hello_pgmem.memory.queries import COLUMNS
+
+HYBRID_SCORES = (
+    "vector_score",
+    "text_score",
+    "context_score",
+    "session_score",
+    "speaker_score",
+    "graph_score",
+    "time_score",
+    "recency_score",
+)
+"""The components search_memories returns between ``COLUMNS`` and importance_weight, score."""
+
+SEARCH_COLUMNS = (*COLUMNS.split(", "), *HYBRID_SCORES, "importance_weight", "score")
+"""The columns of ``SEARCH`` (and of ``vector_ranked``), in order."""
+
+_SEARCH_CALL = """search_memories(
+    %(user_id)s, %(model)s, %(query)s, %(query_text)s, %(limit)s, %(types)s, %(session_id)s, %(since)s,
+    %(until)s, %(min_importance)s, %(modality)s, %(space)s, %(now)s, %(names)s, %(seeds)s, %(max_hops)s,
+    %(time_from)s, %(time_to)s, %(mode)s, %(fusion)s, %(per_type)s)"""
+
+SEARCH = f"""
+SELECT {", ".join(SEARCH_COLUMNS)}
+FROM {_SEARCH_CALL}
+"""
+
+SEARCH_DELEGATED = f"SELECT {_SEARCH_CALL}"
+"""``SEARCH`` as Citus delegates it, whole, to the worker that holds the user (``Database.call_rows``)."""
+
+SEARCH_AND_LOG = f"""
+WITH found AS MATERIALIZED ({SEARCH}), logged AS (
+    INSERT INTO memory_accesses (user_id, memory_id, accessed_at)
+    SELECT %(user_id)s, f.id, %(now)s FROM found f
+)
+SELECT * FROM found ORDER BY score DESC, id
+"""
+"""``SEARCH`` that also logs an access of every memory it returns, in the same statement."""
+
+_VECTOR_RANKED = """
+WITH found AS MATERIALIZED (
+    SELECT s.id, s.memory_type, s.content, s.importance, s.session_id, s.modality, s.metadata,
+           s.created_at, s.vector_n AS vector_score, 0::float8 AS text_score, 0::float8 AS context_score,
+           0::float8 AS session_score, 0::float8 AS speaker_score, 0::float8 AS graph_score,
+           s.in_time::float8 AS time_score, s.recency AS recency_score, importance_weight(s.importance),
+           s.vector_n + 0.2 * s.in_time + 0.01 * s.recency + 0.01 * s.importance AS score, s.candidates
+    FROM (SELECT n.*, coalesce(n.vector_raw / nullif(max(n.vector_raw) OVER (), 0), 0) AS vector_n,
+                 count(*) OVER () AS candidates,
+                 CASE WHEN %(time_from)s::timestamptz IS NOT NULL AND n.created_at >= %(time_from)s
+                           AND (%(time_to)s::timestamptz IS NULL OR n.created_at < %(time_to)s)
+                      THEN 1.0 ELSE 0.0 END AS in_time,
+                 episodic_recency(greatest(0, extract(epoch FROM %(now)s::timestamptz - n.created_at)::float8
+                                              / 86400)) AS recency
+          FROM (SELECT m.id, m.memory_type, m.content, m.importance, m.session_id, m.modality, m.metadata,
+                       m.created_at,
+                       greatest(0, 1 - (m.embedding::{type}({dimension}) <=> %(query)s::{type}({dimension})))
+                       AS vector_raw
+                FROM memories m
+                WHERE m.user_id = %(user_id)s AND m.embedding_model = {model} AND m.forgotten_at IS NULL
+                  AND m.memory_type = ANY (%(types)s)
+                ORDER BY m.embedding::{type}({dimension}) <=> %(query)s::{type}({dimension})
+                LIMIT %(pool)s) AS n) AS s
+    ORDER BY score DESC, s.id
+    LIMIT %(limit)s
+), answer AS MATERIALIZED (  -- a short scan is not the answer: the function's exact fallback is
+    SELECT {columns} FROM found
+    WHERE (SELECT coalesce(max(candidates), 0) FROM found) >= %(pool)s
+    UNION ALL
+    SELECT {columns} FROM {call}
+    WHERE (SELECT coalesce(max(candidates), 0) FROM found) < %(pool)s
+), logged AS (
+    INSERT INTO memory_accesses (user_id, memory_id, accessed_at)
+    SELECT %(user_id)s, a.id, %(now)s FROM answer a
+    WHERE %(log)s
+)
+SELECT * FROM answer ORDER BY score DESC, id
+"""
+
+VECTOR_SCAN = """
+SELECT set_config('hnsw.ef_search', hnsw_ef_search(%(model)s, %(pool)s)::text, true),
+       set_config('hnsw.iterative_scan', 'relaxed_order', true)
+"""
+"""The HNSW scan settings of ``vector_ranked``'s transaction (those memory_candidates sets)."""
+
+
+@functools.cache
+def vector_ranked(model: str, dimension: int) -> str:
+    """``search_memories(…, p_mode => 'vector')`` of episodic and semantic memories, without filters,
+    as one plain statement: the same rows and scores in ``SEARCH``'s columns, planned in a
+    fraction of the time the function's dynamic SQL takes. ``pool`` is the function's: the
+    limit, or at least 40 when the query names a time (``time_from``, ``time_to``), which lifts a
+    memory in that range. An HNSW scan can come back with fewer than the pool: the statement then
+    answers with the function itself (``SEARCH``'s parameters), whose exact fallback fills it, and
+    the function is not run otherwise. The model is a literal so that the planner matches its
+    partial HNSW index; the type and typmod are those of the index (halfvec above 2,000
+    dimensions, as ``vector_type_for``). With ``log`` true it logs an access of each memory it
+    returns. Its transaction runs ``VECTOR_SCAN`` first."""
+    kind = "halfvec" if dimension > 2000 else "vector"
+    columns = sql.SQL(", ").join(map(sql.Identifier, SEARCH_COLUMNS))
+    composed = sql.SQL(_VECTOR_RANKED).format(
+        type=sql.SQL(kind),
+        dimension=sql.Literal(int(dimension)),
+        model=sql.Literal(model),
+        columns=columns,
+        call=sql.SQL(_SEARCH_CALL),
+    )
+    return composed.as_string()  # composed once: each search sends the same text
+
+
+SEARCH_EPISODIC = """
+SELECT id, memory_type, content, importance, session_id, NULL::text AS modality, metadata,
+       created_at, vector_score, recency_score, importance_weight, score
+FROM search_episodic(%(user_id)s, %(model)s, %(query)s, %(limit)s, %(session_id)s, %(since)s,
+                     %(until)s, %(min_importance)s, %(now)s)
+"""
+
+SEARCH_SEMANTIC = """
+SELECT id, memory_type, content, importance, session_id, NULL::text AS modality, metadata,
+       created_at, vector_score, graph_score, importance_weight, score
+FROM search_semantic(%(user_id)s, %(model)s, %(query)s, %(seeds)s, %(limit)s, %(max_hops)s,
+                     %(since)s, %(until)s, %(min_importance)s)
+"""
+
+SEARCH_PERCEPTUAL = """
+SELECT id, memory_type, content, importance, NULL::text AS session_id, modality, metadata,
+       created_at, vector_score, recency_score, importance_weight, score
+FROM search_perceptual(%(user_id)s, %(model)s, %(query)s, %(limit)s, %(modality)s, %(since)s,
+                       %(until)s, %(min_importance)s, %(now)s, %(space)s)
+"""
+
+KEYWORD = f"""
+SELECT {COLUMNS}, 0.5::double precision AS vector_score, r.recency AS recency_score,
+       importance_weight(importance) AS importance_weight,
+       CASE WHEN memory_type = 'semantic' THEN semantic_score(0.5, 0, importance)
+            ELSE episodic_score(0.5, r.recency, importance) END AS score
+FROM memories
+CROSS JOIN LATERAL (SELECT episodic_recency(
+    greatest(0, extract(epoch FROM %(now)s::timestamptz - created_at)::float8 / 86400)) AS recency) r
+WHERE user_id = %(user_id)s AND memory_type = %(memory_type)s AND forgotten_at IS NULL
+  AND (lexemes @@ terms_query(query_terms(%(query)s)) OR strpos(lower(content), lower(%(query)s)) > 0)
+  AND (%(session_id)s::text IS NULL OR session_id = %(session_id)s)
+  AND (%(since)s::timestamptz IS NULL OR created_at >= %(since)s)
+  AND (%(until)s::timestamptz IS NULL OR created_at <= %(until)s)
+  AND (%(min_importance)s::double precision IS NULL OR importance >= %(min_importance)s)
+ORDER BY score DESC, id
+LIMIT %(limit)s
+"""
+
+NEAREST = """
+SELECT c.id, c.vector_score, m.content, m.memory_type
+FROM memory_candidates(%(user_id)s, %(model)s, %(query)s, %(pool)s, %(types)s) AS c
+JOIN memories m ON m.user_id = %(user_id)s AND m.id = c.id
+ORDER BY c.vector_score DESC
+"""
