@@ -336,9 +336,8 @@ BEGIN
         ), components AS (
             SELECT m.id, m.memory_type, m.content, m.importance, m.session_id, m.modality, m.metadata,
                    m.created_at, greatest(0, v.vector_score) AS vector_raw,
-                   CASE WHEN p_time_from IS NOT NULL AND m.created_at >= p_time_from
-                             AND (p_time_to IS NULL OR m.created_at < p_time_to) THEN 1.0 ELSE 0.0 END AS in_time,
-                   episodic_recency(greatest(0, extract(epoch FROM p_now - m.created_at)::float8 / 86400)) AS recency
+                   in_time_range(m.created_at, p_time_from, p_time_to) AS in_time,
+                   memory_recency(p_now, m.created_at) AS recency
             FROM by_vector v
             CROSS JOIN LATERAL (SELECT * FROM memories x WHERE x.user_id = p_user_id AND x.id = v.id OFFSET 0) AS m
             WHERE m.forgotten_at IS NULL
@@ -347,10 +346,10 @@ BEGIN
             SELECT c.*, coalesce(c.vector_raw / nullif(max(c.vector_raw) OVER (), 0), 0) AS vector_n
             FROM components c
         ), scored AS (
-            SELECT r.*, r.vector_n + 0.2 * r.in_time + 0.01 * r.recency + 0.01 * r.importance AS final,
+            SELECT r.*, ranking_score(vector_relevance(r.vector_n, r.in_time), r.recency, r.importance) AS final,
                    row_number() OVER (PARTITION BY r.memory_type
-                                      ORDER BY r.vector_n + 0.2 * r.in_time + 0.01 * r.recency
-                                               + 0.01 * r.importance DESC, r.id) AS type_rank
+                                      ORDER BY ranking_score(vector_relevance(r.vector_n, r.in_time), r.recency,
+                                                             r.importance) DESC, r.id) AS type_rank
             FROM ranked r
         )
         SELECT b.id, b.memory_type, b.content, b.importance, b.session_id, b.modality, b.metadata, b.created_at,
@@ -509,9 +508,8 @@ BEGIN
                CASE WHEN f.own > 0 AND lower(m.metadata ->> 'speaker') = ANY (p_names) THEN 1.0 ELSE 0.0 END
                    AS speaker,
                coalesce(f.graph, 0) AS graph,
-               CASE WHEN p_time_from IS NOT NULL AND m.created_at >= p_time_from
-                         AND (p_time_to IS NULL OR m.created_at < p_time_to) THEN 1.0 ELSE 0.0 END AS in_time,
-               episodic_recency(greatest(0, extract(epoch FROM p_now - m.created_at)::float8 / 86400)) AS recency
+               in_time_range(m.created_at, p_time_from, p_time_to) AS in_time,
+               memory_recency(p_now, m.created_at) AS recency
         FROM found f
         CROSS JOIN LATERAL (SELECT * FROM memories x WHERE x.user_id = p_user_id AND x.id = f.id OFFSET 0) AS m
         WHERE m.forgotten_at IS NULL
@@ -548,7 +546,7 @@ BEGIN
                END + 0.2 * r.graph + 0.2 * r.in_time AS relevance_score
         FROM relevance r
     ), ranked AS (
-        SELECT f.*, f.relevance_score + 0.01 * f.recency + 0.01 * f.importance AS final
+        SELECT f.*, ranking_score(f.relevance_score, f.recency, f.importance) AS final
         FROM fused f
     ), best AS (
         SELECT r.*

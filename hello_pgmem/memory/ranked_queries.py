@@ -54,14 +54,12 @@ WITH found AS MATERIALIZED (
            s.created_at, s.vector_n AS vector_score, 0::float8 AS text_score, 0::float8 AS context_score,
            0::float8 AS session_score, 0::float8 AS speaker_score, 0::float8 AS graph_score,
            s.in_time::float8 AS time_score, s.recency AS recency_score, importance_weight(s.importance),
-           s.vector_n + 0.2 * s.in_time + 0.01 * s.recency + 0.01 * s.importance AS score, s.candidates
+           ranking_score(vector_relevance(s.vector_n, s.in_time), s.recency, s.importance) AS score,
+           s.candidates
     FROM (SELECT n.*, coalesce(n.vector_raw / nullif(max(n.vector_raw) OVER (), 0), 0) AS vector_n,
                  count(*) OVER () AS candidates,
-                 CASE WHEN %(time_from)s::timestamptz IS NOT NULL AND n.created_at >= %(time_from)s
-                           AND (%(time_to)s::timestamptz IS NULL OR n.created_at < %(time_to)s)
-                      THEN 1.0 ELSE 0.0 END AS in_time,
-                 episodic_recency(greatest(0, extract(epoch FROM %(now)s::timestamptz - n.created_at)::float8
-                                              / 86400)) AS recency
+                 in_time_range(n.created_at, %(time_from)s, %(time_to)s) AS in_time,
+                 memory_recency(%(now)s, n.created_at) AS recency
           FROM (SELECT m.id, m.memory_type, m.content, m.importance, m.session_id, m.modality, m.metadata,
                        m.created_at,
                        greatest(0, 1 - (m.embedding::{type}({dimension}) <=> %(query)s::{type}({dimension})))
