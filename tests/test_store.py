@@ -46,3 +46,25 @@ def test_a_store_on_a_given_database_leaves_it_open(database: Database) -> None:
         assert store.db is database
     with database.connection() as conn:
         assert conn.execute("SELECT 1").fetchone() == (1,)
+
+
+def test_everything_made_without_a_database_shares_the_processs_one_pool(database: Database) -> None:
+    settings = database.settings
+    one = hello_pgmem.MemoryManager(user_id="alice", settings=settings, embedder=HashingEmbedder())
+    two = hello_pgmem.MemoryManager(user_id="bob", settings=settings, embedder=HashingEmbedder())
+    store = hello_pgmem.connect(settings=settings, embedder=HashingEmbedder())
+    try:
+        assert one.db is two.db is store.db, "one pool per process for the same settings"
+        assert one.retrieve_memories("anything") == []
+        one.close()
+        one.close()  # a second close gives back nothing more
+        assert two.db._pool is not None, "the others' share keeps it open"
+        assert two.retrieve_memories("anything") == []
+        two.close()
+        assert store.db._pool is not None
+    finally:
+        store.close()
+    assert store.db._pool is None, "the last share closes the pool"
+    other = hello_pgmem.MemoryManager(user_id="carol", settings=settings, embedder=HashingEmbedder())
+    assert other.db is not one.db, "a new share after the last made a new Database"
+    other.close()

@@ -53,6 +53,11 @@ FROM pg_roles r WHERE r.rolname = current_user
 """
 
 
+_SHARED: dict[str, Database] = {}
+"""The process's Databases made by :meth:`Database.shared`, by their settings."""
+_SHARED_LOCK = threading.Lock()
+
+
 class SharesDatabase:
     """Something that uses a Database, given or its own: ``close`` closes it only when it is its
     own, and ``with`` closes it at the end."""
@@ -61,9 +66,11 @@ class SharesDatabase:
     _owns_db: bool
 
     def close(self) -> None:
-        """Close the connection pool, when it was opened for this object alone."""
+        """Give back this object's share of the process's pool (closed with the last share); a
+        Database that was given to it stays open."""
         if self._owns_db:
-            self.db.close()
+            self._owns_db = False
+            self.db.release()
 
     def __enter__(self) -> Self:
         return self
@@ -82,14 +89,41 @@ class Database:
         self._age_warned = False
         self._models: set[str] = set()
         self._opening = threading.Lock()  # threads that open it at once share one pool
+        self._shared_key: str | None = None  # set when it is the process's (Database.shared)
+        self._shares = 0
 
     @classmethod
     def shared(cls, database: Database | None, settings: Settings | None = None) -> tuple[Database, bool]:
-        """``database`` when given (the caller closes it), else a new one from ``settings`` or
-        the environment; and whether the caller now owns (and must close) it."""
+        """``database`` when given (the caller closes it); else the process's one Database for
+        ``settings`` (or the environment), made on first use and shared by everything that asks
+        for the same settings. The second value says whether the caller holds a share, which its
+        ``close`` gives back (``release``): the pool closes when the last share is given back."""
         if database is not None:
             return database, False
-        return cls(settings), True
+        settings = settings or Settings()
+        key = settings.model_dump_json()
+        with _SHARED_LOCK:
+            db = _SHARED.get(key)
+            if db is None:
+                db = _SHARED[key] = cls(settings)
+                db._shared_key = key
+            db._shares += 1
+        return db, True
+
+    def release(self) -> None:
+        """Give back one share of a process-wide Database (see :meth:`shared`); the last one
+        closes the pool. A Database made directly is simply closed."""
+        key = self._shared_key
+        if key is None:
+            self.close()
+            return
+        with _SHARED_LOCK:
+            self._shares -= 1
+            if self._shares > 0:
+                return
+            if _SHARED.get(key) is self:
+                del _SHARED[key]
+        self.close()
 
     # ------------------------------------------------------------------ lifecycle
 
