@@ -15,9 +15,10 @@ from typing import Any
 import psycopg
 import pytest
 
-from hello_pgmem import Database, MemoryConfig, Settings
+from hello_pgmem import Database, MemoryConfig, Settings, Store
+from hello_pgmem.core.models import MEMORY_TYPES
 from hello_pgmem.db.age import cypher
-from hello_pgmem.embedding import HashingEmbedder
+from hello_pgmem.embedding import Embedder, HashingEmbedder
 from hello_pgmem.memory import MemoryManager
 from hello_pgmem.tools import MemoryTool
 from tests.deployments import ON_CITUS, TestServer
@@ -173,9 +174,24 @@ def make_tool(clean: Database, embedder: HashingEmbedder, clock: Clock) -> Calla
 
 @pytest.fixture()
 def make_manager(clean: Database, embedder: HashingEmbedder, clock: Clock) -> Callable[..., MemoryManager]:
-    def make(user_id: str = "alice", **kwargs: Any) -> MemoryManager:
-        kwargs.setdefault("embedder", embedder)
-        return MemoryManager(user_id=user_id, database=clean, clock=clock, **kwargs)
+    """A user's memory through the front door (``Store.memory``) on the session database, on the
+    test clock; ``enable_<type>`` flags choose the types as MemoryManager's do."""
+
+    def make(
+        user_id: str = "alice",
+        *,
+        session_id: str | None = None,
+        config: MemoryConfig | None = None,
+        embedder: Embedder = embedder,
+        enable_working: bool = True,
+        enable_episodic: bool = True,
+        enable_semantic: bool = True,
+        enable_perceptual: bool = False,
+    ) -> MemoryManager:
+        flags = (enable_working, enable_episodic, enable_semantic, enable_perceptual)
+        types = [kind for kind, on in zip(MEMORY_TYPES, flags, strict=True) if on]
+        store = Store(database=clean, embedder=embedder)
+        return store.memory(user_id, session_id, types=types, config=config, clock=clock)
 
     return make
 
