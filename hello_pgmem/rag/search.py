@@ -205,16 +205,5 @@ class Search(store.Namespaced):
 
 
 def _hit(row: Sequence[Any]) -> ChunkHit:
-    return ChunkHit(
-        id=row[0],
-        document_id=row[1],
-        position=row[2],
-        content=row[3],
-        heading_path=list(row[4]),
-        start_char=row[5],
-        end_char=row[6],
-        source_path=row[7],
-        vector_score=float(row[8]),
-        text_score=float(row[9]),
-        score=float(row[10]),
-    )
+    """A row of ``store.SEARCH`` as a hit, by column name."""
+    return ChunkHit.model_validate(dict(zip(store.SEARCH_COLUMNS, row, strict=True)))

@@ -89,9 +89,23 @@ CHUNK_COLUMNS = (
 _SEARCH_CALL = """search_chunks(
     %(namespace)s, %(model)s, %(query)s, %(text)s, %(limit)s, %(document_ids)s, %(fusion)s, %(pool)s)"""
 
+SEARCH_COLUMNS = (
+    "id",
+    "document_id",
+    "position",
+    "content",
+    "heading_path",
+    "start_char",
+    "end_char",
+    "source_path",
+    "vector_score",
+    "text_score",
+    "score",
+)
+"""The columns of ``SEARCH`` (and the fields of a record of ``SEARCH_DELEGATED``), in order."""
+
 SEARCH = f"""
-SELECT id, document_id, position, content, heading_path, start_char, end_char, source_path,
-       vector_score, text_score, score
+SELECT {", ".join(SEARCH_COLUMNS)}
 FROM {_SEARCH_CALL}
 """
 
