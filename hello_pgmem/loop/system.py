@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import logging
+from collections import OrderedDict
 from collections.abc import Callable
 from datetime import datetime
-from functools import cached_property
 
 from pydantic import BaseModel
 
@@ -13,13 +13,14 @@ from hello_pgmem.core.errors import LLMError
 from hello_pgmem.core.retry import retry_transient
 from hello_pgmem.core.settings import Settings
 from hello_pgmem.db import Database, SharesDatabase
-from hello_pgmem.embedding import Embedder, create_embedder
+from hello_pgmem.embedding import Embedder
 from hello_pgmem.llm import ChatClient
 from hello_pgmem.loop.assembler import MemoryAssembler
 from hello_pgmem.loop.extractor import ExtractedMemory, MemoryExtractor
 from hello_pgmem.loop.writer import Decision, LoopConfig, MemoryWriter
 from hello_pgmem.memory.decay import MemoryDecay
 from hello_pgmem.memory.manager import MemoryManager
+from hello_pgmem.store import Store
 
 __all__ = ["AgentMemorySystem", "MemoryDecay", "TurnResult"]
 
@@ -36,6 +37,10 @@ class TurnResult(BaseModel):
 
     def __str__(self) -> str:
         return self.context
+
+
+MAX_USERS = 256
+"""How many users' memory objects the loop keeps ready (they hold no connection)."""
 
 
 class AgentMemorySystem(SharesDatabase):
@@ -56,22 +61,21 @@ class AgentMemorySystem(SharesDatabase):
         self.extractor = MemoryExtractor(llm, self.settings.language)
         self.config = config or LoopConfig()
         self.clock = clock
-        self._embedder = embedder
-        self._managers: dict[str, MemoryManager] = {}
+        self.store = Store(self.settings, database=self.db, embedder=embedder, llm=llm)
+        self._managers: OrderedDict[str, MemoryManager] = OrderedDict()  # the most recently used
 
-    @cached_property
+    @property
     def embedder(self) -> Embedder:
-        return self._embedder or create_embedder(self.settings)
+        return self.store.embedder
 
     def manager(self, user_id: str) -> MemoryManager:
-        if user_id not in self._managers:
-            self._managers[user_id] = MemoryManager(
-                user_id=user_id,
-                database=self.db,
-                embedder=self.embedder,
-                settings=self.settings,
-                clock=self.clock,
-            )
+        """The memory of ``user_id``, from the store; the last ``MAX_USERS`` are kept."""
+        if user_id in self._managers:
+            self._managers.move_to_end(user_id)
+        else:
+            self._managers[user_id] = self.store.memory(user_id, clock=self.clock)
+            while len(self._managers) > MAX_USERS:
+                self._managers.popitem(last=False)
         return self._managers[user_id]
 
     @retry_transient
