@@ -293,3 +293,19 @@ def test_process_turn_applies_decay(scripted: tuple[list[str], AgentMemorySystem
     result = system.process_turn("a", "b", "u")
     assert result.evicted == 1
     assert rows(clean, "SELECT content FROM memories WHERE forgotten_at IS NOT NULL") == [("事实二",)]
+
+
+def test_the_loop_keeps_the_memory_of_its_recent_users_only(clean: Database) -> None:
+    from hello_pgmem.loop.system import MAX_USERS
+
+    loop = AgentMemorySystem(
+        ChatClient("fake", base_url="http://127.0.0.1:9", max_retries=0),
+        database=clean,
+        embedder=HashingEmbedder(),
+    )
+    first = loop.manager("user_0")
+    assert loop.manager("user_0") is first and first.db is clean is loop.store.db
+    for number in range(1, MAX_USERS + 1):
+        loop.manager(f"user_{number}")
+    assert len(loop._managers) == MAX_USERS and "user_0" not in loop._managers
+    assert loop.manager("user_0") is not first, "made again when asked for again"
