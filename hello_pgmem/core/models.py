@@ -108,16 +108,24 @@ def check_batch(
         or not 1 <= len(contents) <= maximum
     ):
         raise InvalidInputError("contents", f"must hold between 1 and {maximum} memories")
-    metas = [{} for _ in contents] if metadata is None else [check_metadata(m) for m in metadata]  # type: ignore[attr-defined]
+    if metadata is not None and not isinstance(metadata, list | tuple):
+        raise InvalidInputError("metadata", "must be a list with one dict per content")
+    metas = (
+        [{} for _ in contents]
+        if metadata is None
+        else [check_metadata(m, f"metadata[{i}]") for i, m in enumerate(metadata)]
+    )
     if len(metas) != len(contents):
         raise InvalidInputError("metadata", "must have one entry per content")
     if importance is None or isinstance(importance, int | float):
         values = [None if importance is None else check_importance(importance)] * len(contents)
+    elif isinstance(importance, list | tuple):
+        values = [check_importance(v, f"importance[{i}]") for i, v in enumerate(importance)]
     else:
-        values = [check_importance(v) for v in importance]  # type: ignore[attr-defined]
+        raise InvalidInputError("importance", "must be one number, or one per content")
     if len(values) != len(contents):
         raise InvalidInputError("importance", "must be one number, or one per content")
-    texts = [check_content(text, max_chars) for text in contents]
+    texts = [check_content(text, max_chars, f"contents[{i}]") for i, text in enumerate(contents)]
     return kind, list(zip(texts, values, metas, strict=True))
 
 
@@ -168,7 +176,7 @@ def check_timestamps(values: object, count: int, default: datetime) -> list[date
         return [default] * count
     if isinstance(values, str) or not isinstance(values, list | tuple) or len(values) != count:
         raise InvalidInputError("timestamps", "must have one entry per content")
-    return [check_timestamp(value, "timestamps") for value in values]
+    return [check_timestamp(value, f"timestamps[{i}]") for i, value in enumerate(values)]
 
 
 def check_strategy(strategy: object) -> ForgetStrategy:
@@ -199,19 +207,19 @@ def check_name(value: object, field: str) -> str:
     return name
 
 
-def check_metadata(metadata: object) -> dict[str, Any]:
+def check_metadata(metadata: object, field: str = "metadata") -> dict[str, Any]:
     """Return ``metadata`` if it is a JSON object (string keys, finite numbers, valid text)."""
     if metadata is None:
         return {}
     if not isinstance(metadata, dict):
-        raise InvalidInputError("metadata", "must be a JSON object (a dict)")
+        raise InvalidInputError(field, "must be a JSON object (a dict)")
     try:
         text = json.dumps(metadata, ensure_ascii=False, allow_nan=False)
         text.encode("utf-8")
     except (TypeError, ValueError) as exc:
-        raise InvalidInputError("metadata", f"must be JSON-serialisable without NaN: {exc}") from exc
+        raise InvalidInputError(field, f"must be JSON-serialisable without NaN: {exc}") from exc
     if "\\u0000" in text:
-        raise InvalidInputError("metadata", "must not contain NUL characters")
+        raise InvalidInputError(field, "must not contain NUL characters")
     result: dict[str, Any] = json.loads(text)
     return result
 
