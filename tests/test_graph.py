@@ -438,8 +438,13 @@ def test_path_search_is_a_breadth_first_search_not_an_enumeration_of_paths(
         ),
         (
             "Alice's manager is Carol, who leads the analytics team",
-            {("Alice", "MISC"), ("Carol", "MISC")},
-            set(),
+            {("Alice", "PERSON"), ("Carol", "PERSON")},
+            {("Alice", "manager", "Carol")},
+        ),
+        (
+            "Bob moved to Berlin in 2021 and married Dana.",
+            {("Bob", "PERSON"), ("Berlin", "LOCATION"), ("Dana", "PERSON")},
+            {("Bob", "lives_in", "Berlin"), ("Bob", "married_to", "Dana")},
         ),
     ],
 )

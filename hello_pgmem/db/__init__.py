@@ -11,7 +11,8 @@ from hello_pgmem.db.connections import (
     probe,
     set_scope,
 )
-from hello_pgmem.db.database import Conn, Database, SharesDatabase
+from hello_pgmem.db.database import Conn, Database
+from hello_pgmem.db.sharing import SharesDatabase
 
 __all__ = [
     "ROWS_PER_STATEMENT",

@@ -11,7 +11,7 @@ import logging
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any, Self
+from typing import Any
 
 import psycopg
 from pgvector.psycopg import register_vector
@@ -56,27 +56,6 @@ FROM pg_roles r WHERE r.rolname = current_user
 _SHARED: dict[str, Database] = {}
 """The process's Databases made by :meth:`Database.shared`, by their settings."""
 _SHARED_LOCK = threading.Lock()
-
-
-class SharesDatabase:
-    """Something that uses a Database, given or its own: ``close`` closes it only when it is its
-    own, and ``with`` closes it at the end."""
-
-    db: Database
-    _owns_db: bool
-
-    def close(self) -> None:
-        """Give back this object's share of the process's pool (closed with the last share); a
-        Database that was given to it stays open."""
-        if self._owns_db:
-            self._owns_db = False
-            self.db.release()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 class Database:
