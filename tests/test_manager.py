@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime
 from uuid import UUID
 
 import psycopg
@@ -266,3 +267,40 @@ def test_bad_input_names_the_field_and_changes_nothing(
         call(manager)
     assert caught.value.field == field
     assert row_counts(clean) == before
+
+
+def test_a_long_content_is_split_into_memories_in_order_when_asked(
+    make_manager: Callable[..., MemoryManager], clean: Database
+) -> None:
+    manager = make_manager(enable_working=False)
+    sentence = "Alice kept a diary of the long trip across the mountains. "
+    long = sentence * 500  # 29,000 characters
+    with pytest.raises(ValidationError) as caught:
+        manager.add_memories(["before", long, "after"])
+    assert caught.value.field == "contents[1]" and row_counts(clean)["memories"] == 0
+    when = datetime(2024, 5, 1, tzinfo=UTC)
+    ids = manager.add_memories(
+        ["before", long, "after"],
+        metadata=[{"turn": 1}, {"turn": 2}, {"turn": 3}],
+        timestamps=[when, when, when],
+        importance=[0.2, 0.9, 0.3],
+        split_long=True,
+    )
+    stored = [manager.get_memory(i) for i in ids]
+    assert all(m is not None for m in stored)
+    parts = [m for m in stored if m is not None and m.metadata["turn"] == 2]
+    assert len(ids) == 2 + len(parts) and len(parts) == 2
+    assert [m.metadata["part"] for m in parts] == [1, 2] and {m.metadata["parts"] for m in parts} == {2}
+    assert all(len(m.content) <= manager.config.max_content_chars for m in parts)
+    assert "".join(m.content.replace(" ", "") for m in parts) == long.replace(" ", "")
+    assert {m.importance for m in parts} == {0.9} and {m.timestamp for m in parts} == {when}
+    contents = [m.content for m in stored if m is not None]
+    assert contents[0] == "before" and contents[-1] == "after"
+    with manager.db.transaction(manager.user_id) as conn:
+        order = [
+            r[0]
+            for r in conn.execute(
+                "SELECT id FROM memories WHERE user_id = %s ORDER BY seq", (manager.user_id,)
+            )
+        ]
+    assert order == ids, "the parts keep the batch's order"

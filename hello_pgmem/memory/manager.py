@@ -41,7 +41,7 @@ from hello_pgmem.db import Conn, Database, SharesDatabase
 from hello_pgmem.embedding import Embedder
 from hello_pgmem.graph.extracted import Extraction, Extractor
 from hello_pgmem.graph.store import GraphStore
-from hello_pgmem.memory import consolidate, ids, summary
+from hello_pgmem.memory import consolidate, ids, splits, summary
 from hello_pgmem.memory import queries as q
 from hello_pgmem.memory.classify import classify
 from hello_pgmem.memory.episodic import EpisodicMemory
@@ -172,10 +172,23 @@ class MemoryManager(SearchesMemories, GraphQuestions, WritesInTransaction, Share
         importance: float | Sequence[float] | None = None,
         metadata: Sequence[dict[str, Any]] | None = None,
         timestamps: Sequence[datetime | str] | None = None,
+        split_long: bool = False,
     ) -> list[UUID]:
         """Add many memories of one long-term type in one transaction (the batch API);
-        ``timestamps``, one per memory, say when each event happened (now by default)."""
-        kind, batch = check_batch(memory_type, contents, importance, metadata, self.config.max_content_chars)
+        ``timestamps``, one per memory, say when each event happened (now by default). A content
+        over the cap refuses the batch, naming its index; with ``split_long`` it becomes several
+        memories in a row instead (each with ``part`` and ``parts`` in its metadata), and the ids
+        returned are the parts'."""
+        cap = self.config.max_content_chars
+        if split_long:
+            given = splits.split_long(splits.Batch(contents, importance, metadata, timestamps), cap)
+            contents, importance, metadata, timestamps = (
+                given.contents,
+                given.importance,
+                given.metadata,
+                given.timestamps,
+            )
+        kind, batch = check_batch(memory_type, contents, importance, metadata, cap)
         times = check_timestamps(timestamps, len(batch), self.clock())
         store = self.store(kind)
         assert not isinstance(store, WorkingMemory)
