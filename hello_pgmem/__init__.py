@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from hello_pgmem.loop.system import AgentMemorySystem
     from hello_pgmem.loop.writer import LoopConfig
     from hello_pgmem.memory.manager import MemoryManager
+    from hello_pgmem.memory.sessions import SessionHit
     from hello_pgmem.rag.ingest import TextDocument
     from hello_pgmem.rag.knowledge import KnowledgeBase
     from hello_pgmem.rag.models import ChunkHit, IngestResult
@@ -57,6 +58,7 @@ _HOMES = {
     "upgrade": "hello_pgmem.db.migrations",
     "downgrade": "hello_pgmem.db.migrations",
     "MemoryManager": "hello_pgmem.memory.manager",
+    "SessionHit": "hello_pgmem.memory.sessions",
     "MemoryConfig": "hello_pgmem.core.models",
     "MemoryItem": "hello_pgmem.core.models",
     "MemoryStats": "hello_pgmem.core.models",
@@ -129,6 +131,7 @@ __all__ = [
     "SchemaError",
     "SchemaNotMigratedError",
     "ServerInfo",
+    "SessionHit",
     "Settings",
     "SimpleAgent",
     "Store",

@@ -89,3 +89,31 @@ def test_the_store_builds_tools_and_mcp_boxes_on_its_one_pool(database: Database
             assert box.rag.namespaces == frozenset({"bob"}) and box.rag.user_id == "bob"
         finally:
             wipe(database)
+
+
+def test_sessions_come_back_whole_best_first(make_manager: Callable[..., MemoryManager]) -> None:
+    manager = make_manager(enable_working=False)
+    day = datetime(2024, 3, 1, tzinfo=UTC)
+    kitchen = ["We talked about the new kitchen", "The kitchen tiles should be blue", "Budget is tight"]
+    garden = ["The garden needs a fence", "A kitchen garden for herbs", "Tomatoes by the fence"]
+    manager.add_memories(kitchen, metadata=[{"session_id": "s-kitchen"}] * 3, timestamps=[day] * 3)
+    manager.add_memories(garden, metadata=[{"session_id": "s-garden"}] * 3, timestamps=[day] * 3)
+    manager.add_memories(["unrelated and alone"], metadata=[{"session_id": "s-other"}])
+    found = manager.retrieve_sessions("which tiles for the kitchen?", limit=2)
+    assert [s.session_id for s in found] == ["s-kitchen", "s-garden"]
+    first = found[0]
+    assert [m.content for m in first.memories] == kitchen, "the whole session, in the order it was written"
+    assert first.hits[0].content == "The kitchen tiles should be blue" and first.score == first.hits[0].score
+    assert all(h.session_id == "s-kitchen" for h in first.hits)
+    assert found[0].score >= found[1].score
+    assert [
+        m.content for m in manager.retrieve_sessions("kitchen", limit=1, max_memories=2)[0].memories
+    ] == kitchen[:2]
+    for bad, field in (
+        ({"limit": 0}, "limit"),
+        ({"max_memories": 0}, "max_memories"),
+        ({"candidates": 5000}, "candidates"),
+    ):
+        with pytest.raises(InvalidInputError) as caught:
+            manager.retrieve_sessions("kitchen", **bad)  # type: ignore[arg-type]
+        assert caught.value.field == field

@@ -49,14 +49,14 @@ from hello_pgmem.memory.in_transaction import WritesInTransaction
 from hello_pgmem.memory.longterm import LongTermMemory
 from hello_pgmem.memory.parts import MemoryParts, Part, Store
 from hello_pgmem.memory.perceptual import PerceptualMemory
-from hello_pgmem.memory.search import SearchesMemories
 from hello_pgmem.memory.semantic import SemanticMemory
+from hello_pgmem.memory.sessions import SessionSearch
 from hello_pgmem.memory.user_graph import GraphQuestions
 from hello_pgmem.memory.working import WorkingMemory
 from hello_pgmem.perceptual.encoders import MediaEncoder
 
 
-class MemoryManager(SearchesMemories, GraphQuestions, WritesInTransaction, SharesDatabase):
+class MemoryManager(SessionSearch, GraphQuestions, WritesInTransaction, SharesDatabase):
     """The memories of one user: add, search, update, remove, forget, consolidate, stats."""
 
     def __init__(

@@ -202,9 +202,21 @@ SESSION_EPISODES = f"""
 SELECT {COLUMNS} FROM memories
 WHERE user_id = %(user_id)s AND memory_type = 'episodic' AND session_id = %(session_id)s
   AND forgotten_at IS NULL
-ORDER BY created_at, id
+ORDER BY created_at, seq
 LIMIT %(limit)s
 """
+
+SESSION_MEMORIES = f"""
+SELECT {COLUMNS} FROM (
+    SELECT m.*, row_number() OVER (PARTITION BY m.session_id ORDER BY m.created_at, m.seq) AS n
+    FROM memories m
+    WHERE m.user_id = %(user_id)s AND m.session_id = ANY (%(sessions)s) AND m.memory_type = ANY (%(types)s)
+      AND m.forgotten_at IS NULL
+) AS s
+WHERE s.n <= %(limit)s
+ORDER BY s.session_id, s.created_at, s.seq
+"""
+"""The live memories of several sessions, each in the order it was written, at most ``limit`` each."""
 
 SESSIONS = """
 SELECT session_id, count(*), min(created_at), max(created_at) FROM memories
