@@ -1,4 +1,6 @@
-"""Search across memory types: one query vector, each type's ranked search, one merged list."""
+"""Search across memory types, and the manager's search methods that call it directly: working
+memory ranked by its own scoring, the long-term types in one statement (:mod:`.hybrid`), one
+merged list, its accesses logged and the search recorded in the retrieval log."""
 
 from __future__ import annotations
 
