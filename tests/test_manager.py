@@ -278,6 +278,10 @@ def test_a_long_content_is_split_into_memories_in_order_when_asked(
     with pytest.raises(ValidationError) as caught:
         manager.add_memories(["before", long, "after"])
     assert caught.value.field == "contents[1]" and row_counts(clean)["memories"] == 0
+    too_long = "x" * (manager.config.max_content_chars * 50 + 1)  # more than 50 parts
+    with pytest.raises(ValidationError) as caught:
+        manager.add_memories(["before", too_long], split_long=True)
+    assert caught.value.field == "contents[1]" and row_counts(clean)["memories"] == 0
     when = datetime(2024, 5, 1, tzinfo=UTC)
     ids = manager.add_memories(
         ["before", long, "after"],

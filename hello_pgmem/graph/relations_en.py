@@ -106,11 +106,12 @@ class Sentence:
             self.relations.append((source, kind, target))
 
 
-def role_after(s: Sentence, i: int) -> str | None:
-    """A person role at token ``i`` (``Alice's older sister``: the last word of up to three)."""
+def role_after(s: Sentence, i: int) -> int | None:
+    """Where a person role stands from token ``i`` (``Alice's older sister``: the last word of
+    up to three)."""
     for j in range(i, min(i + 3, len(s.words))):
         if s.word(j) in PERSON_ROLES:
-            return s.word(j)
+            return j
         if not s.words[j].isalpha() or s.word(j) in ("is", "was"):
             return None
     return None
@@ -121,11 +122,11 @@ def possessive_role(s: Sentence, i: int, subject: str | None) -> str | None:
     if s.word(i) != "'s":
         return subject
     owner = s.name_ending_at(i - 1)
-    role = role_after(s, i + 1)
-    if owner is None or role is None:
+    at = role_after(s, i + 1)
+    if owner is None or at is None:
         return subject
-    after = s.lowered.index(role, i + 1) + 1
-    if s.word(after) in ("is", "was") and (person := s.name_at(after + 1)):
+    role = s.word(at)
+    if s.word(at + 1) in ("is", "was") and (person := s.name_at(at + 2)):
         s.relate(owner, role, person, "PERSON", "PERSON")
         return person  # "Bob's sister is Dana and she ...": the sentence goes on about Dana
     comma = i - len(owner.split(" ")) - 1
@@ -140,9 +141,9 @@ def role_of_other(s: Sentence, i: int, subject: str) -> None:
     owner = s.name_at(i + 1)
     if owner is not None:
         after = i + 1 + len(owner.split(" "))
-        role = role_after(s, after + 1) if s.word(after) == "'s" else None
-        if role is not None:
-            s.relate(owner, role, subject, "PERSON", "PERSON")
+        at = role_after(s, after + 1) if s.word(after) == "'s" else None
+        if at is not None:
+            s.relate(owner, s.word(at), subject, "PERSON", "PERSON")
         return
     kind_of = s.word(i + 1) == "the" and s.word(i + 2) in PERSON_ROLES and s.word(i + 3) == "of"
     if kind_of and (owner := s.name_at(i + 4)):

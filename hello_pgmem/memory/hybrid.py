@@ -135,7 +135,7 @@ def run(db: Database, user_id: str, search: SearchSQL, log_access: bool = False)
         rows = db.rows_in_one_trip(user_id, search.text, search.params, before=search.before)
     else:
         with db.transaction(user_id, pipeline=True) as conn:
-            rows = db.call_rows(conn, rq.SEARCH, rq.SEARCH_DELEGATED, search.params)
+            rows = db.call_rows(conn, search.text, rq.SEARCH_DELEGATED, search.params)
             if log_access:  # in the search's transaction, on the same worker
                 log_accesses(db, conn, user_id, [row[0] for row in rows], search.params["now"])
     return [memory_from_row(user_id, rq.SEARCH_COLUMNS, row) for row in rows]

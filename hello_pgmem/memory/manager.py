@@ -120,10 +120,7 @@ class MemoryManager(SessionSearch, GraphQuestions, WritesInTransaction, SharesDa
 
     def store(self, memory_type: MemoryType) -> Store:
         """The object holding ``memory_type`` (which must be enabled)."""
-        if memory_type not in self.enabled_types:
-            raise InvalidInputError(
-                "memory_type", f"{memory_type!r} is not enabled (enabled: {', '.join(self.enabled_types)})"
-            )
+        self.require_enabled(memory_type)
         return self.parts.of_type(memory_type)
 
     def transaction(self) -> AbstractContextManager[Conn]:
@@ -177,19 +174,14 @@ class MemoryManager(SessionSearch, GraphQuestions, WritesInTransaction, SharesDa
         """Add many memories of one long-term type in one transaction (the batch API);
         ``timestamps``, one per memory, say when each event happened (now by default). A content
         over the cap refuses the batch, naming its index; with ``split_long`` it becomes several
-        memories in a row instead (each with ``part`` and ``parts`` in its metadata), and the ids
-        returned are the parts'."""
+        memories in a row instead (at most ``splits.MAX_PARTS``, each with ``part`` and ``parts``
+        in its metadata), and the ids returned are the parts'."""
         cap = self.config.max_content_chars
-        if split_long:
-            given = splits.split_long(splits.Batch(contents, importance, metadata, timestamps), cap)
-            contents, importance, metadata, timestamps = (
-                given.contents,
-                given.importance,
-                given.metadata,
-                given.timestamps,
-            )
-        kind, batch = check_batch(memory_type, contents, importance, metadata, cap)
+        limit = cap * splits.MAX_PARTS if split_long else cap
+        kind, batch = check_batch(memory_type, contents, importance, metadata, limit)
         times = check_timestamps(timestamps, len(batch), self.clock())
+        if split_long:
+            batch, times = splits.split_long(batch, times, cap)
         store = self.store(kind)
         assert not isinstance(store, WorkingMemory)
         return store.add_many(

@@ -207,9 +207,11 @@ class SearchesMemories:
     config: MemoryConfig
     enabled_types: list[MemoryType]
 
-    def store(self, memory_type: MemoryType) -> Any:
-        """The object holding ``memory_type`` (InvalidInputError when it is not enabled)."""
-        raise NotImplementedError
+    def require_enabled(self, memory_type: str) -> None:
+        """InvalidInputError naming the enabled types, unless ``memory_type`` is one of them."""
+        if memory_type not in self.enabled_types:
+            enabled = ", ".join(self.enabled_types)
+            raise InvalidInputError("memory_type", f"{memory_type!r} is not enabled (enabled: {enabled})")
 
     @retry_transient
     def retrieve_memories(
@@ -288,8 +290,7 @@ class SearchesMemories:
             scoring,
         )
         for kind in request.kinds:
-            if kind not in self.enabled_types:
-                self.store(kind)  # names the types that are enabled
+            self.require_enabled(kind)
         return request
 
     def record_access(self, memory_ids: Sequence[UUID]) -> None:

@@ -4,53 +4,33 @@ item's importance, metadata (with ``part`` and ``parts``) and time, and the batc
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
+from hello_pgmem.core.errors import InvalidInputError
+from hello_pgmem.core.models import MAX_BATCH
 from hello_pgmem.rag.splitting import split_text
 
+MAX_PARTS = 50
+"""The most memories one content may become: what bounds a content that is split."""
 
-@dataclass
-class Batch:
-    """The arguments of a batch add, as the caller gave them."""
-
-    contents: Any
-    importance: Any
-    metadata: Any
-    timestamps: Any
+Item = tuple[str, float | None, dict[str, Any]]
 
 
-def split_long(batch: Batch, max_chars: int) -> Batch:
-    """``batch`` with every content over ``max_chars`` replaced by its parts. A batch whose
-    arguments are malformed is returned as it is, for the batch's own checks to refuse."""
-    contents = batch.contents
-    if not isinstance(contents, list | tuple) or not all(isinstance(c, str) for c in contents):
-        return batch
-    parts = [split_text(c, max_chars, len) if len(c) > max_chars else [c] for c in contents]
-    if all(len(pieces) == 1 for pieces in parts):
-        return batch
-    per_item = [batch.metadata, batch.timestamps]
-    if isinstance(batch.importance, list | tuple):
-        per_item.append(batch.importance)
-    if any(v is not None and (not isinstance(v, list | tuple) or len(v) != len(contents)) for v in per_item):
-        return batch
-
-    def spread(values: Any) -> Any:
-        if values is None or not isinstance(values, list | tuple):
-            return values
-        return [value for value, pieces in zip(values, parts, strict=True) for _ in pieces]
-
-    metas = batch.metadata if batch.metadata is not None else [{}] * len(contents)
-    if not all(isinstance(m, dict) for m in metas):
-        return batch
-    numbered = [
-        {**meta, "part": k + 1, "parts": len(pieces)} if len(pieces) > 1 else meta
-        for meta, pieces in zip(metas, parts, strict=True)
-        for k in range(len(pieces))
-    ]
-    return Batch(
-        [piece for pieces in parts for piece in pieces],
-        spread(batch.importance),
-        numbered,
-        spread(batch.timestamps),
-    )
+def split_long(
+    batch: Sequence[Item], times: Sequence[datetime], max_chars: int
+) -> tuple[list[Item], list[datetime]]:
+    """A checked batch (``check_batch``'s items and their times) with every content over
+    ``max_chars`` replaced by its parts."""
+    items: list[Item] = []
+    when: list[datetime] = []
+    for (text, importance, meta), time in zip(batch, times, strict=True):
+        pieces = split_text(text, max_chars, len) if len(text) > max_chars else [text]
+        for number, piece in enumerate(pieces, 1):
+            numbered = {**meta, "part": number, "parts": len(pieces)} if len(pieces) > 1 else meta
+            items.append((piece, importance, numbered))
+            when.append(time)
+    if len(items) > MAX_BATCH:
+        raise InvalidInputError("contents", f"must become at most {MAX_BATCH} memories once split")
+    return items, when

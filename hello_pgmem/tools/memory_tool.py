@@ -71,14 +71,9 @@ class MemoryTool(ActionsTool):
         settings = manager.settings if manager else settings or (database.settings if database else None)
         tongue: Language = language or (settings.language if settings else Settings().language)
         super().__init__("memory", DESCRIPTION[tongue], expandable, tongue)
-        if manager is not None:
-            self.current_session_id = manager.session_id or new_session_id(clock)
-            self.memory_manager = manager
-            self.conversation_count = 0
-            return
-        self.current_session_id = session_id or new_session_id(clock)
         self.conversation_count = 0
-        self.memory_manager = MemoryManager.of_types(
+        self.current_session_id = (manager.session_id if manager else session_id) or new_session_id(clock)
+        self.memory_manager = manager or MemoryManager.of_types(
             user_id,
             set(memory_types or DEFAULT_TYPES),
             config=memory_config,
