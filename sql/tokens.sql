@@ -9,10 +9,14 @@ SET search_path FROM CURRENT
 AS $$
 #variable_conflict use_column
 BEGIN
-    -- last_used_at is written at most once a minute per token: a request costs no write
-    UPDATE access_tokens t SET last_used_at = now()
-    WHERE t.token_hash = p_token_hash AND t.revoked_at IS NULL AND (t.expires_at IS NULL OR t.expires_at > now())
-      AND (t.last_used_at IS NULL OR t.last_used_at < now() - interval '1 minute');
+    -- last_used_at is written at most once a minute per token: a request costs no write; a
+    -- read-only transaction (the web view) writes nothing
+    IF NOT current_setting('transaction_read_only')::boolean THEN
+        UPDATE access_tokens t SET last_used_at = now()
+        WHERE t.token_hash = p_token_hash AND t.revoked_at IS NULL
+          AND (t.expires_at IS NULL OR t.expires_at > now())
+          AND (t.last_used_at IS NULL OR t.last_used_at < now() - interval '1 minute');
+    END IF;
     RETURN QUERY
     SELECT t.id, t.user_id, t.namespaces, t.mode, t.namespace_modes
     FROM access_tokens t
@@ -20,7 +24,8 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION token_identity(bytea) IS
     'The user, namespaces and modes of a live token, given its SHA-256 (no row for an unknown, '
-    'revoked or expired token). The application role may call it; it may not read access_tokens.';
+    'revoked or expired token); records its use unless the transaction is read-only. The '
+    'application role may call it; it may not read access_tokens.';
 
 CREATE OR REPLACE FUNCTION erase_user_tokens()
 RETURNS TABLE (tokens integer, namespaces text[])

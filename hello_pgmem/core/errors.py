@@ -42,6 +42,11 @@ class DatabaseTimeoutError(HelloPgmemError):
     ``PGMEM_LOCK_TIMEOUT_MS``; its transaction was rolled back."""
 
 
+class ReadOnlyError(HelloPgmemError):
+    """A write was asked of a read-only store (``PGMEM_READ_ONLY``, the web view); PostgreSQL
+    refused it and nothing was changed."""
+
+
 class SchemaError(HelloPgmemError):
     """The database is reachable but not ready for hello_pgmem."""
 

@@ -38,6 +38,8 @@ class Settings(BaseSettings):
     )
     age: Literal["auto", "on", "off"] = Field(default="auto", validation_alias=AliasChoices("PGMEM_AGE"))
     language: Literal["en", "zh"] = Field(default="en", validation_alias=AliasChoices("PGMEM_LANGUAGE"))
+    read_only: bool = Field(default=False, validation_alias=AliasChoices("PGMEM_READ_ONLY"))
+    """Every transaction of the pool is READ ONLY (default_transaction_read_only): the web view."""
     pool_min_size: int = Field(default=1, ge=0, validation_alias=AliasChoices("PGMEM_POOL_MIN"))
     pool_max_size: int = Field(default=10, ge=1, validation_alias=AliasChoices("PGMEM_POOL_MAX"))
     connect_timeout_s: float = Field(

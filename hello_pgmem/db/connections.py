@@ -11,8 +11,12 @@ from psycopg import sql
 from psycopg.pq import TransactionStatus
 from psycopg_pool import ConnectionPool
 
+from hello_pgmem.core.deadline import DeadlineExceededError, remaining_ms
 from hello_pgmem.core.errors import (
+    DatabaseTimeoutError,
     DatabaseUnavailableError,
+    HelloPgmemError,
+    ReadOnlyError,
 )
 from hello_pgmem.core.settings import Settings
 
@@ -112,6 +116,33 @@ def is_connection_failure(exc: psycopg.Error) -> bool:
     """Whether an error means the server cannot be reached (not a failed statement)."""
     state = exc.sqlstate
     return state is None or state.startswith("08") or state in _UNAVAILABLE_STATES
+
+
+def our_error(exc: psycopg.Error, settings: Settings) -> HelloPgmemError | None:
+    """Our error for a driver's error that says what went wrong with the call rather than with
+    its statement (read-only store, lock or statement timeout, the call's deadline, a lost
+    server), or None: the statement's own error is raised as it is."""
+    if isinstance(exc, psycopg.errors.ReadOnlySqlTransaction):
+        return ReadOnlyError(
+            "this store is read-only (PGMEM_READ_ONLY): the write was refused and nothing was changed"
+        )
+    if isinstance(exc, psycopg.errors.LockNotAvailable):
+        return DatabaseTimeoutError(
+            f"waited longer than PGMEM_LOCK_TIMEOUT_MS={settings.lock_timeout_ms} for a lock; "
+            "nothing was changed"
+        )
+    if isinstance(exc, psycopg.errors.QueryCanceled):
+        if remaining_ms() is not None:
+            return DeadlineExceededError(
+                "a statement ran into the call's time limit and was cancelled; nothing was changed"
+            )
+        return DatabaseTimeoutError(
+            f"a statement ran longer than PGMEM_STATEMENT_TIMEOUT_MS={settings.statement_timeout_ms}; "
+            "nothing was changed"
+        )
+    if isinstance(exc, psycopg.OperationalError) and is_connection_failure(exc):
+        return DatabaseUnavailableError(f"database connection failed: {exc}".strip())
+    return None
 
 
 def check_idle_connection(conn: psycopg.Connection[Any]) -> None:

@@ -19,10 +19,9 @@ from psycopg import sql
 from psycopg.pq import TransactionStatus
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from hello_pgmem.core.deadline import DeadlineExceededError, check_deadline, remaining_ms
+from hello_pgmem.core.deadline import check_deadline, remaining_ms
 from hello_pgmem.core.errors import (
     ConfigurationError,
-    DatabaseTimeoutError,
     DatabaseUnavailableError,
     ExtensionMissingError,
     SchemaNotMigratedError,
@@ -34,7 +33,7 @@ from hello_pgmem.db.connections import (
     check_idle_connection,
     connect,
     discard_unless_rolled_back,
-    is_connection_failure,
+    our_error,
     probe,
     set_scope,
 )
@@ -45,6 +44,7 @@ Conn = psycopg.Connection[Any]
 """A connection of the pool, inside one of :meth:`Database.transaction`'s transactions."""
 
 _REGISTER_MODEL = "SELECT register_embedding_model(%s, %s, %s, %s)"
+_MODEL_DIMENSION = "SELECT dimension FROM embedding_models WHERE model = %s"
 _SEES_ALL_ROWS = """
 SELECT r.rolsuper OR r.rolbypassrls OR EXISTS (
     SELECT 1 FROM pg_policy p, unnest(p.polroles) AS holder
@@ -228,11 +228,13 @@ class Database:
         conn.execute(
             "SELECT set_config('search_path', %s, false),"
             " set_config('statement_timeout', %s, false),"
-            " set_config('lock_timeout', %s, false)",
+            " set_config('lock_timeout', %s, false),"
+            " set_config('default_transaction_read_only', %s, false)",
             (
                 search_path.as_string(conn),
                 str(self.settings.statement_timeout_ms),
                 str(self.settings.lock_timeout_ms),
+                "on" if self.settings.read_only else "off",
             ),
         )
         register_vector(conn)
@@ -273,24 +275,11 @@ class Database:
             raise DatabaseUnavailableError(
                 f"no database connection within {self.settings.connect_timeout_s:g}s: {exc}"
             ) from exc
-        except psycopg.errors.LockNotAvailable as exc:
-            raise DatabaseTimeoutError(
-                f"waited longer than PGMEM_LOCK_TIMEOUT_MS={self.settings.lock_timeout_ms} for a lock; "
-                "nothing was changed"
-            ) from exc
-        except psycopg.errors.QueryCanceled as exc:
-            if remaining_ms() is not None:
-                raise DeadlineExceededError(
-                    "a statement ran into the call's time limit and was cancelled; nothing was changed"
-                ) from exc
-            raise DatabaseTimeoutError(
-                f"a statement ran longer than PGMEM_STATEMENT_TIMEOUT_MS="
-                f"{self.settings.statement_timeout_ms}; nothing was changed"
-            ) from exc
-        except psycopg.OperationalError as exc:
-            if not is_connection_failure(exc):
+        except psycopg.Error as exc:
+            ours = our_error(exc, self.settings)
+            if ours is None:
                 raise
-            raise DatabaseUnavailableError(f"database connection failed: {exc}".strip()) from exc
+            raise ours from exc
 
     def require_all_rows(self, what: str) -> None:
         """Raise unless this role can read every user's rows (owner, analytics, superuser)."""
@@ -304,12 +293,21 @@ class Database:
 
     def ensure_embedding_model(self, model: str, dimension: int) -> None:
         """Register an embedding model once per process (creates its HNSW indexes if new, with
-        PGMEM_HNSW_M and PGMEM_HNSW_EF_CONSTRUCTION; a known model keeps its indexes)."""
+        PGMEM_HNSW_M and PGMEM_HNSW_EF_CONSTRUCTION; a known model keeps its indexes). A read-only
+        store only checks that the model is registered with this dimension."""
         if model in self._models:
             return
         with self.connection() as conn:
-            hnsw = (self.settings.hnsw_m, self.settings.hnsw_ef_construction)
-            conn.execute(_REGISTER_MODEL, (model, dimension, *hnsw))
+            if self.settings.read_only:
+                row = conn.execute(_MODEL_DIMENSION, (model,)).fetchone()
+                if row is None or row[0] != dimension:
+                    raise ConfigurationError(
+                        f"embedding model {model!r} ({dimension} dimensions) is not registered in this "
+                        "database, and a read-only store cannot register it: nothing was embedded with it"
+                    )
+            else:
+                hnsw = (self.settings.hnsw_m, self.settings.hnsw_ef_construction)
+                conn.execute(_REGISTER_MODEL, (model, dimension, *hnsw))
         self._models.add(model)
 
     @contextmanager

@@ -240,8 +240,10 @@ class WorkingMemory:
         """The live items most relevant to ``query``; each carries its score components."""
         params = self._params(min_importance=min_importance, since=since, until=until)
         # Two round trips: the scope, expiry and live items; then the scores with the COMMIT.
+        # A read-only store (the web view) leaves expired items to the next writer.
         with self.db.transaction(self.user_id, pipeline=True) as conn:
-            conn.execute(EXPIRE, params)
+            if not self.db.settings.read_only:
+                conn.execute(EXPIRE, params)
             live = conn.execute(LIVE, params).fetchall()
             if not live:
                 return []
