@@ -4,9 +4,7 @@ and over streamable HTTP on 127.0.0.1 with bearer tokens, as the application rol
 from __future__ import annotations
 
 import os
-import socket
 import sys
-import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
@@ -17,7 +15,6 @@ import anyio
 import httpx2
 import psycopg
 import pytest
-import uvicorn
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import ReadResourceResult, TextResourceContents
@@ -30,6 +27,7 @@ from hello_pgmem.mcp_server.access import TOOLS
 from hello_pgmem.mcp_server.http import http_app
 from hello_pgmem.mcp_server.limits import Limits
 from hello_pgmem.mcp_server.tokens import create_token, list_tokens, resolve_token, revoke_token
+from tests.served import Served, free_port
 from tests.test_faults import migrated_database
 from tests.test_security import Deployment, deployment  # noqa: F401  (a fixture of this module too)
 
@@ -37,33 +35,17 @@ REPO = Path(__file__).resolve().parent.parent
 HELLO_PGMEM = str(Path(sys.executable).with_name("hello-pgmem"))
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-class HttpServer:
-    """The HTTP application under uvicorn in a thread, on a free port of 127.0.0.1."""
+class HttpServer(Served):
+    """The HTTP application as the given role, on a free port of 127.0.0.1."""
 
     def __init__(self, settings: Settings, limits: Limits | None = None) -> None:
         self.db = Database(settings)
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}/mcp"
-        app = http_app(self.db, f"http://127.0.0.1:{self.port}", limits)
-        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="error"))
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-
-    def __enter__(self) -> HttpServer:
-        self.thread.start()
-        deadline = time.monotonic() + 10
-        while not self.server.started and time.monotonic() < deadline:
-            time.sleep(0.02)
-        return self
+        port = free_port()
+        super().__init__(http_app(self.db, f"http://127.0.0.1:{port}", limits), port)
+        self.url = f"{self.url}/mcp"
 
     def __exit__(self, *exc: object) -> None:
-        self.server.should_exit = True
-        self.thread.join(10)
+        super().__exit__(*exc)
         self.db.close()
 
 
@@ -548,7 +530,7 @@ def test_http_refuses_to_serve_as_a_role_that_bypasses_row_level_security(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from hello_pgmem.cli import main
-    from hello_pgmem.mcp_server.http import privileged_role
+    from hello_pgmem.mcp_server.exposure import privileged_role
 
     roles = {"app": deployment.app, "owner": deployment.owner, "superuser": deployment.superuser}
     found = {}

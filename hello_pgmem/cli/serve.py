@@ -80,7 +80,8 @@ def mcp(
     """
     import anyio
 
-    from hello_pgmem.mcp_server.http import LOOPBACK, privileged_role, serve_http
+    from hello_pgmem.mcp_server.exposure import LOOPBACK, privileged_role
+    from hello_pgmem.mcp_server.http import serve_http
     from hello_pgmem.mcp_server.limits import Limits
     from hello_pgmem.mcp_server.server import serve_stdio
     from hello_pgmem.mcp_server.tokens import Identity

@@ -80,31 +80,6 @@ def http_app(db: Database, public_url: str, limits: Limits | None = None, host: 
     return throttle_failed_tokens(app, FailedTokens(limits.failed_tokens_per_minute))
 
 
-PRIVILEGE = """
-SELECT r.rolsuper, r.rolbypassrls, n.nspowner = r.oid
-FROM pg_roles r LEFT JOIN pg_namespace n ON n.nspname = %(schema)s
-WHERE r.rolname = current_user
-"""
-LOOPBACK = ("127.0.0.1", "::1", "localhost")
-
-
-def privileged_role(db: Database) -> str | None:
-    """Why the connected role must not serve remote callers (row-level security does not bind
-    it), or None for an application role."""
-    with db.connection() as conn:
-        row = conn.execute(PRIVILEGE, {"schema": db.settings.schema_name}).fetchone()
-    if row is None:
-        return None
-    superuser, bypass, owner = row
-    if superuser:
-        return "a superuser"
-    if bypass:
-        return "a BYPASSRLS role"
-    if owner:
-        return f"the owner of schema {db.settings.schema_name!r}"
-    return None
-
-
 def serve_http(
     db: Database,
     host: str,
