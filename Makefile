@@ -26,7 +26,8 @@ db: install  ## start the development database (PostgreSQL 17 + pgvector + AGE)
 demo: install  ## bring the database up, migrate it and run the demo
 	$(BIN)/hello-pgmem demo
 
-test: install  ## the test suite, against the real database (brought up by the tests)
+test: install  ## the test suite, against the real database (brought up by the tests) and a headless Chromium
+	scripts/install-browser
 	$(BIN)/pytest
 
 test-citus: install  ## the Citus suite on the local cluster, or on PGMEM_CITUS_URL's coordinator (docs/citus.md)

@@ -38,9 +38,9 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_the_wheel_holds_every_subpackage_and_resource(built: Path) -> None:
-    """Every module of the package, and sql/ and alembic/ mapped into it."""
+    """Every module of the package with its templates and styles, and sql/ and alembic/ mapped into it."""
     names = set(zipfile.ZipFile(built).namelist())
-    kept = (".py", ".sql", ".mako", ".typed")
+    kept = (".py", ".sql", ".mako", ".typed", ".html", ".css")
     source = {
         str(p.relative_to(REPO))
         for p in (REPO / "hello_pgmem").rglob("*")
@@ -53,6 +53,7 @@ def test_the_wheel_holds_every_subpackage_and_resource(built: Path) -> None:
             if p.is_file() and p.suffix in kept and "__pycache__" not in p.parts
         }
     assert any(name.startswith("hello_pgmem/alembic/versions/") for name in source)
+    assert "hello_pgmem/ui/templates/search.html" in source
     assert source <= names, f"missing from the wheel: {sorted(source - names)}"
 
 

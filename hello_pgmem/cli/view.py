@@ -1,0 +1,70 @@
+"""``hello-pgmem ui``: the read-only web view."""
+
+from __future__ import annotations
+
+import click
+
+from hello_pgmem.cli.app import State, cli, load_settings
+
+
+@cli.command("ui")
+@click.option("--host", default="127.0.0.1", show_default=True, help="The address to listen on.")
+@click.option("--port", default=8377, show_default=True, type=click.IntRange(1, 65535), help="The port.")
+@click.option(
+    "--tokens",
+    "use_tokens",
+    is_flag=True,
+    help="Ask for a bearer token at a login form, even on loopback (always off loopback).",
+)
+@click.option("--certfile", type=click.Path(exists=True, dir_okay=False), help="Serve HTTPS with it.")
+@click.option("--keyfile", type=click.Path(exists=True, dir_okay=False), help="The key of --certfile.")
+@click.option(
+    "--allow-privileged-role",
+    is_flag=True,
+    help="With tokens, serve even as a superuser, a BYPASSRLS role or the schema owner.",
+)
+@click.pass_obj
+def ui(
+    state: State,
+    host: str,
+    port: int,
+    use_tokens: bool,
+    certfile: str | None,
+    keyfile: str | None,
+    allow_privileged_role: bool,
+) -> None:
+    """Serve a read-only web view of memories, searches, the graph and documents (needs: pip
+    install 'hello-pgmem[ui]').
+
+    On loopback it shows --user's memories and --namespace's documents. Off loopback (or with
+    --tokens) it asks for a bearer token made by "hello-pgmem token create", kept in an HttpOnly
+    cookie: the token's user and namespaces are what its holder sees, enforced by row-level
+    security, so run it as the application role. Every transaction it opens is READ ONLY.
+    """
+    import uvicorn
+
+    from hello_pgmem.mcp_server.exposure import LOOPBACK, privileged_role
+    from hello_pgmem.store import Store
+    from hello_pgmem.ui import Access, Viewer, ui_app
+
+    if bool(certfile) != bool(keyfile):
+        raise click.UsageError("--certfile and --keyfile go together")
+    tokens = use_tokens or host not in LOOPBACK
+    settings = load_settings(read_only=True, retrieval_log=False)
+    with Store(settings) as store:
+        if tokens:
+            privileged = privileged_role(store.db)
+            if privileged and not allow_privileged_role:
+                raise click.ClickException(
+                    f"refusing to serve tokens as {privileged}: row-level security would not hold "
+                    "their holders to their users; connect as the application role (hello-pgmem grant "
+                    "--app), or pass --allow-privileged-role"
+                )
+        fixed = None if tokens else Viewer(state.user, (state.namespace,))
+        app = ui_app(store, Access(fixed, secure_cookie=bool(certfile)))
+        scheme = "https" if certfile else "http"
+        who = "token holders" if tokens else f"user {state.user!r}"
+        click.echo(f"serving the web view for {who} at {scheme}://{host}:{port}/ (Ctrl-C stops)", err=True)
+        uvicorn.run(
+            app, host=host, port=port, log_level="warning", ssl_certfile=certfile, ssl_keyfile=keyfile
+        )

@@ -1,0 +1,252 @@
+"""The read-only web view: server-rendered pages of one user's memories, searches with every score
+component and the SQL that ran, the knowledge graph drawn, RAG documents and their chunks, and
+the analytics views. No JavaScript; every read is a READ ONLY transaction of a read-only store
+(``PGMEM_READ_ONLY``), scoped to the viewer by row-level security."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+from uuid import UUID
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.templating import Jinja2Templates
+
+from hello_pgmem.core.errors import InvalidInputError, NotFoundError
+from hello_pgmem.core.models import check_scoring
+from hello_pgmem.mcp_server.limits import FailedTokens, throttle_failed_tokens
+from hello_pgmem.memory.when import time_range
+from hello_pgmem.store import Store
+from hello_pgmem.ui import drawing, reads
+from hello_pgmem.ui.access import Access, viewer_of_token
+from hello_pgmem.ui.reads import Viewer
+from hello_pgmem.ui.text import translator
+
+HERE = Path(__file__).resolve().parent
+SEARCH_TYPES = ("episodic", "semantic")
+MAX_RESULTS = 50
+HEADERS = {
+    # no script runs on these pages; nothing is loaded from elsewhere
+    "content-security-policy": "default-src 'none'; style-src 'self'; img-src 'self' data:; "
+    "form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+    "cache-control": "no-store",
+}
+Handler = Callable[[Request, Viewer], tuple[str, dict[str, Any]]]
+
+
+class WebView:
+    """The pages of one read-only store, for the viewers ``access`` lets in."""
+
+    def __init__(self, store: Store, access: Access) -> None:
+        if not store.settings.read_only:
+            raise ValueError("the web view needs a read-only store (Settings.read_only)")
+        self.store = store
+        self.db = store.db
+        self.access = access
+        self.t = translator(store.settings.language)
+        self.templates = Jinja2Templates(directory=str(HERE / "templates"))
+
+    def render(self, request: Request, name: str, context: dict[str, Any], status: int = 200) -> Response:
+        base = {"t": self.t, "language": self.store.settings.language, "tokens": self.access.fixed is None}
+        response = self.templates.TemplateResponse(request, name, {**base, **context}, status_code=status)
+        response.headers.update(HEADERS)
+        return response
+
+    def page(self, handler: Handler) -> Callable[[Request], Response]:
+        """A page for a logged-in viewer: its template and context, or a page that says what went
+        wrong (400 naming the field, 404)."""
+
+        def endpoint(request: Request) -> Response:
+            viewer = self.access.viewer(self.db, request)
+            if viewer is None:
+                return RedirectResponse("/login", status_code=303)
+            try:
+                name, context = handler(request, viewer)
+            except InvalidInputError as exc:
+                return self.render(request, "error.html", _error(viewer, "bad_input", str(exc)), 400)
+            except NotFoundError as exc:
+                return self.render(request, "error.html", _error(viewer, "not_found", str(exc)), 404)
+            return self.render(request, name, {"viewer": viewer, **context})
+
+        return endpoint
+
+    # ------------------------------------------------------------------ login
+
+    def login_form(self, request: Request) -> Response:
+        return self.render(request, "login.html", {"viewer": None, "failed": False})
+
+    async def login(self, request: Request) -> Response:
+        from starlette.concurrency import run_in_threadpool
+
+        form = await request.form(max_files=0, max_fields=4, max_part_size=4096)
+        token = str(form.get("token") or "")
+        viewer = await run_in_threadpool(viewer_of_token, self.db, token) if token else None
+        if viewer is None:  # a 401 counts against the client address (throttle_failed_tokens)
+            return self.render(request, "login.html", {"viewer": None, "failed": True}, 401)
+        response = RedirectResponse("/memories", status_code=303)
+        self.access.remember(response, token.strip())
+        return response
+
+    def logout(self, request: Request) -> Response:
+        response = RedirectResponse("/login", status_code=303)
+        self.access.forget(response)
+        return response
+
+    # ------------------------------------------------------------------ pages
+
+    def memories(self, request: Request, viewer: Viewer) -> tuple[str, dict[str, Any]]:
+        filters = reads.ListFilters.parse(request.query_params)
+        page = reads.memory_page(self.db, viewer, filters)
+        counts, sessions = reads.overview(self.db, viewer)
+        query = filters.query_string()
+        next_link = f"?{urlencode({**query, 'before': page.next_cursor})}" if page.next_cursor else None
+        return "memories.html", {
+            "page": page,
+            "filters": filters,
+            "counts": counts,
+            "sessions": sessions,
+            "types": reads.TYPES,
+            "next_link": next_link,
+            "first_link": f"?{urlencode(query)}" if filters.before_at else None,
+        }
+
+    def memory(self, request: Request, viewer: Viewer) -> tuple[str, dict[str, Any]]:
+        try:
+            memory_id = UUID(request.path_params["memory_id"])
+        except ValueError:
+            raise InvalidInputError("memory_id", "must be a memory id (a UUID)") from None
+        found = reads.memory_detail(self.db, viewer, memory_id)
+        if found is None:
+            raise NotFoundError(f"no memory {memory_id} for this user")
+        return "memory.html", {"memory": found}
+
+    def search(self, request: Request, viewer: Viewer) -> tuple[str, dict[str, Any]]:
+        params = request.query_params
+        text = (params.get("q") or "").strip()
+        scoring = check_scoring(params.get("scoring") or "hybrid")
+        limit = _int(params.get("limit"), "limit", 10, 1, MAX_RESULTS)
+        context: dict[str, Any] = {"query": text, "scoring": scoring, "limit": limit, "hits": None}
+        if not text:
+            return "search.html", context
+        memory = self.store.memory(viewer.user_id, types=SEARCH_TYPES)
+        hits = memory.retrieve_memories(text, limit=limit, track_access=False, scoring=scoring)
+        sent = memory.search_sql(text, limit=limit, scoring=scoring)
+        with self.db.connection() as conn:
+            literal = sent.literal(conn)
+        names = sorted({name for hit in hits for name in hit.components})
+        context.update(
+            hits=hits,
+            components=names,
+            time_range=time_range(text, datetime.now(UTC)),
+            sql=sent.text.strip(),
+            sql_params={name: _shown(value) for name, value in sent.params.items()},
+            sql_literal=literal,
+        )
+        return "search.html", context
+
+    def graph(self, request: Request, viewer: Viewer) -> tuple[str, dict[str, Any]]:
+        params = request.query_params
+        entity = (params.get("entity") or "").strip()
+        depth = _int(params.get("depth"), "depth", 1, 1, 3)
+        source, target = (params.get("from") or "").strip(), (params.get("to") or "").strip()
+        memory = self.store.memory(viewer.user_id, types=("semantic",))
+        context: dict[str, Any] = {
+            "entity": entity,
+            "depth": depth,
+            "source": source,
+            "target": target,
+            "top": reads.top_entities(self.db, viewer),
+            "drawing": None,
+            "path": None,
+            "missing": None,
+        }
+        try:
+            if source and target:
+                steps = memory.graph_path(source, target)
+                context.update(path=steps, drawing=drawing.path_drawing(steps) if steps else None)
+            elif entity:
+                found = memory.graph_neighbourhood(entity, depth)
+                context.update(drawing=drawing.neighbourhood_drawing(found))
+        except NotFoundError as exc:  # the page stays, with its forms and the known entities
+            context["missing"] = str(exc)
+        return "graph.html", context
+
+    def knowledge(self, request: Request, viewer: Viewer) -> tuple[str, dict[str, Any]]:
+        return "knowledge.html", {"namespaces": reads.namespaces(self.db, viewer)}
+
+    def documents(self, request: Request, viewer: Viewer) -> tuple[str, dict[str, Any]]:
+        namespace = request.path_params["namespace"]
+        return "documents.html", {
+            "namespace": namespace,
+            "documents": reads.documents(self.db, viewer, namespace),
+        }
+
+    def document(self, request: Request, viewer: Viewer) -> tuple[str, dict[str, Any]]:
+        namespace, document_id = request.path_params["namespace"], request.path_params["document_id"]
+        found, chunks = reads.document(self.db, viewer, namespace, document_id)
+        if found is None:
+            raise NotFoundError(f"no document {document_id!r} in namespace {namespace!r}")
+        return "document.html", {"namespace": namespace, "document": found, "chunks": chunks}
+
+    def stats(self, request: Request, viewer: Viewer) -> tuple[str, dict[str, Any]]:
+        found = reads.statistics(self.db, viewer)
+        chart = drawing.monthly_bars(found["monthly"])
+        return "stats.html", {**found, "chart": chart, "colours": drawing.TYPE_COLOURS}
+
+    def routes(self) -> list[Route | Mount]:
+        return [
+            Route("/", lambda request: RedirectResponse("/memories", status_code=303)),
+            Route("/login", self.login_form, methods=["GET"]),
+            Route("/login", self.login, methods=["POST"]),
+            Route("/logout", self.logout, methods=["POST"]),
+            Route("/memories", self.page(self.memories)),
+            Route("/memories/{memory_id}", self.page(self.memory)),
+            Route("/search", self.page(self.search)),
+            Route("/graph", self.page(self.graph)),
+            Route("/knowledge", self.page(self.knowledge)),
+            Route("/knowledge/{namespace}", self.page(self.documents)),
+            Route("/knowledge/{namespace}/{document_id:path}", self.page(self.document)),
+            Route("/stats", self.page(self.stats)),
+            Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
+        ]
+
+
+def _error(viewer: Viewer, title: str, message: str) -> dict[str, Any]:
+    return {"viewer": viewer, "title": title, "message": message}
+
+
+def _shown(value: Any) -> str:
+    """A parameter as the page shows it: a vector by its size, anything else as it is sent."""
+    if hasattr(value, "shape") or hasattr(value, "to_list"):
+        return f"[{len(value)} values]"
+    return "NULL" if value is None else str(value)
+
+
+def _int(value: str | None, name: str, default: int, low: int, high: int) -> int:
+    if not value:
+        return default
+    try:
+        number = int(value)
+    except ValueError:
+        raise InvalidInputError(name, f"must be an integer between {low} and {high}") from None
+    if not low <= number <= high:
+        raise InvalidInputError(name, f"must be an integer between {low} and {high}")
+    return number
+
+
+def ui_app(store: Store, access: Access | None = None, failed_logins_per_minute: int = 10) -> Any:
+    """The web view's ASGI application on ``store`` (read-only): for ``access.fixed`` alone, or
+    for the users of bearer tokens (a client address whose tokens keep failing waits a minute)."""
+    view = WebView(store, access or Access())
+    app = Starlette(routes=view.routes())
+    app.state.view = view
+    return throttle_failed_tokens(app, FailedTokens(failed_logins_per_minute))

@@ -1,0 +1,156 @@
+"""Where things go on the page's SVG drawings: a graph neighbourhood in rings by distance, a path
+as a chain, and stacked bars of memories per month. Positions only; the templates draw them."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from hello_pgmem.graph.normalize import normalize_name
+from hello_pgmem.graph.store import Neighbourhood, PathStep
+
+RING = 150.0
+PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#9c755f")
+TYPE_COLOURS = {"episodic": "#4e79a7", "semantic": "#59a14f", "perceptual": "#f28e2b", "working": "#b07aa1"}
+
+
+@dataclass(frozen=True)
+class Node:
+    name: str
+    entity_type: str
+    hops: int
+    x: float
+    y: float
+    colour: str
+
+
+@dataclass(frozen=True)
+class Edge:
+    source: Node
+    target: Node
+    label: str
+    weight: float
+
+
+@dataclass(frozen=True)
+class Drawing:
+    nodes: list[Node]
+    edges: list[Edge]
+    width: float
+    height: float
+
+
+def colour_of(entity_type: str) -> str:
+    return PALETTE[sum(map(ord, entity_type)) % len(PALETTE)]
+
+
+def neighbourhood_drawing(found: Neighbourhood) -> Drawing:
+    """The entity at the centre, each ring one relation further; a ring's entities ordered by
+    the angle of an entity of the ring inside it that they are related to, so that few lines
+    cross."""
+    keys = {normalize_name(e.name): e for e in found.entities}
+    links: dict[str, set[str]] = defaultdict(set)
+    for relation in found.relations:
+        a, b = normalize_name(relation.source), normalize_name(relation.target)
+        links[a].add(b)
+        links[b].add(a)
+    angle: dict[str, float] = {}
+    rings: dict[int, list[str]] = defaultdict(list)
+    for key, entity in keys.items():
+        rings[entity.hops].append(key)
+    nodes: dict[str, Node] = {}
+    for hops in sorted(rings):
+        members = rings[hops]
+
+        def parent_angle(key: str, hops: int = hops) -> tuple[float, str]:
+            inner = [angle[k] for k in links[key] if k in angle and keys[k].hops == hops - 1]
+            return (min(inner) if inner else 0.0, key)
+
+        members.sort(key=parent_angle)
+        for i, key in enumerate(members):
+            theta = 2 * math.pi * i / len(members) - math.pi / 2
+            angle[key] = theta
+            radius = RING * hops
+            entity = keys[key]
+            nodes[key] = Node(
+                entity.name,
+                entity.entity_type,
+                hops,
+                radius * math.cos(theta),
+                radius * math.sin(theta),
+                colour_of(entity.entity_type),
+            )
+    edges = [
+        Edge(nodes[normalize_name(r.source)], nodes[normalize_name(r.target)], r.relation_type, r.weight)
+        for r in found.relations
+        if normalize_name(r.source) in nodes and normalize_name(r.target) in nodes
+    ]
+    return _framed(list(nodes.values()), edges)
+
+
+def path_drawing(steps: Sequence[PathStep]) -> Drawing:
+    """A path as a chain from left to right, each relation with its name (and its direction)."""
+    names = [steps[0].source] if steps else []
+    for step in steps:
+        names.append(step.target if normalize_name(step.source) == normalize_name(names[-1]) else step.source)
+    nodes = [Node(name, "", i, i * 200.0, 0.0, PALETTE[0]) for i, name in enumerate(names)]
+    edges = []
+    for i, step in enumerate(steps):
+        forward = normalize_name(step.source) == normalize_name(names[i])
+        a, b = (nodes[i], nodes[i + 1]) if forward else (nodes[i + 1], nodes[i])
+        edges.append(Edge(a, b, step.relation_type, 1.0))
+    return _framed(nodes, edges)
+
+
+def _framed(nodes: list[Node], edges: list[Edge]) -> Drawing:
+    """Shift the drawing so that it starts at a margin from the origin."""
+    if not nodes:
+        return Drawing([], [], 0, 0)
+    margin = 90.0
+    left = min(n.x for n in nodes) - margin
+    top = min(n.y for n in nodes) - margin
+    moved = {id(n): Node(n.name, n.entity_type, n.hops, n.x - left, n.y - top, n.colour) for n in nodes}
+    width = max(n.x for n in moved.values()) + margin
+    height = max(n.y for n in moved.values()) + margin
+    shifted = [Edge(moved[id(e.source)], moved[id(e.target)], e.label, e.weight) for e in edges]
+    return Drawing(list(moved.values()), shifted, width, height)
+
+
+@dataclass(frozen=True)
+class Bar:
+    label: str
+    x: float
+    segments: list[tuple[str, float, float, int]]  # type, y, height, count
+
+
+@dataclass(frozen=True)
+class BarChart:
+    bars: list[Bar]
+    width: float
+    height: float
+    top: int
+    bar_width: float
+
+
+def monthly_bars(rows: Sequence[Mapping[str, Any]], height: float = 180.0) -> BarChart:
+    """Stacked bars, one per month, of the live memories created in it, by type."""
+    months: dict[datetime, dict[str, int]] = defaultdict(dict)
+    for row in rows:
+        months[row["month"]][row["memory_type"]] = int(row["count"])
+    top = max((sum(m.values()) for m in months.values()), default=0)
+    bar_width = 28.0
+    bars = []
+    for i, month in enumerate(sorted(months)):
+        y = height
+        segments = []
+        for kind, count in sorted(months[month].items()):
+            h = height * count / top if top else 0.0
+            y -= h
+            segments.append((kind, y, h, count))
+        bars.append(Bar(month.strftime("%Y-%m"), 40 + i * (bar_width + 8), segments))
+    width = 40 + len(bars) * (bar_width + 8) + 20
+    return BarChart(bars, max(width, 240.0), height, top, bar_width)

@@ -1,0 +1,324 @@
+"""The read-only web view in a real headless browser (Debian's Chromium, driven by Playwright),
+served by uvicorn as the application role, against the real database: each page renders the
+seeded data, a search shows its components, the graph page draws the expected nodes, another
+user's token sees none of it, and nothing can be written."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from uuid import UUID
+
+import pytest
+from playwright.sync_api import Browser, BrowserContext, Page, expect
+from starlette.testclient import TestClient
+
+from hello_pgmem import Database, HashingEmbedder, KnowledgeBase, ReadOnlyError, Settings
+from hello_pgmem.mcp_server.tokens import create_token, list_tokens, revoke_token
+from hello_pgmem.memory import MemoryManager
+from hello_pgmem.store import Store
+from hello_pgmem.ui import Access, Viewer, ui_app
+from tests.browser import chromium
+from tests.served import Served
+from tests.test_security import Deployment, deployment  # noqa: F401  (a fixture of this module too)
+
+LEAVE = " ".join(f"Leave rule {i}: twenty-five days a year, planned with the team." for i in range(60))
+TRAVEL = " ".join(f"Travel rule {i}: book trains, not planes, for trips under six hours." for i in range(60))
+HANDBOOK = f"# Handbook\n\n## Leave\n\n{LEAVE}\n\n## Travel\n\n{TRAVEL}"
+PAGES = 120  # alice's episodic memories: three pages of 50
+
+
+@dataclass(frozen=True)
+class Seeded:
+    alice_token: str
+    bob_token: str
+    alice_fact: UUID
+    forgotten: UUID
+    bob_fact: UUID
+    app: Settings
+    owner: Settings
+
+
+@pytest.fixture(scope="module")
+def seeded(deployment: Deployment) -> Seeded:  # noqa: F811
+    """Alice (memories over three months, a graph, one forgotten memory, a handbook in team_a) and
+    Bob (his own, team_b), written by the application role; a token for each."""
+    embedder = HashingEmbedder()
+    start = datetime.now(UTC) - timedelta(days=70)
+    with Database(deployment.app) as db:
+        alice = MemoryManager(user_id="alice", database=db, embedder=embedder, session_id="chat-1")
+        fact = alice.add_memory(
+            "Alice's manager is Carol", "semantic", importance=0.9, metadata={"source": "onboarding"}
+        )
+        alice.add_memory("Carol works at Acme in Berlin", "semantic", importance=0.7)
+        alice.add_memory("Alice moved to Berlin in May", "episodic", importance=0.8, timestamp=start)
+        gone = alice.add_memory("Alice once liked opera", "episodic", importance=0.05)
+        assert alice.forget_memories("importance_based", threshold=0.1) == 1
+        alice.add_memory("Alice is in a meeting right now", "working")
+        garden = MemoryManager(user_id="alice", database=db, embedder=embedder, session_id="garden")
+        turns = [f"Alice wrote note number {i} about the garden" for i in range(PAGES)]
+        stamps = [start + timedelta(days=i // 2, minutes=i) for i in range(PAGES)]
+        garden.add_memories(turns, "episodic", importance=0.5, timestamps=stamps)
+        bob = MemoryManager(user_id="bob", database=db, embedder=embedder)
+        bob_fact = bob.add_memory("Bob sails in Brittany with Dana", "semantic", importance=0.8)
+        KnowledgeBase(db, embedder, "team_a").add_text(HANDBOOK, document_id="handbook")
+        KnowledgeBase(db, embedder, "team_b").add_text("# Boats\n\nBob's boat is blue.", document_id="boats")
+    with Database(deployment.owner) as owner:
+        alice_token, _ = create_token(owner, "alice", ["team_a"], mode="read")
+        bob_token, _ = create_token(owner, "bob", ["team_b"], mode="read")
+    return Seeded(alice_token, bob_token, fact, gone, bob_fact, deployment.app, deployment.owner)
+
+
+@pytest.fixture(scope="module")
+def served(seeded: Seeded) -> Iterator[Served]:
+    """The web view for token holders, as the application role, read-only."""
+    with Store(seeded.app.model_copy(update={"read_only": True})) as store, Served(ui_app(store)) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with chromium() as found:
+        yield found
+
+
+@pytest.fixture()
+def context(browser: Browser) -> Iterator[BrowserContext]:
+    made = browser.new_context(viewport={"width": 1280, "height": 900})
+    yield made
+    made.close()
+
+
+def log_in(context: BrowserContext, served: Served, token: str) -> Page:
+    page = context.new_page()
+    page.goto(f"{served.url}/memories")
+    expect(page).to_have_url(f"{served.url}/login")  # no cookie yet: the login form
+    page.fill("#token", token)
+    page.click("form.login button")
+    expect(page).to_have_url(f"{served.url}/memories")
+    return page
+
+
+def test_a_bad_token_is_refused_and_a_good_one_kept_in_an_httponly_cookie(
+    context: BrowserContext, served: Served, seeded: Seeded
+) -> None:
+    page = context.new_page()
+    page.goto(f"{served.url}/login")
+    page.fill("#token", "pgm_not-a-token")
+    page.click("form.login button")
+    expect(page.locator("#login-error")).to_be_visible()
+    assert context.cookies() == []
+    page = log_in(context, served, seeded.alice_token)
+    (cookie,) = context.cookies()
+    assert cookie["httpOnly"] and cookie["sameSite"] == "Strict" and cookie["value"] == seeded.alice_token
+    assert page.evaluate("document.cookie") == ""  # no script can read it
+    expect(page.locator("#viewer")).to_have_text("alice")
+    page.click("form.logout button")
+    expect(page).to_have_url(f"{served.url}/login")
+    assert context.cookies() == []
+
+
+def test_the_memory_list_pages_filters_and_greys_the_forgotten(
+    context: BrowserContext, served: Served, seeded: Seeded
+) -> None:
+    page = log_in(context, served, seeded.alice_token)
+    rows = page.locator("#memories tr.memory")
+    expect(rows).to_have_count(50)
+    forgotten = page.locator("#memories tr.forgotten")  # the newest memory, so on the first page
+    expect(forgotten).to_have_count(1)
+    expect(forgotten).to_contain_text("Alice once liked opera")
+    grey = forgotten.evaluate("row => getComputedStyle(row.cells[2]).color")
+    assert grey != rows.last.evaluate("row => getComputedStyle(row.cells[2]).color")
+    seen = set(rows.all_inner_texts())
+    page.click("#next-page")
+    expect(rows).to_have_count(50)
+    second = set(rows.all_inner_texts())
+    page.click("#next-page")
+    expect(rows).to_have_count(PAGES + 4 - 100)
+    third = set(rows.all_inner_texts())
+    assert not seen & second and not second & third
+    assert len(seen | second | third) == PAGES + 4  # every long-term memory once, the forgotten one too
+    expect(page.locator("#next-page")).to_have_count(0)
+    page.click("#first-page")
+    assert set(rows.all_inner_texts()) == seen
+    page.goto(f"{served.url}/memories?type=semantic")
+    expect(rows).to_have_count(2)
+    page.goto(f"{served.url}/memories?session=garden&min_importance=0.5&live=1")
+    expect(rows).to_have_count(50)
+    expect(page.locator("#memories")).not_to_contain_text("opera")
+    page.goto(f"{served.url}/memories?type=working")
+    expect(rows).to_have_count(1)
+    expect(rows).to_contain_text("in a meeting")
+    page.goto(f"{served.url}/memories?min_importance=7")
+    expect(page.locator("#error")).to_contain_text("min_importance")
+
+
+def test_one_memory_shows_its_text_metadata_entities_and_relations(
+    context: BrowserContext, served: Served, seeded: Seeded
+) -> None:
+    page = log_in(context, served, seeded.alice_token)
+    page.goto(f"{served.url}/memories?type=semantic")
+    page.click("text=Alice's manager is Carol")
+    expect(page).to_have_url(f"{served.url}/memories/{seeded.alice_fact}")
+    expect(page.locator("#content")).to_have_text("Alice's manager is Carol")
+    expect(page.locator("#metadata")).to_contain_text('"source": "onboarding"')
+    expect(page.locator("#entities")).to_contain_text("Alice")
+    expect(page.locator("#entities")).to_contain_text("Carol")
+    expect(page.locator("#relations li")).to_have_count(1)
+    expect(page.locator("#relations")).to_contain_text("manager")
+
+
+def test_a_search_shows_each_hit_with_every_component_and_the_sql(
+    context: BrowserContext, served: Served, seeded: Seeded
+) -> None:
+    page = log_in(context, served, seeded.alice_token)
+    page.goto(f"{served.url}/search")
+    page.fill("#q", "Who is Alice's manager?")
+    page.click("form.filters button")
+    hits = page.locator("#hits tr.hit")
+    expect(hits.first).to_contain_text("Alice's manager is Carol")
+    headers = page.locator("#hits th.component").all_inner_texts()
+    for component in ("text_score", "context_score", "session_score", "vector_score", "graph_score"):
+        assert component in headers
+    assert any("time" in h for h in headers) and any("recency" in h for h in headers)
+    assert any("importance" in h for h in headers)
+    first = hits.first.locator("td[data-component=text_score]").inner_text()
+    assert float(first) > 0
+    expect(page.locator("#sql")).to_contain_text("search_memories(")
+    expect(page.locator("#sql-params td[data-param=user_id]")).to_have_text("alice")
+    expect(page.locator("#sql-params td[data-param=query]")).to_contain_text("384 values")
+    expect(page.locator("#sql-literal")).to_contain_text("'alice'")  # to paste into psql
+    expect(page.locator("#time-range")).to_have_text("none")
+    page.goto(f"{served.url}/search?q=what+did+Alice+do+in+May+2026")
+    expect(page.locator("#time-range")).to_contain_text("2026-05-01")
+    # a search records nothing: the view's transactions are read-only
+    with Database(seeded.owner) as owner, owner.transaction(all_rows=True) as conn:
+        assert conn.execute("SELECT count(*) FROM memory_accesses").fetchone() == (0,)
+
+
+def test_the_graph_page_draws_the_neighbourhood_and_a_path(
+    context: BrowserContext, served: Served, seeded: Seeded
+) -> None:
+    page = log_in(context, served, seeded.alice_token)
+    page.goto(f"{served.url}/graph?entity=Alice&depth=2")
+    nodes = page.locator("svg#graph g.node")
+    names = set(nodes.evaluate_all("nodes => nodes.map(n => n.dataset.name)"))
+    assert {"Alice", "Carol", "Acme"} <= names
+    assert "Dana" not in names  # Bob's
+    centre = page.locator("svg#graph g.node[data-hops='0']")
+    expect(centre).to_have_attribute("data-name", "Alice")
+    box = page.locator("svg#graph").bounding_box()
+    assert box is not None and box["width"] > 100 and box["height"] > 100  # drawn, not empty
+    edges = page.locator("svg#graph g.edge")
+    assert edges.count() >= 2
+    page.click("svg#graph g.node[data-name='Carol'] a")
+    expect(page.locator("svg#graph g.node[data-hops='0']")).to_have_attribute("data-name", "Carol")
+    page.goto(f"{served.url}/graph?from=Alice&to=Acme")
+    chain = page.locator("svg#graph g.node").evaluate_all("nodes => nodes.map(n => n.dataset.name)")
+    assert chain == ["Alice", "Carol", "Acme"]
+    page.goto(f"{served.url}/graph?from=Alice&to=Berlin_never_named")
+    expect(page.locator("#error, #no-path")).to_have_count(1)
+
+
+def test_documents_their_chunks_and_the_statistics(
+    context: BrowserContext, served: Served, seeded: Seeded
+) -> None:
+    page = log_in(context, served, seeded.alice_token)
+    page.goto(f"{served.url}/knowledge")
+    expect(page.locator("#namespaces")).to_contain_text("team_a")
+    expect(page.locator("#namespaces")).not_to_contain_text("team_b")
+    page.click("text=team_a")
+    page.click("#documents a")
+    chunks = page.locator("#chunks tr.chunk")
+    assert chunks.count() >= 2
+    headings = page.locator("#chunks td.heading").all_inner_texts()
+    assert "Handbook › Leave" in headings and "Handbook › Travel" in headings
+    page.goto(f"{served.url}/stats")
+    expect(page.locator("#by-type")).to_contain_text("episodic")
+    bars = page.locator("svg#monthly g.bar")
+    assert bars.count() >= 3  # the garden notes span three months
+    counts = page.locator("svg#monthly rect").evaluate_all("rects => rects.map(r => Number(r.dataset.count))")
+    assert sum(counts) == PAGES + 3  # live long-term memories
+    expect(page.locator("#entity-stats")).to_contain_text("Carol")
+
+
+def test_another_users_token_sees_none_of_it(context: BrowserContext, served: Served, seeded: Seeded) -> None:
+    page = log_in(context, served, seeded.bob_token)
+    expect(page.locator("#viewer")).to_have_text("bob")
+    expect(page.locator("#memories tr.memory")).to_have_count(1)
+    expect(page.locator("#memories")).not_to_contain_text("Alice")
+    page.goto(f"{served.url}/memories/{seeded.alice_fact}")
+    expect(page.locator("#error")).to_contain_text("no memory")
+    page.goto(f"{served.url}/search?q=Alice+manager+Carol+garden")
+    expect(page.locator("#sql-params td[data-param=user_id]")).to_have_text("bob")
+    hits = page.locator("#hits tr.hit")
+    expect(hits).to_have_count(1)
+    expect(hits).to_contain_text("Bob sails")
+    page.goto(f"{served.url}/graph?entity=Alice")
+    expect(page.locator("#error")).to_contain_text("Alice")
+    expect(page.locator("#top-entities")).not_to_contain_text("Carol")
+    page.goto(f"{served.url}/knowledge/team_a")
+    expect(page.locator("#error")).to_contain_text("team_a")
+    page.goto(f"{served.url}/knowledge/team_a/handbook")
+    expect(page.locator("#error")).to_be_visible()
+    page.goto(f"{served.url}/stats")
+    expect(page.locator("#by-type")).not_to_contain_text("working")  # alice's working memory
+
+
+def test_a_revoked_token_stops_at_the_next_request(
+    context: BrowserContext, served: Served, seeded: Seeded
+) -> None:
+    with Database(seeded.owner) as owner:
+        token, token_id = create_token(owner, "alice", ["team_a"], mode="read")
+        page = log_in(context, served, token)
+        revoke_token(owner, str(token_id))
+        page.goto(f"{served.url}/memories")
+        expect(page).to_have_url(f"{served.url}/login")
+        (info,) = [t for t in list_tokens(owner, "alice") if t.id == token_id]
+        assert info.last_used_at is None  # the view's read-only transactions record nothing
+
+
+def test_the_view_cannot_write(served: Served, seeded: Seeded) -> None:
+    client = TestClient(ui_app(Store(seeded.app.model_copy(update={"read_only": True}))))
+    client.cookies.set("pgmem_ui_token", seeded.alice_token)
+    for method in ("POST", "PUT", "PATCH", "DELETE"):
+        assert client.request(method, "/memories").status_code == 405
+        assert client.request(method, f"/memories/{seeded.alice_fact}").status_code == 405
+    with Store(seeded.app.model_copy(update={"read_only": True})) as store:
+        with store.db.transaction("alice") as conn:
+            assert conn.execute("SHOW transaction_read_only").fetchone() == ("on",)
+        memory = store.memory("alice")
+        before = memory.get_memory_stats().total_memories
+        with pytest.raises(ReadOnlyError, match="read-only"):
+            memory.add_memory("written through the view", "episodic")
+        with pytest.raises(ReadOnlyError):
+            memory.remove_memory(seeded.alice_fact)
+        with pytest.raises(ReadOnlyError), store.db.transaction("alice") as conn:
+            conn.execute("DELETE FROM memories")
+        assert memory.get_memory_stats().total_memories == before
+
+
+def test_pages_speak_chinese_with_language_zh(seeded: Seeded) -> None:
+    settings = seeded.app.model_copy(update={"read_only": True, "language": "zh"})
+    with Store(settings) as store:
+        client = TestClient(ui_app(store, Access(Viewer("alice", ("team_a",)))))
+        page = client.get("/memories")
+        assert page.status_code == 200
+        assert "记忆" in page.text and "知识图谱" in page.text and "只读视图" in page.text
+        assert client.get("/memories?type=nothing").status_code == 400
+
+
+def test_the_view_refuses_a_writable_store(seeded: Seeded) -> None:
+    with Store(seeded.app) as store, pytest.raises(ValueError, match="read-only"):
+        ui_app(store)
+
+
+def test_the_pages_forbid_scripts_and_framing(seeded: Seeded) -> None:
+    with Store(seeded.app.model_copy(update={"read_only": True})) as store:
+        client = TestClient(ui_app(store, Access(Viewer("alice", ("team_a",)))))
+        page = client.get("/search", params={"q": "<script>alert(1)</script>"})
+        assert "<script>alert(1)</script>" not in page.text  # escaped
+        assert "&lt;script&gt;" in page.text
+        policy = page.headers["content-security-policy"]
+        assert "default-src 'none'" in policy and "frame-ancestors 'none'" in policy
