@@ -5,9 +5,15 @@ user's token sees none of it, and nothing can be written."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import time
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from uuid import UUID
 
 import pytest
@@ -20,12 +26,13 @@ from hello_pgmem.memory import MemoryManager
 from hello_pgmem.store import Store
 from hello_pgmem.ui import Access, Viewer, ui_app
 from tests.browser import chromium
-from tests.served import Served
+from tests.served import Served, free_port
 from tests.test_security import Deployment, deployment  # noqa: F401  (a fixture of this module too)
 
 LEAVE = " ".join(f"Leave rule {i}: twenty-five days a year, planned with the team." for i in range(60))
 TRAVEL = " ".join(f"Travel rule {i}: book trains, not planes, for trips under six hours." for i in range(60))
 HANDBOOK = f"# Handbook\n\n## Leave\n\n{LEAVE}\n\n## Travel\n\n{TRAVEL}"
+HELLO_PGMEM = str(Path(sys.executable).with_name("hello-pgmem"))
 PAGES = 120  # alice's episodic memories: three pages of 50
 
 
@@ -178,7 +185,7 @@ def test_a_search_shows_each_hit_with_every_component_and_the_sql(
     page.click("form.filters button")
     hits = page.locator("#hits tr.hit")
     expect(hits.first).to_contain_text("Alice's manager is Carol")
-    headers = page.locator("#hits th.component").all_inner_texts()
+    headers = page.locator("#hits th.component").evaluate_all("cells => cells.map(c => c.dataset.component)")
     for component in ("text_score", "context_score", "session_score", "vector_score", "graph_score"):
         assert component in headers
     assert any("time" in h for h in headers) and any("recency" in h for h in headers)
@@ -273,8 +280,10 @@ def test_a_revoked_token_stops_at_the_next_request(
         token, token_id = create_token(owner, "alice", ["team_a"], mode="read")
         page = log_in(context, served, token)
         revoke_token(owner, str(token_id))
-        page.goto(f"{served.url}/memories")
-        expect(page).to_have_url(f"{served.url}/login")
+        answer = page.goto(f"{served.url}/memories")
+        assert answer is not None and answer.status == 401  # counted against the address, as a bad login
+        expect(page.locator("#login-error")).to_be_visible()
+        assert context.cookies() == []  # forgotten
         (info,) = [t for t in list_tokens(owner, "alice") if t.id == token_id]
         assert info.last_used_at is None  # the view's read-only transactions record nothing
 
@@ -322,3 +331,48 @@ def test_the_pages_forbid_scripts_and_framing(seeded: Seeded) -> None:
         assert "&lt;script&gt;" in page.text
         policy = page.headers["content-security-policy"]
         assert "default-src 'none'" in policy and "frame-ancestors 'none'" in policy
+
+
+def test_an_address_that_keeps_failing_waits(seeded: Seeded) -> None:
+    with Store(seeded.app.model_copy(update={"read_only": True})) as store:
+        client = TestClient(ui_app(store, failed_logins_per_minute=3))
+        statuses = [client.post("/login", data={"token": f"pgm_guess{i}"}).status_code for i in range(4)]
+        assert statuses == [401, 401, 401, 429]
+        client.cookies.set("pgmem_ui_token", seeded.alice_token)  # even a good token waits now
+        assert client.get("/memories", follow_redirects=False).status_code == 429
+
+
+def first_answer(url: str, server: subprocess.Popen[bytes], seconds: float = 30) -> str:
+    """The page at ``url`` once ``server`` answers."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            with urllib.request.urlopen(url) as answer:
+                return str(answer.read().decode())
+        except OSError:
+            assert time.monotonic() < deadline and server.poll() is None, "the view did not start"
+            time.sleep(0.2)
+
+
+def test_the_command_serves_the_loopback_user_and_refuses_tokens_as_a_superuser(
+    seeded: Seeded,
+    deployment: Deployment,  # noqa: F811
+) -> None:
+    port = free_port()
+    env = {**os.environ, "DATABASE_URL": seeded.app.database_url}
+    command = [HELLO_PGMEM, "--user", "alice", "--namespace", "team_a", "ui", "--port", str(port)]
+    with subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL) as server:
+        try:
+            page = first_answer(f"http://127.0.0.1:{port}/memories?type=semantic", server)
+        finally:
+            server.terminate()
+    assert "Alice&#39;s manager is Carol" in page and "Bob" not in page
+    env["DATABASE_URL"] = deployment.superuser.database_url
+    refused = subprocess.run(
+        [HELLO_PGMEM, "ui", "--tokens", "--port", str(port)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert refused.returncode != 0 and "a superuser" in refused.stderr

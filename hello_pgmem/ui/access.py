@@ -34,6 +34,10 @@ class Access:
         token = request.cookies.get(COOKIE)
         return None if not token else viewer_of_token(db, token)
 
+    def holds_token(self, request: Request) -> bool:
+        """Whether ``request`` came with a token (valid or not)."""
+        return self.fixed is None and bool(request.cookies.get(COOKIE))
+
     def remember(self, response: Response, token: str) -> None:
         response.set_cookie(
             COOKIE,

@@ -67,6 +67,11 @@ class WebView:
 
         def endpoint(request: Request) -> Response:
             viewer = self.access.viewer(self.db, request)
+            if viewer is None and self.access.holds_token(request):
+                # a token that no longer works: 401 (it counts against the address) and forgotten
+                failed = self.render(request, "login.html", {"viewer": None, "failed": True}, 401)
+                self.access.forget(failed)
+                return failed
             if viewer is None:
                 return RedirectResponse("/login", status_code=303)
             try:

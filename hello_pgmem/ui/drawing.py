@@ -106,16 +106,18 @@ def path_drawing(steps: Sequence[PathStep]) -> Drawing:
     return _framed(nodes, edges)
 
 
-def _framed(nodes: list[Node], edges: list[Edge]) -> Drawing:
-    """Shift the drawing so that it starts at a margin from the origin."""
+def _framed(nodes: list[Node], edges: list[Edge], least: tuple[float, float] = (640.0, 320.0)) -> Drawing:
+    """Shift the drawing to sit in the middle of a frame of at least ``least`` (width, height),
+    with a margin around it."""
     if not nodes:
         return Drawing([], [], 0, 0)
     margin = 90.0
-    left = min(n.x for n in nodes) - margin
-    top = min(n.y for n in nodes) - margin
+    spread_x = max(n.x for n in nodes) - min(n.x for n in nodes) + 2 * margin
+    spread_y = max(n.y for n in nodes) - min(n.y for n in nodes) + 2 * margin
+    width, height = max(spread_x, least[0]), max(spread_y, least[1])
+    left = min(n.x for n in nodes) - margin - (width - spread_x) / 2
+    top = min(n.y for n in nodes) - margin - (height - spread_y) / 2
     moved = {id(n): Node(n.name, n.entity_type, n.hops, n.x - left, n.y - top, n.colour) for n in nodes}
-    width = max(n.x for n in moved.values()) + margin
-    height = max(n.y for n in moved.values()) + margin
     shifted = [Edge(moved[id(e.source)], moved[id(e.target)], e.label, e.weight) for e in edges]
     return Drawing(list(moved.values()), shifted, width, height)
 
@@ -153,4 +155,4 @@ def monthly_bars(rows: Sequence[Mapping[str, Any]], height: float = 180.0) -> Ba
             segments.append((kind, y, h, count))
         bars.append(Bar(month.strftime("%Y-%m"), 40 + i * (bar_width + 8), segments))
     width = 40 + len(bars) * (bar_width + 8) + 20
-    return BarChart(bars, max(width, 240.0), height, top, bar_width)
+    return BarChart(bars, max(width, 360.0), height, top, bar_width)

@@ -35,6 +35,7 @@ LABELS: dict[str, tuple[str, str]] = {
     "created": ("Created", "创建时间"),
     "accesses": ("Accesses", "访问次数"),
     "forgotten": ("forgotten", "已遗忘"),
+    "forgotten_column": ("Forgotten", "已遗忘"),
     "next_page": ("Older", "更早"),
     "first_page": ("Newest", "最新"),
     "none": ("Nothing here.", "这里什么都没有。"),
