@@ -134,7 +134,9 @@ def timing(runs: int) -> dict[str, Any]:
             for user in users:
                 seed_graph(db, user, 60)
             with db.connection() as conn:
+                conn.autocommit = True
                 conn.execute("VACUUM ANALYZE memories")
+                conn.autocommit = False
         viewing = settings.model_copy(update={"read_only": True})
         for user, size in users.items():
             paths = pages(settings, user)

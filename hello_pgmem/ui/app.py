@@ -111,7 +111,7 @@ class WebView:
     def memories(self, request: Request, viewer: Viewer) -> tuple[str, dict[str, Any]]:
         filters = reads.ListFilters.parse(request.query_params)
         page = reads.memory_page(self.db, viewer, filters)
-        counts, sessions = reads.overview(self.db, viewer)
+        counts, sessions = reads.overview(self.db, viewer, with_counts=filters.before_at is None)
         query = filters.query_string()
         next_link = f"?{urlencode({**query, 'before': page.next_cursor})}" if page.next_cursor else None
         return "memories.html", {

@@ -56,6 +56,20 @@ SELECT memory_type, live, forgotten, avg_importance, oldest, newest, accesses
 FROM memory_stats WHERE user_id = %(user_id)s ORDER BY memory_type
 """
 
+# The list page's counts: what memory_stats says, without its median age (a sort of every row).
+TYPE_COUNTS = """
+SELECT memory_type, count(*) FILTER (WHERE forgotten_at IS NULL) AS live,
+       count(*) FILTER (WHERE forgotten_at IS NOT NULL) AS forgotten,
+       round(avg(importance) FILTER (WHERE forgotten_at IS NULL)::numeric, 3) AS avg_importance,
+       sum(access_count) FILTER (WHERE forgotten_at IS NULL) AS accesses
+FROM memories WHERE user_id = %(user_id)s GROUP BY memory_type
+UNION ALL
+SELECT 'working', count(*) FILTER (WHERE expires_at > now()), count(*) FILTER (WHERE expires_at <= now()),
+       round(avg(importance) FILTER (WHERE expires_at > now())::numeric, 3), NULL
+FROM working_memories WHERE user_id = %(user_id)s HAVING count(*) > 0
+ORDER BY 1
+"""
+
 SESSIONS = """
 SELECT session_id, count(*) FROM memories
 WHERE user_id = %(user_id)s AND session_id IS NOT NULL

@@ -3,8 +3,8 @@ to the viewer, returning rows as dictionaries for the templates."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime, time
 from typing import Any
 from uuid import UUID
@@ -138,10 +138,13 @@ def memory_page(db: Database, viewer: Viewer, filters: ListFilters, size: int = 
     return MemoryPage(rows, cursor)
 
 
-def overview(db: Database, viewer: Viewer) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The user's counts per type and their sessions (most recent first)."""
+def overview(
+    db: Database, viewer: Viewer, with_counts: bool = True
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The user's counts per type (they read every row: 50 ms at 100,000 memories, so only the
+    first page asks) and their sessions, most recent first (an index-only scan)."""
     with db.transaction(viewer.user_id) as conn, conn.cursor(row_factory=dict_row) as cur:
-        counts = cur.execute(q.COUNTS, {"user_id": viewer.user_id}).fetchall()
+        counts = cur.execute(q.TYPE_COUNTS, {"user_id": viewer.user_id}).fetchall() if with_counts else []
         sessions = cur.execute(q.SESSIONS, {"user_id": viewer.user_id}).fetchall()
     return counts, sessions
 
@@ -240,11 +243,3 @@ def _rows(
         conn.cursor(row_factory=dict_row) as cur,
     ):
         return cur.execute(statement, params).fetchall()
-
-
-def next_filters(filters: ListFilters, **changes: Any) -> ListFilters:
-    return replace(filters, **changes)
-
-
-def type_order(rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    return sorted(rows, key=lambda row: TYPES.index(row["memory_type"]) if row["memory_type"] in TYPES else 9)
