@@ -196,6 +196,7 @@ def screenshots(folder: Path) -> list[Path]:
                     "memory": first_memory(served.url),
                     "search": "/search?q=" + urllib.parse.quote("who is Alice's manager?"),
                     "graph": "/graph?entity=Alice&depth=2",
+                    "knowledge": "/knowledge",
                     "document": "/knowledge/handbook/handbook",
                     "stats": "/stats",
                 }
@@ -204,6 +205,11 @@ def screenshots(folder: Path) -> list[Path]:
                     target = folder / f"{name}.png"
                     page.screenshot(path=str(target), full_page=name != "search")
                     taken.append(target)
+            with Served(ui_app(store)) as login, chromium() as browser:  # for token holders
+                page = browser.new_page(viewport={"width": 1200, "height": 400})
+                page.goto(login.url + "/memories")
+                page.screenshot(path=str(folder / "login.png"))
+                taken.append(folder / "login.png")
     return taken
 
 
