@@ -46,7 +46,7 @@ TOTALS_TABLES = (  # kept by triggers (0009, 0014), read by search
 )
 RLS_TABLES = (*WRITTEN_TABLES, *TOTALS_TABLES)  # the tables with row-level security
 DATA_TABLES = (*WRITTEN_TABLES, "embedding_cache")  # the cache holds no text and no user id: no policy
-READ_ONLY_TABLES = ("embedding_models", "alembic_version", *TOTALS_TABLES)
+READ_ONLY_TABLES = ("embedding_models", "alembic_version", "relation_types", *TOTALS_TABLES)
 AGE_CATALOG = ("ag_graph", "ag_label")
 
 Statement = sql.SQL | sql.Composed

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from sqlalchemy import (
+    Boolean,
     CheckConstraint,
     Column,
+    DateTime,
     Double,
     ForeignKeyConstraint,
     Index,
@@ -75,6 +77,34 @@ relations = Table(
     Column("weight", Double, nullable=False, server_default=text("1.0")),
     _now(),
     _updated(),
+    # revision 0022: the two clocks
+    Column(
+        "valid_from",
+        DateTime(timezone=True),
+        nullable=False,
+        server_default=text("now()"),
+        comment="When the relation began to hold (its memory's time).",
+    ),
+    Column("valid_to", DateTime(timezone=True), comment="When it stopped holding (NULL: it still holds)."),
+    Column(
+        "recorded_at",
+        DateTime(timezone=True),
+        nullable=False,
+        server_default=text("now()"),
+        comment="When the store learned it.",
+    ),
+    Column(
+        "superseded_at",
+        DateTime(timezone=True),
+        comment="When the store stopped believing it (NULL: still believed).",
+    ),
+    Column(
+        "single_valued",
+        Boolean,
+        nullable=False,
+        server_default=text("false"),
+        comment="Its type holds one target at a time (relation_types).",
+    ),
     PrimaryKeyConstraint(
         "user_id", "source_id", "relation_type", "target_id", "memory_id", name="relations_pkey"
     ),
@@ -102,4 +132,14 @@ relations = Table(
     Index("relations_user_target_weight", "user_id", "target_id", text("weight DESC")),
     Index("relations_user_memory", "user_id", "memory_id"),
     comment="Typed, weighted relations between entities, one row per asserting memory.",
+)
+
+
+relation_types = Table(  # revision 0022
+    "relation_types",
+    metadata,
+    Column("relation_type", Text, primary_key=True),
+    Column("single_valued", Boolean, nullable=False, server_default=text("false")),
+    CheckConstraint("btrim(relation_type) <> ''", name="relation_types_not_blank"),
+    comment="Relation types with a rule: single_valued ones hold one target at a time for a subject.",
 )

@@ -79,6 +79,23 @@ memories = Table(
         comment="The order the memory was added in (memories_seq; a batch's rows in their order): "
         "a session's memories with equal created_at are ordered by it.",
     ),
+    Column(  # revision 0022: the two clocks
+        "valid_to",
+        DateTime(timezone=True),
+        comment="When the fact stopped holding in the world (NULL: it still holds); it held from created_at.",
+    ),
+    Column(
+        "superseded_at",
+        DateTime(timezone=True),
+        comment="When the store stopped believing this version (a correction or a later version); "
+        "NULL: still believed.",
+    ),
+    Column(
+        "version_of",
+        UUID(as_uuid=True),
+        comment="The memory this row is an earlier version of; "
+        "NULL for a memory itself (its current version).",
+    ),
     PrimaryKeyConstraint("user_id", "id", name="memories_pkey"),
     CheckConstraint("btrim(user_id) <> '' AND length(user_id) <= 255", name="memories_user_id"),
     CheckConstraint(f"memory_type IN {MEMORY_TYPES!r}", name="memories_memory_type"),
@@ -93,6 +110,12 @@ memories = Table(
     ),
     Index("memories_user_type_created", "user_id", "memory_type", "created_at"),
     Index("memories_user_session_order", "user_id", "session_id", "created_at", "seq"),
+    Index(
+        "memories_user_versions",
+        "user_id",
+        "version_of",
+        postgresql_where=text("version_of IS NOT NULL"),
+    ),
     Index(
         "memories_user_lexemes",
         "user_id",
