@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 CITUS_SUITE := tests/test_episodic.py tests/test_working.py tests/test_manager.py tests/test_search.py \
 	tests/test_ranking.py tests/test_text_search.py tests/test_memory_tool.py tests/test_graph.py \
 	tests/test_rag.py tests/test_security.py tests/test_concurrency.py tests/test_check.py \
-	tests/test_ops.py tests/test_store.py tests/test_citus.py
+	tests/test_ops.py tests/test_store.py tests/test_temporal.py tests/test_citus.py
 
 .PHONY: install db demo test test-citus lint bench
 

@@ -7,7 +7,18 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "hello_pgmem"
-PUBLIC_MEMORY = {"manager", "sessions", "table", "items", "decay", "classify", "reembed", "when", "in_transaction"}
+PUBLIC_MEMORY = {
+    "manager",
+    "sessions",
+    "table",
+    "items",
+    "decay",
+    "classify",
+    "reembed",
+    "when",
+    "in_transaction",
+    "versions",
+}
 """The modules of hello_pgmem.memory that other layers may import; the rest are its own."""
 MAX_LINES = 400
 

@@ -147,10 +147,19 @@ def test_contradiction_updates_and_keeps_history(
     result = system.process_turn("我搬到上海了", "好的", "u")
     decision = result.decisions[0]
     assert (decision.action, decision.reason, decision.previous) == ("updated", "contradicts", "张三住在北京")
-    [(content, metadata)] = rows(clean, "SELECT content, metadata FROM memories")
+    [(content,)] = rows(clean, "SELECT content FROM memories WHERE version_of IS NULL")
     assert content == "张三搬家了，现在住在上海"
-    assert metadata["history"][0]["content"] == "张三住在北京"
-    assert metadata["history"][0]["reason"] == "contradicts"
+    # the old fact is kept twice: as believed until now (retired), and as held until the move
+    versions = rows(
+        clean,
+        "SELECT content, superseded_at IS NOT NULL, valid_to, metadata ->> 'replaced_because'"
+        " FROM memories WHERE version_of IS NOT NULL ORDER BY superseded_at NULLS LAST",
+    )
+    assert [(v[0], v[1], v[3]) for v in versions] == [
+        ("张三住在北京", True, "contradicts"),
+        ("张三住在北京", False, None),
+    ]
+    assert versions[1][2] == clock()  # held until the turn that said otherwise
 
 
 def test_refinement_and_unrelated_memories(
@@ -165,10 +174,15 @@ def test_refinement_and_unrelated_memories(
     system.process_turn("a", "b", "u")
     assert system.process_turn("c", "d", "u").decisions[0].reason == "refines"
     assert system.process_turn("e", "f", "u").decisions[0].action == "added"
-    assert sorted(r[0] for r in rows(clean, "SELECT content FROM memories")) == [
+    assert sorted(r[0] for r in rows(clean, "SELECT content FROM memories WHERE version_of IS NULL")) == [
         "张三很喜欢喝咖啡",
         "李四是产品经理",
     ]
+    # a refinement corrects what was believed: the earlier wording is retired, never closed
+    assert rows(
+        clean,
+        "SELECT content, valid_to, superseded_at IS NOT NULL FROM memories WHERE version_of IS NOT NULL",
+    ) == [("张三喜欢喝咖啡", None, True)]
 
 
 def test_same_text() -> None:

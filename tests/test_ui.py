@@ -41,6 +41,7 @@ class Seeded:
     alice_token: str
     bob_token: str
     alice_fact: UUID
+    moved: UUID
     forgotten: UUID
     bob_fact: UUID
     app: Settings
@@ -58,7 +59,10 @@ def seeded(deployment: Deployment) -> Seeded:  # noqa: F811
         fact = alice.add_memory(
             "Alice's manager is Carol", "semantic", importance=0.9, metadata={"source": "onboarding"}
         )
-        alice.add_memory("Carol works at Acme in Berlin", "semantic", importance=0.7)
+        carol = alice.add_memory(
+            "Carol works at Globex in Berlin", "semantic", importance=0.7, timestamp=start
+        )
+        alice.update_memory(carol, "Carol works at Acme in Berlin", valid_from=start + timedelta(days=30))
         alice.add_memory("Alice moved to Berlin in May", "episodic", importance=0.8, timestamp=start)
         gone = alice.add_memory("Alice once liked opera", "episodic", importance=0.05)
         assert alice.forget_memories("importance_based", threshold=0.1) == 1
@@ -74,7 +78,7 @@ def seeded(deployment: Deployment) -> Seeded:  # noqa: F811
     with Database(deployment.owner) as owner:
         alice_token, _ = create_token(owner, "alice", ["team_a"], mode="read")
         bob_token, _ = create_token(owner, "bob", ["team_b"], mode="read")
-    return Seeded(alice_token, bob_token, fact, gone, bob_fact, deployment.app, deployment.owner)
+    return Seeded(alice_token, bob_token, fact, carol, gone, bob_fact, deployment.app, deployment.owner)
 
 
 @pytest.fixture(scope="module")
@@ -174,6 +178,21 @@ def test_one_memory_shows_its_text_metadata_entities_and_relations(
     expect(page.locator("#entities")).to_contain_text("Carol")
     expect(page.locator("#relations li")).to_have_count(1)
     expect(page.locator("#relations")).to_contain_text("manager")
+
+
+def test_a_changed_memory_shows_its_versions_with_both_clocks(
+    context: BrowserContext, served: Served, seeded: Seeded
+) -> None:
+    page = log_in(context, served, seeded.alice_token)
+    page.goto(f"{served.url}/memories/{seeded.moved}")
+    expect(page.locator("#content")).to_have_text("Carol works at Acme in Berlin")
+    versions = page.locator("#versions tr.version")
+    expect(versions).to_have_count(3)  # as believed before, as held until the change, and now
+    assert versions.all_inner_texts()[0].startswith("Carol works at Globex")
+    expect(page.locator("#versions tr.current")).to_contain_text("Acme")
+    # the list shows the memory once, not its versions
+    page.goto(f"{served.url}/memories?type=semantic")
+    expect(page.locator("#memories tr.memory")).to_have_count(2)
 
 
 def test_a_search_shows_each_hit_with_every_component_and_the_sql(

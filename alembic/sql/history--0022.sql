@@ -31,6 +31,16 @@ COMMENT ON TABLE relation_types IS
     'Relation types with a rule: single_valued ones hold one target at a time for a subject.';
 INSERT INTO relation_types (relation_type, single_valued)
 VALUES ('lives_in', true), ('works_at', true), ('married_to', true), ('居住于', true), ('工作于', true);
+-- on a Citus coordinator whose tables are distributed, a copy on every node (a reference table,
+-- as sql/citus/distribute.sql makes it on a schema distributed later)
+DO $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus') THEN  -- Citus's catalog exists
+        IF EXISTS (SELECT 1 FROM pg_dist_partition WHERE logicalrelid = 'memories'::regclass) THEN
+            PERFORM create_reference_table('relation_types');
+        END IF;
+    END IF;
+END $$;
 -- every role that reads relations reads the rules (grant --app and --analytics grant it from now on)
 DO $$
 DECLARE

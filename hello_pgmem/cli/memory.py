@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -86,6 +86,8 @@ def add(
     is_flag=True,
     help="Print the SQL the search sends, its parameters as literals (run it in psql), and stop.",
 )
+@click.option("--valid-at", help="What held at this time (ISO 8601 with a time zone); default now.")
+@click.option("--known-at", help="As the memory knew it then (ISO 8601 with a time zone); default now.")
 @click.pass_obj
 def search(
     state: State,
@@ -95,21 +97,26 @@ def search(
     min_importance: float,
     scoring: str | None,
     show_sql: bool,
+    valid_at: str | None,
+    known_at: str | None,
 ) -> None:
     """Search --user's memories, best first, with each score component in --json."""
-    types = list(memory_types) or None
+    options: dict[str, Any] = {
+        "memory_types": list(memory_types) or None,
+        "limit": limit,
+        "min_importance": min_importance,
+        "scoring": scoring,
+        "valid_at": valid_at,
+        "known_at": known_at,
+    }
     with memory(state) as manager:
         if show_sql:
-            sent = manager.search_sql(
-                query, memory_types=types, limit=limit, min_importance=min_importance, scoring=scoring
-            )
+            sent = manager.search_sql(query, **options)
             with manager.db.connection() as conn:
                 text = sent.literal(conn)
             emit(state, {"sql": text}, text)
             return
-        found = manager.retrieve_memories(
-            query, memory_types=types, limit=limit, min_importance=min_importance, scoring=scoring
-        )
+        found = manager.retrieve_memories(query, **options)
     lines = [f"{i}. ({item.score or 0:.3f}) {line(state, item)}" for i, item in enumerate(found, 1)]
     nothing = f"未找到与 '{query}' 相关的记忆" if state.zh else f"no memory matches {query!r}"
     emit(state, found, "\n".join(lines) or nothing)
@@ -235,13 +242,17 @@ def stats(state: State) -> None:
 @click.argument("entity")
 @click.option("--depth", default=1, show_default=True, type=click.IntRange(1, 3))
 @click.option("--to", "target", help="Show the shortest path to this entity instead.")
+@click.option("--valid-at", help="The graph as it held at this time (ISO 8601 with a time zone).")
+@click.option("--known-at", help="The graph as the memory knew it at this time (ISO 8601 with a time zone).")
 @click.pass_obj
-def graph(state: State, entity: str, depth: int, target: str | None) -> None:
+def graph(
+    state: State, entity: str, depth: int, target: str | None, valid_at: str | None, known_at: str | None
+) -> None:
     """The knowledge graph of --user around ENTITY (or the path from ENTITY to --to)."""
     with memory_tool(state) as tool:
         manager = tool.memory_manager
         if target is not None:
-            steps = manager.graph_path(entity, target)
+            steps = manager.graph_path(entity, target, valid_at=valid_at, known_at=known_at)
             chain = "; ".join(f"{s.source} —{s.relation_type}→ {s.target}" for s in steps)
             if state.zh:
                 text = tool.graph(entity=entity, target=target)
@@ -253,7 +264,7 @@ def graph(state: State, entity: str, depth: int, target: str | None) -> None:
                 )
             emit(state, steps, text)
             return
-        hood = manager.graph_neighbourhood(entity, depth)
+        hood = manager.graph_neighbourhood(entity, depth, valid_at=valid_at, known_at=known_at)
         memories = manager.entity_memories(entity)
         if state.zh:
             text = tool.graph(entity=entity, depth=depth)

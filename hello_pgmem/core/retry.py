@@ -1,4 +1,5 @@
-"""Retry of transactions the server aborted to resolve a conflict (deadlock, serialization).
+"""Retry of transactions the server aborted to resolve a conflict (deadlock, serialization,
+two single-valued relations at once).
 
 PostgreSQL aborts one transaction of a deadlock (40P01) and, at REPEATABLE READ or above, one
 of two conflicting writers (40001); the other commits and the aborted one is safe to run again,
@@ -21,7 +22,10 @@ from hello_pgmem.db import Database
 
 log = logging.getLogger(__name__)
 
-RETRYABLE = frozenset({"40001", "40P01"})  # serialization_failure, deadlock_detected
+# serialization_failure, deadlock_detected; exclusion_violation: two writers gave one subject a
+# single-valued relation at once (relations_one_target_at_a_time) without queueing on the
+# subject's entity row, and the one refused, run again, closes the other's period instead
+RETRYABLE = frozenset({"40001", "40P01", "23P01"})
 
 
 class HasDatabase(Protocol):

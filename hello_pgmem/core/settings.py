@@ -71,6 +71,10 @@ class Settings(BaseSettings):
         default=384, ge=8, le=4000, validation_alias=AliasChoices("EMBED_HASH_DIMENSION")
     )
 
+    history_days: int = Field(
+        default=365, ge=1, le=36500, validation_alias=AliasChoices("PGMEM_HISTORY_DAYS")
+    )
+    """How long ``maintain`` keeps the earlier versions of memories (days since they were retired)."""
     retrieval_log: bool = Field(default=False, validation_alias=AliasChoices("PGMEM_RETRIEVAL_LOG"))
     retrieval_log_days: int = Field(
         default=30, ge=1, le=3650, validation_alias=AliasChoices("PGMEM_RETRIEVAL_LOG_DAYS")

@@ -34,11 +34,50 @@ SELECT %(user_id)s, %(memory_id)s, unnest(%(entity_ids)s::uuid[])
 ON CONFLICT DO NOTHING
 """
 
-INSERT_RELATIONS = """
-INSERT INTO relations AS r (user_id, source_id, relation_type, target_id, memory_id)
-SELECT %(user_id)s, x.source_id, x.relation_type, x.target_id, %(memory_id)s
-FROM unnest(%(sources)s::uuid[], %(types)s::text[], %(targets)s::uuid[])
-     AS x(source_id, relation_type, target_id)
+# A relation holds from its memory's time. A single-valued one (its type so marked in
+# relation_types, and the only target the memory gives its subject for that type) first closes the
+# subject's relation of that type to another target that still holds then: it ends where the new
+# one starts, or is retired when it starts at the same time (the later statement wins); the new
+# one ends where a later one already starts. The exclusion constraint relations_one_target_at_a_time
+# holds the rest, concurrent writers included.
+_RELATION_INPUT = """
+mem AS (SELECT created_at FROM memories WHERE user_id = %(user_id)s AND id = %(memory_id)s),
+given AS (
+    SELECT * FROM unnest(%(sources)s::uuid[], %(types)s::text[], %(targets)s::uuid[])
+        AS x(source_id, relation_type, target_id)
+),
+input AS (
+    SELECT DISTINCT g.source_id, g.relation_type, g.target_id,
+           coalesce(t.single_valued, false)
+           AND (SELECT count(DISTINCT o.target_id) FROM given o
+                WHERE o.source_id = g.source_id AND o.relation_type = g.relation_type) = 1 AS single
+    FROM given g LEFT JOIN relation_types t ON t.relation_type = g.relation_type
+)"""
+
+CLOSE_SINGLE_VALUED = f"""
+WITH {_RELATION_INPUT}
+UPDATE relations r
+SET valid_to = CASE WHEN r.valid_from < mem.created_at THEN mem.created_at ELSE r.valid_to END,
+    superseded_at = CASE WHEN r.valid_from = mem.created_at THEN greatest(now(), r.recorded_at) END
+FROM input new, mem
+WHERE new.single AND r.user_id = %(user_id)s AND r.source_id = new.source_id
+  AND r.relation_type = new.relation_type AND r.target_id <> new.target_id AND r.single_valued
+  AND r.superseded_at IS NULL AND r.valid_from <= mem.created_at
+  AND (r.valid_to IS NULL OR r.valid_to > mem.created_at)
+"""
+
+INSERT_RELATIONS = f"""
+WITH {_RELATION_INPUT}
+INSERT INTO relations AS r (user_id, source_id, relation_type, target_id, memory_id, valid_from, valid_to,
+                            single_valued)
+SELECT %(user_id)s, x.source_id, x.relation_type, x.target_id, %(memory_id)s, mem.created_at,
+       CASE WHEN x.single THEN (
+           SELECT min(o.valid_from) FROM relations o
+           WHERE o.user_id = %(user_id)s AND o.source_id = x.source_id AND o.relation_type = x.relation_type
+             AND o.target_id <> x.target_id AND o.single_valued AND o.superseded_at IS NULL
+             AND o.valid_from > mem.created_at) END,
+       x.single
+FROM input x, mem
 ON CONFLICT (user_id, source_id, relation_type, target_id, memory_id) DO UPDATE
 SET weight = r.weight + 1, updated_at = EXCLUDED.updated_at
 """
@@ -57,12 +96,26 @@ WHERE e.user_id = %(user_id)s AND e.id = ANY(%(entity_ids)s)
 RETURNING e.id
 """
 
-NEIGHBOURHOOD = """
+# The relations that held at valid_at as known at known_at (each now when not given), in both
+# directions: what relation_edges is for now, as now known.
+EDGES_AS_OF = """(
+    SELECT user_id, source_id AS from_id, target_id AS to_id, relation_type, weight, 'out' AS direction
+    FROM relations
+    WHERE holds_as_of(valid_from, valid_to, recorded_at, superseded_at,
+                      coalesce(%(valid_at)s::timestamptz, now()), coalesce(%(known_at)s::timestamptz, now()))
+    UNION ALL
+    SELECT user_id, target_id, source_id, relation_type, weight, 'in'
+    FROM relations
+    WHERE holds_as_of(valid_from, valid_to, recorded_at, superseded_at,
+                      coalesce(%(valid_at)s::timestamptz, now()), coalesce(%(known_at)s::timestamptz, now()))
+)"""
+
+NEIGHBOURHOOD = f"""
 WITH RECURSIVE walk (entity_id, hops) AS (
     SELECT e.id, 0 FROM entities e WHERE e.user_id = %(user_id)s AND e.name_norm = %(name)s
     UNION
     SELECT r.to_id, w.hops + 1 FROM walk w
-    JOIN relation_edges r ON r.user_id = %(user_id)s AND r.from_id = w.entity_id
+    JOIN {EDGES_AS_OF} r ON r.user_id = %(user_id)s AND r.from_id = w.entity_id
     WHERE w.hops < %(depth)s
 ), reached AS (SELECT entity_id, min(hops) AS hops FROM walk GROUP BY entity_id LIMIT %(max_entities)s)
 SELECT e.name, e.entity_type, r.hops FROM reached r
@@ -76,15 +129,17 @@ FROM relations r
 JOIN entities s ON s.user_id = r.user_id AND s.id = r.source_id
 JOIN entities t ON t.user_id = r.user_id AND t.id = r.target_id
 WHERE r.user_id = %(user_id)s AND s.name_norm = ANY(%(names)s) AND t.name_norm = ANY(%(names)s)
+  AND holds_as_of(r.valid_from, r.valid_to, r.recorded_at, r.superseded_at,
+                      coalesce(%(valid_at)s::timestamptz, now()), coalesce(%(known_at)s::timestamptz, now()))
 GROUP BY 1, 2, 3
 ORDER BY 4 DESC, 1, 2, 3
 """
 
 ENTITY_IDS = "SELECT id FROM entities WHERE user_id = %(user_id)s AND name_norm = %(name)s ORDER BY id"
 
-PATH_STEP = """
+PATH_STEP = f"""
 SELECT DISTINCT ON (r.to_id) r.to_id, r.from_id, r.relation_type || '|' || r.direction
-FROM relation_edges r
+FROM {EDGES_AS_OF} r
 WHERE r.user_id = %(user_id)s AND r.from_id = ANY(%(frontier)s::uuid[])
   AND NOT EXISTS (SELECT 1 FROM unnest(%(visited)s::uuid[]) AS v(id) WHERE v.id = r.to_id)
 ORDER BY r.to_id, r.from_id, 3
@@ -125,7 +180,8 @@ FROM relations r
 JOIN entities s ON s.user_id = r.user_id AND s.id = r.source_id
 JOIN entities t ON t.user_id = r.user_id AND t.id = r.target_id
 JOIN memories m ON m.user_id = r.user_id AND m.id = r.memory_id AND m.forgotten_at IS NULL
-WHERE r.user_id = %(user_id)s AND (s.name_norm, r.relation_type) IN (
+WHERE r.user_id = %(user_id)s AND r.superseded_at IS NULL AND (r.valid_to IS NULL OR r.valid_to > now())
+  AND (s.name_norm, r.relation_type) IN (
     SELECT * FROM unnest(%(sources)s::text[], %(types)s::text[]))
   AND NOT (s.name_norm, r.relation_type, t.name_norm) IN (
     SELECT * FROM unnest(%(sources)s::text[], %(types)s::text[], %(targets)s::text[]))
@@ -139,8 +195,14 @@ SELECT (SELECT count(*) FROM mentions WHERE user_id = %(user_id)s),
 """
 
 ALL_ENTITIES = "SELECT id::text, name, entity_type FROM entities WHERE user_id = %(user_id)s ORDER BY id"
-ALL_MENTIONS = "SELECT memory_id::text, entity_id::text FROM mentions WHERE user_id = %(user_id)s"
+# The AGE projection mirrors the memories themselves, not their earlier versions.
+ALL_MENTIONS = """
+SELECT n.memory_id::text, n.entity_id::text FROM mentions n
+JOIN memories m ON m.user_id = n.user_id AND m.id = n.memory_id AND m.version_of IS NULL
+WHERE n.user_id = %(user_id)s
+"""
 ALL_RELATIONS = """
-SELECT memory_id::text, source_id::text, relation_type, target_id::text FROM relations
-WHERE user_id = %(user_id)s
+SELECT r.memory_id::text, r.source_id::text, r.relation_type, r.target_id::text FROM relations r
+JOIN memories m ON m.user_id = r.user_id AND m.id = r.memory_id AND m.version_of IS NULL
+WHERE r.user_id = %(user_id)s
 """

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 from uuid import UUID
 
@@ -44,6 +45,22 @@ class PathStep(BaseModel):
     source: str
     relation_type: str
     target: str
+
+
+@dataclass(frozen=True)
+class AsOf:
+    """When a question is asked of: the world at ``valid_at``, as the store knew it at
+    ``known_at`` (each now when None)."""
+
+    valid_at: datetime | None = None
+    known_at: datetime | None = None
+
+    def params(self) -> dict[str, datetime | None]:
+        return {"valid_at": self.valid_at, "known_at": self.known_at}
+
+
+NOW = AsOf()
+"""The current truth as currently known."""
 
 
 @dataclass
@@ -107,16 +124,15 @@ class GraphStore:
             for r in extraction.relations
         ]
         if relations:
-            conn.execute(
-                g.INSERT_RELATIONS,
-                {
-                    "user_id": self.user_id,
-                    "memory_id": memory_id,
-                    "sources": [r["source"] for r in relations],
-                    "types": [r["type"] for r in relations],
-                    "targets": [r["target"] for r in relations],
-                },
-            )
+            params = {
+                "user_id": self.user_id,
+                "memory_id": memory_id,
+                "sources": [r["source"] for r in relations],
+                "types": [r["type"] for r in relations],
+                "targets": [r["target"] for r in relations],
+            }
+            conn.execute(g.CLOSE_SINGLE_VALUED, params)
+            conn.execute(g.INSERT_RELATIONS, params)
         if self.projection is not None:
             self.projection.add_memory(
                 conn,
@@ -161,13 +177,23 @@ class GraphStore:
 
     # ------------------------------------------------------------------ queries
 
-    def neighbourhood(self, conn: Conn, name: str, depth: int = 1, max_entities: int = 500) -> Neighbourhood:
+    def neighbourhood(
+        self,
+        conn: Conn,
+        name: str,
+        depth: int = 1,
+        max_entities: int = 500,
+        as_of: AsOf = NOW,
+    ) -> Neighbourhood:
+        """The entities within ``depth`` relations of ``name`` and the relations among them, as
+        they held at ``as_of`` (now, as now known, by default)."""
         if not 1 <= depth <= 3:
             raise InvalidInputError("depth", "must be between 1 and 3")
         norm = normalize_name(name)
+        clocks = as_of.params()
         rows = conn.execute(
             g.NEIGHBOURHOOD,
-            {"user_id": self.user_id, "name": norm, "depth": depth, "max_entities": max_entities},
+            {"user_id": self.user_id, "name": norm, "depth": depth, "max_entities": max_entities, **clocks},
         ).fetchall()
         if not rows:
             raise NotFoundError(f"no entity {name!r} in this user's graph")
@@ -176,15 +202,22 @@ class GraphStore:
         relations = [
             RelationRef(source=s, relation_type=r, target=t, weight=float(w))
             for s, r, t, w in conn.execute(
-                g.NEIGHBOURHOOD_RELATIONS, {"user_id": self.user_id, "names": names}
+                g.NEIGHBOURHOOD_RELATIONS, {"user_id": self.user_id, "names": names, **clocks}
             ).fetchall()
         ]
         return Neighbourhood(entity=rows[0][0], entities=entities, relations=relations)
 
     def shortest_path(
-        self, conn: Conn, source: str, target: str, max_depth: int = 4, max_visited: int = 100_000
+        self,
+        conn: Conn,
+        source: str,
+        target: str,
+        max_depth: int = 4,
+        max_visited: int = 100_000,
+        as_of: AsOf = NOW,
     ) -> list[PathStep]:
-        """The fewest relations between two entities (either direction); [] when unconnected.
+        """The fewest relations between two entities (either direction) as they held at ``as_of``;
+        [] when unconnected.
 
         A breadth-first search with a visited set, one statement per level: each entity is
         reached once, so the work grows with the entities and relations within ``max_depth``,
@@ -202,7 +235,7 @@ class GraphStore:
         for _ in range(max_depth):
             if found is not None or not frontier or len(reached) >= max_visited:
                 break
-            params = {**ids, "frontier": frontier, "visited": list(reached)}
+            params = {**ids, "frontier": frontier, "visited": list(reached), **as_of.params()}
             frontier = []
             for entity, parent, step in conn.execute(g.PATH_STEP, params):
                 reached[entity] = (parent, step)

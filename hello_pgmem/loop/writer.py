@@ -12,7 +12,7 @@ For each new memory, in this order:
    memory of the same type that mentions one of the new memory's entities: updated the same way.
 4. Otherwise the memory is added.
 
-An update keeps the previous content, importance and time in ``metadata["history"]``. A turn's
+An update keeps the previous content as an earlier version of the memory (memory/versions.py). A turn's
 memories, and the decay after them, are written in one transaction: a turn is stored whole or
 not at all, and its later memories see its earlier ones. The thresholds fit the hashing embedder
 (a punctuation change scores about 0.96, "喜欢" -> "很喜欢" about 0.76, two different facts about
@@ -35,6 +35,7 @@ from hello_pgmem.graph.normalize import normalize_name
 from hello_pgmem.loop.extractor import ExtractedMemory
 from hello_pgmem.memory.decay import apply_decay
 from hello_pgmem.memory.manager import MemoryManager
+from hello_pgmem.memory.versions import Change
 
 NEIGHBOURS = 5
 _PUNCTUATION = re.compile(r"[\W_]+", re.UNICODE)
@@ -45,7 +46,6 @@ class LoopConfig(BaseModel):
 
     duplicate_threshold: float = Field(default=0.90, ge=0, le=1)
     refine_threshold: float = Field(default=0.75, ge=0, le=1)
-    history_limit: int = Field(default=20, ge=1, le=1000)
     context_min_score: float = Field(default=0.15, ge=-1, le=2)
     context_limit: int = Field(default=8, ge=1, le=100)
     max_memories: int | None = Field(default=None, ge=1)
@@ -147,28 +147,20 @@ class MemoryWriter:
         reason: str,
         similarity: float | None,
     ) -> Decision:
-        """Replace a memory's content, keeping the previous version in ``metadata["history"]``."""
+        """Replace a memory's content, keeping the previous one as an earlier version: a
+        contradiction means the world changed now (the old fact held until this turn), a
+        refinement that the store had it less exactly (a correction of what it believed)."""
         manager = self.manager
         old = manager.get_in(conn, memory_id)
         assert old is not None and old.memory_type != "working"
-        entry = {
-            "content": old.content,
-            "importance": old.importance,
-            "until": manager.clock().isoformat(),
-            "reason": reason,
-        }
-        history = [*old.metadata.get("history", []), entry][-self.config.history_limit :]
         importance = max(memory.importance, old.importance)
         prepared = self._prepared(memory, old.memory_type)
+        if reason == "contradicts":
+            change = Change(manager.clock(), reason=reason)
+        else:
+            change = Change(correction=True, reason=reason)
         manager.revise_in(
-            conn,
-            memory_id,
-            old.memory_type,
-            memory.content,
-            importance,
-            {"history": history},
-            vector,
-            prepared,
+            conn, memory_id, old.memory_type, memory.content, importance, {}, vector, prepared, change
         )
         return Decision(
             action="updated",

@@ -21,6 +21,7 @@ from hello_pgmem.core.models import Fusion, MemoryItem, Scoring
 from hello_pgmem.db import Conn, Database
 from hello_pgmem.embedding import Embedder
 from hello_pgmem.graph.normalize import name_candidates
+from hello_pgmem.graph.store import AsOf
 from hello_pgmem.memory import queries as q
 from hello_pgmem.memory import ranked_queries as rq
 from hello_pgmem.memory.rows import memory_from_row
@@ -50,6 +51,7 @@ class SearchSQL:
     text: str
     params: dict[str, Any]
     before: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    columns: tuple[str, ...] = rq.SEARCH_COLUMNS
 
     def literal(self, conn: Conn) -> str:
         """The statements with their parameters as literals, to paste into psql."""
@@ -76,10 +78,15 @@ def statement(
     space: str = "text",
     max_hops: int = 2,
     log_access: bool = False,
+    as_of: AsOf | None = None,
 ) -> SearchSQL:
     """The statement of a hybrid search of ``user_id``'s memories of ``types``: lexical, vector
     and graph branches; a time the query names is favoured. With ``log_access`` the statement
-    also logs an access of each memory it returns."""
+    also logs an access of each memory it returns. With ``as_of``, the search of what held then,
+    as known then (``search_memories_as_of``)."""
+    if as_of is not None:
+        text_query = embedder.encode_one(query) if vector is None else vector
+        return as_of_statement(user_id, embedder.model_name, text_query, query, limit, types, filters, as_of)
     named_time = time_range(query, now)
     names = None if scoring == "vector" else name_candidates(query)  # speakers and graph seeds
     params: dict[str, Any] = {
@@ -114,6 +121,31 @@ def statement(
     return SearchSQL(text, {**params, "pool": pool, "log": log_access}, [settings])
 
 
+def as_of_statement(
+    user_id: str,
+    model: str,
+    vector: np.ndarray,
+    query: str,
+    limit: int,
+    types: Sequence[str],
+    filters: Filters,
+    as_of: AsOf,
+) -> SearchSQL:
+    """The statement of a search of what held at ``as_of.valid_at`` as known at
+    ``as_of.known_at`` (``search_memories_as_of``)."""
+    params = {
+        "user_id": user_id,
+        "model": model,
+        "query": vector,
+        "query_text": query,
+        "limit": limit,
+        "types": list(types),
+        "min_importance": filters.min_importance,
+        **as_of.params(),
+    }
+    return SearchSQL(rq.SEARCH_AS_OF, params, columns=rq.AS_OF_COLUMNS)
+
+
 def _lean(
     scoring: Scoring, space: str, types: Sequence[str], per_type: int | None, limit: int, filters: Filters
 ) -> bool:
@@ -131,14 +163,14 @@ def _lean(
 def run(db: Database, user_id: str, search: SearchSQL, log_access: bool = False) -> list[MemoryItem]:
     """Send ``search`` in one round trip, its accesses logged in it (on Citus, which runs the
     function whole on the user's worker and refuses its INSERT … SELECT, in its transaction)."""
-    if not db.citus:
+    if not db.citus or search.columns is rq.AS_OF_COLUMNS:
         rows = db.rows_in_one_trip(user_id, search.text, search.params, before=search.before)
     else:
         with db.transaction(user_id, pipeline=True) as conn:
             rows = db.call_rows(conn, search.text, rq.SEARCH_DELEGATED, search.params)
             if log_access:  # in the search's transaction, on the same worker
                 log_accesses(db, conn, user_id, [row[0] for row in rows], search.params["now"])
-    return [memory_from_row(user_id, rq.SEARCH_COLUMNS, row) for row in rows]
+    return [memory_from_row(user_id, search.columns, row) for row in rows]
 
 
 def log_accesses(db: Database, conn: Conn, user_id: str, memory_ids: Sequence[UUID], now: datetime) -> None:

@@ -16,6 +16,7 @@ from hello_pgmem.memory import ids
 from hello_pgmem.memory import queries as q
 from hello_pgmem.memory import ranked_queries as rq
 from hello_pgmem.memory.parts import MemoryParts
+from hello_pgmem.memory.versions import Change
 
 
 @dataclass(frozen=True)
@@ -89,7 +90,9 @@ class WritesInTransaction:
         metadata: dict[str, Any],
         vector: np.ndarray,
         prepared: Any = None,
+        change: Change | None = None,
     ) -> bool:
-        """Replace a long-term memory's content (its vector known), importance and merge metadata."""
+        """Replace a long-term memory's content (its vector known), importance and merge metadata;
+        the old content is kept as an earlier version (``change`` says how they relate)."""
         store = self.parts.long_term(memory_type)
-        return store.update_in(conn, memory_id, content, importance, metadata, vector, prepared)
+        return store.update_in(conn, memory_id, content, importance, metadata, vector, prepared, change)

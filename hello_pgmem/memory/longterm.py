@@ -30,10 +30,11 @@ from hello_pgmem.core.models import (
 )
 from hello_pgmem.db import Conn, Database
 from hello_pgmem.embedding import Embedder
-from hello_pgmem.memory import hybrid
+from hello_pgmem.memory import hybrid, versions
 from hello_pgmem.memory import queries as q
 from hello_pgmem.memory import ranked_queries as rq
 from hello_pgmem.memory.rows import memory_rows
+from hello_pgmem.memory.versions import Change
 
 
 class LongTermMemory:
@@ -138,12 +139,15 @@ class LongTermMemory:
         content: str | None = None,
         importance: float | None = None,
         metadata: dict[str, Any] | None = None,
+        *,
+        change: Change | None = None,
     ) -> bool:
-        """Change content (re-embedded), importance, or merge metadata. False if not found."""
+        """Change content (re-embedded, the earlier version kept: ``change``), importance, or merge
+        metadata. False if not found."""
         vector = None if content is None else self.embedder.encode_one(content)
         prepared = None if content is None else self.prepare([content])[0]
         with self.db.transaction(self.user_id) as conn:
-            return self.update_in(conn, memory_id, content, importance, metadata, vector, prepared)
+            return self.update_in(conn, memory_id, content, importance, metadata, vector, prepared, change)
 
     def update_in(
         self,
@@ -154,14 +158,22 @@ class LongTermMemory:
         metadata: dict[str, Any] | None,
         vector: np.ndarray | None,
         prepared: Any = None,
+        change: Change | None = None,
     ) -> bool:
-        """:meth:`update` in the caller's transaction, with the new content's vector given."""
+        """:meth:`update` in the caller's transaction, with the new content's vector given. A new
+        content keeps the memory as it was as an earlier version (:mod:`.versions`)."""
+        valid_from = None
+        if content is not None:
+            change = change or Change()
+            until = None if change.correction else change.valid_from or self.clock()
+            valid_from = versions.keep_earlier(conn, self.user_id, memory_id, until, change.reason)
         params = {
             "user_id": self.user_id,
             "id": memory_id,
             "content": content,
             "importance": importance,
             "metadata": Jsonb(metadata or {}),
+            "valid_from": valid_from,
             **self.vectors_for_update(vector),
         }
         row = conn.execute(q.UPDATE, params).fetchone()

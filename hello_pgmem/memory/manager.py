@@ -41,7 +41,7 @@ from hello_pgmem.db import Conn, Database, SharesDatabase
 from hello_pgmem.embedding import Embedder
 from hello_pgmem.graph.extracted import Extraction, Extractor
 from hello_pgmem.graph.store import GraphStore
-from hello_pgmem.memory import consolidate, ids, splits, summary
+from hello_pgmem.memory import consolidate, ids, splits, summary, versions
 from hello_pgmem.memory import queries as q
 from hello_pgmem.memory.classify import classify
 from hello_pgmem.memory.episodic import EpisodicMemory
@@ -52,6 +52,7 @@ from hello_pgmem.memory.perceptual import PerceptualMemory
 from hello_pgmem.memory.semantic import SemanticMemory
 from hello_pgmem.memory.sessions import SessionSearch
 from hello_pgmem.memory.user_graph import GraphQuestions
+from hello_pgmem.memory.versions import Change, MemoryVersion
 from hello_pgmem.memory.working import WorkingMemory
 from hello_pgmem.perceptual.encoders import MediaEncoder
 
@@ -198,16 +199,36 @@ class MemoryManager(SessionSearch, GraphQuestions, WritesInTransaction, SharesDa
         content: str | None = None,
         importance: float | None = None,
         metadata: dict[str, Any] | None = None,
+        *,
+        valid_from: datetime | str | None = None,
+        correction: bool = False,
     ) -> bool:
-        """Change a memory's content, importance or metadata (merged). False if not found."""
+        """Change a memory's content, importance or metadata (merged). False if not found.
+
+        A new content of a long-term memory keeps the old one as an earlier version
+        (:meth:`memory_history`): by default the world changed now (the old fact held until
+        then), or at ``valid_from``; with ``correction`` the old content was never true, and
+        only what the store believed changes.
+        """
         content, importance, meta = check_update(content, importance, metadata, self.config.max_content_chars)
+        since = None if valid_from is None else check_timestamp(valid_from, "valid_from")
+        if correction and since is not None:
+            raise InvalidInputError("valid_from", "a correction keeps the memory's time: not both")
         uid = ids.as_uuid(memory_id)
         with self.transaction() as conn:
             found = ids.locate(conn, self.working, uid)
         if found is None:
             return False
-        store = self.working if found == "working" else self.parts.long_term(found)
-        return store.update(uid, content, importance, meta)
+        if found == "working":
+            return self.working.update(uid, content, importance, meta)
+        change = Change(since, correction, "correction" if correction else "update")
+        return self.parts.long_term(found).update(uid, content, importance, meta, change=change)
+
+    def memory_history(self, memory_id: UUID | str) -> list[MemoryVersion]:
+        """Every version of a long-term memory, oldest recorded first, the memory itself among
+        them; [] for an unknown id."""
+        with self.transaction() as conn:
+            return versions.history(conn, self.user_id, ids.as_uuid(memory_id))
 
     @retry_transient
     def remove_memory(self, memory_id: UUID | str) -> bool:
@@ -216,8 +237,9 @@ class MemoryManager(SessionSearch, GraphQuestions, WritesInTransaction, SharesDa
         if self.working.remove(uid):
             return True
         with self.transaction() as conn:
-            self.graph.unlink(conn, [uid])
-            return conn.execute(q.DELETE, {"user_id": self.user_id, "id": uid}).rowcount == 1
+            earlier = [row[0] for row in conn.execute(q.VERSION_IDS, {"user_id": self.user_id, "ids": [uid]})]
+            self.graph.unlink(conn, [uid, *earlier])
+            return conn.execute(q.DELETE, {"user_id": self.user_id, "id": uid}).rowcount >= 1
 
     @retry_transient
     def forget_memories(

@@ -60,12 +60,15 @@ SET content = coalesce(%(content)s::text, content),
     embedding_model = coalesce(%(model)s::text, embedding_model),
     text_embedding = coalesce(%(text_embedding)s::vector, text_embedding),
     text_embedding_model = coalesce(%(text_model)s::text, text_embedding_model),
+    created_at = coalesce(%(valid_from)s::timestamptz, created_at),
+    recorded_at = CASE WHEN %(content)s::text IS NULL THEN recorded_at ELSE now() END,
     updated_at = now()
-WHERE user_id = %(user_id)s AND id = %(id)s AND forgotten_at IS NULL
+WHERE user_id = %(user_id)s AND id = %(id)s AND forgotten_at IS NULL AND version_of IS NULL
 RETURNING memory_type
 """
 
-DELETE = "DELETE FROM memories WHERE user_id = %(user_id)s AND id = %(id)s"
+DELETE = "DELETE FROM memories WHERE user_id = %(user_id)s AND (id = %(id)s OR version_of = %(id)s)"
+VERSION_IDS = "SELECT id FROM memories WHERE user_id = %(user_id)s AND version_of = ANY(%(ids)s)"
 CLEAR_USER = "DELETE FROM memories WHERE user_id = %(user_id)s"
 CLEAR_TYPE = "DELETE FROM memories WHERE user_id = %(user_id)s AND memory_type = %(memory_type)s"
 
@@ -91,7 +94,8 @@ WHERE m.user_id = %(user_id)s AND m.id = r.id AND r.rank > %(capacity)s
 
 RESTORE = """
 UPDATE memories SET forgotten_at = NULL
-WHERE user_id = %(user_id)s AND forgotten_at IS NOT NULL AND memory_type = ANY(%(types)s)
+WHERE user_id = %(user_id)s AND forgotten_at IS NOT NULL AND version_of IS NULL
+  AND memory_type = ANY(%(types)s)
   AND (%(ids)s::uuid[] IS NULL OR id = ANY(%(ids)s::uuid[]))
   AND (%(since)s::timestamptz IS NULL OR forgotten_at >= %(since)s::timestamptz)
 """
@@ -187,7 +191,7 @@ SELECT count(*) FILTER (WHERE forgotten_at IS NULL),
        count(DISTINCT session_id) FILTER (WHERE forgotten_at IS NULL),
        min(created_at) FILTER (WHERE forgotten_at IS NULL),
        max(created_at) FILTER (WHERE forgotten_at IS NULL)
-FROM memories WHERE user_id = %(user_id)s AND memory_type = %(memory_type)s
+FROM memories WHERE user_id = %(user_id)s AND memory_type = %(memory_type)s AND version_of IS NULL
 """
 
 LIST = f"""
@@ -233,7 +237,8 @@ WHERE memory_type = 'semantic' AND (%(user_id)s::text IS NULL OR user_id = %(use
 """
 
 SEMANTIC_IDS = """
-SELECT id::text FROM memories WHERE user_id = %(user_id)s AND memory_type = 'semantic' ORDER BY id
+SELECT id::text FROM memories
+WHERE user_id = %(user_id)s AND memory_type = 'semantic' AND version_of IS NULL ORDER BY id
 """
 
 # ---------------------------------------------------------------------------- maintenance (all users)
@@ -242,10 +247,17 @@ USERS_OVER = """
 SELECT user_id FROM memories WHERE forgotten_at IS NULL GROUP BY user_id HAVING count(*) > %(max)s
 """
 
+# Memories forgotten before the cutoff with their earlier versions, and versions retired before
+# the history cutoff.
 PURGEABLE = """
-SELECT user_id, array_agg(id) FROM memories
-WHERE forgotten_at IS NOT NULL AND forgotten_at < %(cutoff)s
-GROUP BY user_id
+SELECT m.user_id, array_agg(m.id) FROM memories m
+WHERE m.forgotten_at IS NOT NULL AND (
+    m.version_of IS NULL AND m.forgotten_at < %(cutoff)s
+    OR m.version_of IS NOT NULL AND (
+        m.forgotten_at < %(history_cutoff)s
+        OR EXISTS (SELECT 1 FROM memories o WHERE o.user_id = m.user_id AND o.id = m.version_of
+                   AND o.forgotten_at < %(cutoff)s)))
+GROUP BY m.user_id
 """
 
 PURGE = "DELETE FROM memories WHERE user_id = %(user_id)s AND id = ANY(%(ids)s)"

@@ -26,6 +26,25 @@ HYBRID_SCORES = (
 SEARCH_COLUMNS = (*COLUMNS.split(", "), *HYBRID_SCORES, "importance_weight", "score")
 """The columns of ``SEARCH`` (and of ``vector_ranked``), in order."""
 
+AS_OF_COLUMNS = (
+    *COLUMNS.split(", "),
+    "vector_score",
+    "text_score",
+    "recency_score",
+    "importance_weight",
+    "score",
+)
+"""The columns of ``SEARCH_AS_OF``, in order."""
+
+SEARCH_AS_OF = f"""
+SELECT {", ".join(AS_OF_COLUMNS)}
+FROM search_memories_as_of(
+    %(user_id)s, %(model)s, %(query)s, %(query_text)s, %(limit)s, %(types)s,
+    coalesce(%(valid_at)s::timestamptz, now()), coalesce(%(known_at)s::timestamptz, now()),
+    %(min_importance)s)
+"""
+"""A search of what held at ``valid_at`` as known at ``known_at`` (memory/versions.py)."""
+
 _SEARCH_CALL = """search_memories(
     %(user_id)s, %(model)s, %(query)s, %(query_text)s, %(limit)s, %(types)s, %(session_id)s, %(since)s,
     %(until)s, %(min_importance)s, %(modality)s, %(space)s, %(now)s, %(names)s, %(seeds)s, %(max_hops)s,

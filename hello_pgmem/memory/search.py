@@ -22,10 +22,12 @@ from hello_pgmem.core.models import (
     check_limit,
     check_memory_type,
     check_scoring,
+    check_timestamp,
 )
 from hello_pgmem.core.retry import retry_transient
 from hello_pgmem.db import Database
 from hello_pgmem.db.retrieval_log import log_retrieval
+from hello_pgmem.graph.store import AsOf
 from hello_pgmem.memory import hybrid
 from hello_pgmem.memory.parts import MemoryParts
 from hello_pgmem.memory.perceptual import PerceptualMemory
@@ -46,6 +48,7 @@ class SearchRequest:
     target_modality: str | None = None
     query_modality: str = "text"
     scoring: Scoring | None = None
+    as_of: AsOf | None = None
 
     @classmethod
     def checked(
@@ -60,6 +63,8 @@ class SearchRequest:
         target_modality: str | None,
         query_modality: str,
         scoring: object = None,
+        valid_at: object = None,
+        known_at: object = None,
     ) -> SearchRequest:
         """A request from a caller's arguments, each checked (InvalidInputError names the field)."""
         text = check_content(query, config.max_content_chars, "query")
@@ -73,6 +78,17 @@ class SearchRequest:
         if query_modality == "text":
             types = [check_memory_type(k, "memory_types") for k in kinds]
         since, until = time_range or (None, None)
+        as_of = None
+        if valid_at is not None or known_at is not None:
+            as_of = AsOf(
+                None if valid_at is None else check_timestamp(valid_at, "valid_at"),
+                None if known_at is None else check_timestamp(known_at, "known_at"),
+            )
+            if since is not None or until is not None or query_modality != "text":
+                raise InvalidInputError("valid_at", "an as-of search takes no time_range and a text query")
+            types = [kind for kind in types if kind in ("episodic", "semantic", "perceptual")]
+            if not types:
+                raise InvalidInputError("memory_types", "an as-of search needs a long-term memory type")
         return cls(
             text,
             list(dict.fromkeys(types)),
@@ -84,6 +100,7 @@ class SearchRequest:
             target_modality,
             query_modality,
             None if scoring is None else check_scoring(scoring),
+            as_of,
         )
 
 
@@ -94,7 +111,7 @@ def search(parts: MemoryParts, request: SearchRequest, track_access: bool = True
     results, logged = ranked(parts, request, track_access)
     results.sort(key=lambda item: (-(item.score or 0.0), -item.importance, str(item.id)))
     results = results[: request.limit]
-    if track_access and not logged:
+    if track_access and not logged and request.as_of is None:
         record_access(parts, [item.id for item in results if item.memory_type != "working"])
     elapsed_ms = (time.perf_counter() - started) * 1000
     log_retrieval(
@@ -107,6 +124,8 @@ def search_sql(parts: MemoryParts, request: SearchRequest) -> hybrid.SearchSQL:
     """The statement the long-term part of ``request`` sends (not run): for analysts and bug
     reports. Working memory is ranked in Python and has none."""
     joint, _ = long_term_split(parts, request)
+    if request.as_of is not None:
+        joint = list(request.kinds)
     if not joint or request.query_modality != "text":
         raise InvalidInputError(
             "memory_types", "a search of long-term memory with a text query has SQL to show"
@@ -119,6 +138,8 @@ def long_term_split(parts: MemoryParts, request: SearchRequest) -> tuple[list[st
     """The long-term types ranked together by ``search_memories``, and those ranked each by its
     own (the reference's formulas; perceptual memory when a modality is asked)."""
     long_term: list[str] = [kind for kind in request.kinds if kind != "working"]
+    if request.as_of is not None:  # one statement over every version
+        return long_term, []
     scoring = request.scoring or parts.config.scoring
     separate: list[str] = list(long_term) if scoring == "reference" else []
     if request.target_modality is not None and "perceptual" in long_term:
@@ -145,7 +166,8 @@ def joint_statement(
         graph_search=config.graph_search,
         per_type=request.per_type,
         filters=hybrid.Filters(None, request.since, request.until, request.min_importance),
-        log_access=log_access,
+        log_access=log_access and request.as_of is None,
+        as_of=request.as_of,
     )
 
 
@@ -176,7 +198,7 @@ def ranked(
         ), False
     vector = parts.registered_embedder.encode_one(request.query)
     joint, separate = long_term_split(parts, request)
-    log_in_search = track_access and not results and not separate
+    log_in_search = track_access and not results and not separate and request.as_of is None
     if joint:
         statement = joint_statement(parts, request, joint, vector, log_in_search)
         results += hybrid.run(parts.db, parts.user_id, statement, log_in_search)
@@ -226,12 +248,18 @@ class SearchesMemories:
         query_modality: str = "text",
         track_access: bool = True,
         scoring: str | None = None,
+        *,
+        valid_at: datetime | str | None = None,
+        known_at: datetime | str | None = None,
     ) -> list[MemoryItem]:
         """Search the enabled types, merged by relevance score (then importance), best first.
 
         ``target_modality`` and ``query_modality`` concern perceptual memory; a query of another
         modality than text is a file path and searches perceptual memory only. ``scoring``
         (hybrid, lexical, vector or reference) overrides the configured one for this search.
+        ``valid_at`` and ``known_at`` search what held at one time as the store knew it at
+        another (each now when not given; docs/temporal.md); by default, the current truth as
+        currently known.
         """
         request = self._request(
             query,
@@ -243,6 +271,8 @@ class SearchesMemories:
             target_modality,
             query_modality,
             scoring,
+            valid_at,
+            known_at,
         )
         return search(self.parts, request, track_access)
 
@@ -255,11 +285,24 @@ class SearchesMemories:
         time_range: tuple[datetime | None, datetime | None] | None = None,
         per_type_limit: int | None = None,
         scoring: str | None = None,
+        *,
+        valid_at: datetime | str | None = None,
+        known_at: datetime | str | None = None,
     ) -> hybrid.SearchSQL:
         """The SQL and parameters that :meth:`retrieve_memories` sends for its long-term part, not
         run (``.literal(conn)`` renders it for psql). Working memory is ranked in Python."""
         request = self._request(
-            query, memory_types, limit, min_importance, time_range, per_type_limit, None, "text", scoring
+            query,
+            memory_types,
+            limit,
+            min_importance,
+            time_range,
+            per_type_limit,
+            None,
+            "text",
+            scoring,
+            valid_at,
+            known_at,
         )
         return search_sql(self.parts, request)
 
@@ -274,6 +317,8 @@ class SearchesMemories:
         target_modality: str | None,
         query_modality: str,
         scoring: str | None,
+        valid_at: object = None,
+        known_at: object = None,
     ) -> SearchRequest:
         """A checked search of enabled types (InvalidInputError names the field)."""
         kinds = self.enabled_types if memory_types is None else memory_types
@@ -288,6 +333,8 @@ class SearchesMemories:
             target_modality,
             query_modality,
             scoring,
+            valid_at,
+            known_at,
         )
         for kind in request.kinds:
             self.require_enabled(kind)

@@ -29,9 +29,11 @@ def users_over(conn: Conn, max_memories: int) -> list[str]:
     return [str(row[0]) for row in conn.execute(q.USERS_OVER, {"max": max_memories}).fetchall()]
 
 
-def forgotten_before(conn: Conn, cutoff: datetime) -> list[tuple[str, list[UUID]]]:
-    """Each user's memories forgotten before ``cutoff`` (needs all rows)."""
-    return [(str(user), list(ids)) for user, ids in conn.execute(q.PURGEABLE, {"cutoff": cutoff}).fetchall()]
+def forgotten_before(conn: Conn, cutoff: datetime, history_cutoff: datetime) -> list[tuple[str, list[UUID]]]:
+    """Each user's memories forgotten before ``cutoff`` with their earlier versions, and the
+    versions retired before ``history_cutoff`` (needs all rows)."""
+    params = {"cutoff": cutoff, "history_cutoff": history_cutoff}
+    return [(str(user), list(ids)) for user, ids in conn.execute(q.PURGEABLE, params).fetchall()]
 
 
 def purge(conn: Conn, user_id: str, memory_ids: list[UUID]) -> int:

@@ -4,17 +4,32 @@ MemoryManager offers on top of it."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from functools import cached_property
 from typing import Any
 from uuid import UUID
 
 from hello_pgmem.core.errors import GraphError
-from hello_pgmem.core.models import MemoryConfig, MemoryItem, check_entity_name, check_limit
+from hello_pgmem.core.models import (
+    MemoryConfig,
+    MemoryItem,
+    check_entity_name,
+    check_limit,
+    check_timestamp,
+)
 from hello_pgmem.db import Database
 from hello_pgmem.graph.passthrough import read_cypher
-from hello_pgmem.graph.store import EntityRef, GraphStore, Neighbourhood, PathStep
+from hello_pgmem.graph.store import NOW, AsOf, EntityRef, GraphStore, Neighbourhood, PathStep
 from hello_pgmem.memory.ids import as_uuid
 from hello_pgmem.memory.rows import FIELDS, memory_from_row
+
+
+def as_of(valid_at: datetime | str | None, known_at: datetime | str | None) -> AsOf:
+    """Checked as-of times (InvalidInputError names the field)."""
+    return AsOf(
+        None if valid_at is None else check_timestamp(valid_at, "valid_at"),
+        None if known_at is None else check_timestamp(known_at, "known_at"),
+    )
 
 
 class UserGraph:
@@ -25,16 +40,16 @@ class UserGraph:
         self.graph = graph
         self.user_id = graph.user_id
 
-    def neighbourhood(self, entity: str, depth: int = 1) -> Neighbourhood:
+    def neighbourhood(self, entity: str, depth: int = 1, as_of: AsOf = NOW) -> Neighbourhood:
         """The entities within ``depth`` relations of ``entity`` and the relations among them."""
         with self.db.transaction(self.user_id) as conn:
-            return self.graph.neighbourhood(conn, check_entity_name(entity), depth)
+            return self.graph.neighbourhood(conn, check_entity_name(entity), depth, as_of=as_of)
 
-    def path(self, source: str, target: str, max_depth: int = 4) -> list[PathStep]:
+    def path(self, source: str, target: str, max_depth: int = 4, as_of: AsOf = NOW) -> list[PathStep]:
         """The shortest chain of relations between two entities ([] when not connected)."""
         names = check_entity_name(source), check_entity_name(target, "target")
         with self.db.transaction(self.user_id) as conn:
-            return self.graph.shortest_path(conn, *names, max_depth)
+            return self.graph.shortest_path(conn, *names, max_depth, as_of=as_of)
 
     def entities_of(self, memory_id: UUID) -> list[EntityRef]:
         with self.db.transaction(self.user_id) as conn:
@@ -71,13 +86,30 @@ class GraphQuestions:
         """Graph questions, one transaction each."""
         return UserGraph(self.db, self.graph)
 
-    def graph_neighbourhood(self, entity: str, depth: int = 1) -> Neighbourhood:
-        """The entities within ``depth`` relations of ``entity`` and the relations among them."""
-        return self.user_graph.neighbourhood(entity, depth)
+    def graph_neighbourhood(
+        self,
+        entity: str,
+        depth: int = 1,
+        *,
+        valid_at: datetime | str | None = None,
+        known_at: datetime | str | None = None,
+    ) -> Neighbourhood:
+        """The entities within ``depth`` relations of ``entity`` and the relations among them, as
+        they held at ``valid_at`` as known at ``known_at`` (each now by default)."""
+        return self.user_graph.neighbourhood(entity, depth, as_of(valid_at, known_at))
 
-    def graph_path(self, source: str, target: str, max_depth: int = 4) -> list[PathStep]:
-        """The shortest chain of relations between two entities ([] when not connected)."""
-        return self.user_graph.path(source, target, max_depth)
+    def graph_path(
+        self,
+        source: str,
+        target: str,
+        max_depth: int = 4,
+        *,
+        valid_at: datetime | str | None = None,
+        known_at: datetime | str | None = None,
+    ) -> list[PathStep]:
+        """The shortest chain of relations between two entities ([] when not connected), as they
+        held at ``valid_at`` as known at ``known_at`` (each now by default)."""
+        return self.user_graph.path(source, target, max_depth, as_of(valid_at, known_at))
 
     def memory_entities(self, memory_id: UUID | str) -> list[EntityRef]:
         """The entities a memory mentions."""

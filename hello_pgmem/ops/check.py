@@ -77,17 +77,20 @@ PROJECTION = {
     ),
     "memories": (
         "SELECT p->>'user_id', p->>'id' FROM (SELECT {v} AS p FROM {g}.{Memory} v) x",
-        "SELECT user_id, id::text FROM memories WHERE memory_type = 'semantic'",
+        "SELECT user_id, id::text FROM memories WHERE memory_type = 'semantic' AND version_of IS NULL",
     ),
     "mentions": (
         "SELECT {m}->>'user_id', {m}->>'id', {e}->>'id' FROM {g}.{MENTIONS} r"
         " JOIN {g}.{Memory} m ON m.id = r.start_id JOIN {g}.{Entity} e ON e.id = r.end_id",
-        "SELECT user_id, memory_id::text, entity_id::text FROM mentions",
+        "SELECT n.user_id, n.memory_id::text, n.entity_id::text FROM mentions n"
+        " JOIN memories m ON m.user_id = n.user_id AND m.id = n.memory_id AND m.version_of IS NULL",
     ),
     "relations": (
         "SELECT {r}->>'user_id', {r}->>'memory_id', {a}->>'id', {r}->>'type', {b}->>'id' FROM {g}.{RELATED} r"
         " JOIN {g}.{Entity} a ON a.id = r.start_id JOIN {g}.{Entity} b ON b.id = r.end_id",
-        "SELECT user_id, memory_id::text, source_id::text, relation_type, target_id::text FROM relations",
+        "SELECT r.user_id, r.memory_id::text, r.source_id::text, r.relation_type, r.target_id::text"
+        " FROM relations r"
+        " JOIN memories m ON m.user_id = r.user_id AND m.id = r.memory_id AND m.version_of IS NULL",
     ),
 }
 DIFFERENCE = (

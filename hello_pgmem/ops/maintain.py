@@ -26,8 +26,9 @@ def maintain(
     db: Database, *, retention_days: float = 30, max_memories: int | None = None, analyze: bool = True
 ) -> dict[str, Any]:
     """Fold the access log into the counters, expire working memory, evict beyond ``max_memories``
-    per user, purge memories forgotten for more than ``retention_days`` (with their graph), trim
-    the retrieval log, refresh statistics."""
+    per user, purge memories forgotten for more than ``retention_days`` (with their graph and
+    their earlier versions) and versions retired for more than ``PGMEM_HISTORY_DAYS``, trim the
+    retrieval log, refresh statistics."""
     db.require_all_rows("maintain")
     now = utcnow()
     report: dict[str, Any] = {
@@ -47,7 +48,8 @@ def maintain(
             with db.transaction(user) as conn:
                 report["decayed"] += apply_decay(conn, user, max_memories, now)
     with db.transaction(all_rows=True) as conn:
-        purgeable = table.forgotten_before(conn, now - timedelta(days=retention_days))
+        history_cutoff = now - timedelta(days=db.settings.history_days)
+        purgeable = table.forgotten_before(conn, now - timedelta(days=retention_days), history_cutoff)
     projection = AgeProjection(db.settings.graph_name) if db.graph_enabled else None
     for user, ids in purgeable:
         with db.transaction(user) as conn:

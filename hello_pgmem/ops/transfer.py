@@ -29,14 +29,16 @@ VERSION = 1
 EXPORTS: dict[str, str] = {
     "memory": """SELECT id, memory_type, content, importance, session_id, modality, metadata, created_at,
                         updated_at, last_accessed_at, access_count, forgotten_at, embedding::text,
-                        embedding_model, text_embedding::text, text_embedding_model
+                        embedding_model, text_embedding::text, text_embedding_model, recorded_at, valid_to,
+                        superseded_at, version_of
                  FROM memories WHERE user_id = %(user_id)s ORDER BY created_at, seq""",
     "working": """SELECT id, session_id, content, importance, metadata, token_count, created_at, expires_at
                   FROM working_memories WHERE user_id = %(user_id)s ORDER BY created_at, id""",
     "entity": """SELECT id, name, name_norm, entity_type, properties, created_at, updated_at
                  FROM entities WHERE user_id = %(user_id)s ORDER BY id""",
     "mention": "SELECT memory_id, entity_id, created_at FROM mentions WHERE user_id = %(user_id)s",
-    "relation": """SELECT source_id, relation_type, target_id, memory_id, weight, created_at, updated_at
+    "relation": """SELECT source_id, relation_type, target_id, memory_id, weight, created_at, updated_at,
+                          valid_from, valid_to, recorded_at, superseded_at, single_valued
                    FROM relations WHERE user_id = %(user_id)s""",
 }
 FIELDS: dict[str, tuple[str, ...]] = {
@@ -57,6 +59,10 @@ FIELDS: dict[str, tuple[str, ...]] = {
         "embedding_model",
         "text_embedding",
         "text_embedding_model",
+        "recorded_at",
+        "valid_to",
+        "superseded_at",
+        "version_of",
     ),
     "working": (
         "id",
@@ -78,6 +84,11 @@ FIELDS: dict[str, tuple[str, ...]] = {
         "weight",
         "created_at",
         "updated_at",
+        "valid_from",
+        "valid_to",
+        "recorded_at",
+        "superseded_at",
+        "single_valued",
     ),
 }
 
@@ -107,6 +118,11 @@ class MemoryRecord(BaseModel):
     embedding_model: str | None = None
     text_embedding: list[float] | None = None
     text_embedding_model: str | None = None
+    # the two clocks (docs/temporal.md); a file written before them has neither
+    recorded_at: datetime | None = None
+    valid_to: datetime | None = None
+    superseded_at: datetime | None = None
+    version_of: UUID | None = None
 
 
 class WorkingRecord(BaseModel):
@@ -148,6 +164,11 @@ class RelationRecord(BaseModel):
     weight: float = Field(gt=0)
     created_at: datetime
     updated_at: datetime
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
+    recorded_at: datetime | None = None
+    superseded_at: datetime | None = None
+    single_valued: bool = False
 
 
 RECORDS: dict[str, type[BaseModel]] = {
@@ -160,11 +181,13 @@ RECORDS: dict[str, type[BaseModel]] = {
 INSERTS = {
     "memory": """INSERT INTO memories (user_id, id, memory_type, content, importance, session_id, modality,
                    metadata, created_at, updated_at, last_accessed_at, access_count, forgotten_at, embedding,
-                   embedding_model, text_embedding, text_embedding_model)
+                   embedding_model, text_embedding, text_embedding_model, recorded_at, valid_to,
+                   superseded_at, version_of)
                  VALUES (%(user_id)s, %(id)s, %(memory_type)s, %(content)s, %(importance)s, %(session_id)s,
                    %(modality)s, %(metadata)s, %(created_at)s, %(updated_at)s, %(last_accessed_at)s,
                    %(access_count)s, %(forgotten_at)s, %(embedding)s::vector, %(embedding_model)s,
-                   %(text_embedding)s::vector, %(text_embedding_model)s)
+                   %(text_embedding)s::vector, %(text_embedding_model)s, coalesce(%(recorded_at)s, now()),
+                   %(valid_to)s, %(superseded_at)s, %(version_of)s)
                  ON CONFLICT (user_id, id) DO NOTHING""",
     "working": """INSERT INTO working_memories (user_id, id, session_id, content, importance, metadata,
                     token_count, created_at, expires_at)
@@ -178,9 +201,11 @@ INSERTS = {
     "mention": """INSERT INTO mentions (user_id, memory_id, entity_id, created_at)
                   VALUES (%(user_id)s, %(memory_id)s, %(entity_id)s, %(created_at)s) ON CONFLICT DO NOTHING""",
     "relation": """INSERT INTO relations (user_id, source_id, relation_type, target_id, memory_id, weight,
-                     created_at, updated_at)
+                     created_at, updated_at, valid_from, valid_to, recorded_at, superseded_at, single_valued)
                    VALUES (%(user_id)s, %(source_id)s, %(relation_type)s, %(target_id)s, %(memory_id)s,
-                     %(weight)s, %(created_at)s, %(updated_at)s) ON CONFLICT DO NOTHING""",
+                     %(weight)s, %(created_at)s, %(updated_at)s, coalesce(%(valid_from)s, %(created_at)s),
+                     %(valid_to)s, coalesce(%(recorded_at)s, now()), %(superseded_at)s, %(single_valued)s)
+                   ON CONFLICT DO NOTHING""",
 }
 REGISTER = "SELECT register_embedding_model(%s, %s)"
 

@@ -58,6 +58,17 @@ def memory_line(item: MemoryItem, size: int, language: Language = "en") -> str:
     return f"[{label}] {preview(item.content, size)} ({importance}: {item.importance:.2f}) [ID: {item.id}]"
 
 
+def search_text(query: str, results: list[MemoryItem], language: Language) -> str:
+    """What a search found, one line a memory."""
+    if not results:
+        return say(language, f"🔍 No memory matches '{query}'", f"🔍 未找到与 '{query}' 相关的记忆")
+    lines = [
+        say(language, f"🔍 Found {len(results)} related memories:", f"🔍 找到 {len(results)} 条相关记忆:")
+    ]
+    lines += [f"{i}. {memory_line(item, 80, language)}" for i, item in enumerate(results, 1)]
+    return "\n".join(lines)
+
+
 def summary_text(
     stats: MemoryStats, important: list[MemoryItem], session: str, turns: int, language: Language
 ) -> str:

@@ -28,8 +28,8 @@ from hello_pgmem.tools.memory_text import (
     CLEAR_ALL_WARNING,
     FAILED,
     memory_data,
-    memory_line,
     neighbourhood_text,
+    search_text,
     stats_text,
     summary_text,
 )
@@ -153,6 +153,8 @@ class MemoryTool(ActionsTool):
         min_importance: float = 0.1,
         target_modality: str | None = None,
         query_modality: str = "text",
+        valid_at: str | None = None,
+        known_at: str | None = None,
     ) -> str:
         """Search memories.
 
@@ -171,6 +173,10 @@ class MemoryTool(ActionsTool):
                 zh: 感知记忆只返回这种模态 text、image、audio、video
             query_modality: the query's modality, text by default
                 zh: 查询的模态，默认 text
+            valid_at: what held at this time (ISO 8601 with an offset), now by default
+                zh: 查询在这一时刻成立的事实（带时区的 ISO 8601），默认为现在
+            known_at: as the memory knew it at this time (ISO 8601 with an offset), now by default
+                zh: 按记忆在这一时刻所知的内容（带时区的 ISO 8601），默认为现在
         """
         types = memory_types or ([memory_type] if memory_type else None)
         results = self.memory_manager.retrieve_memories(
@@ -180,17 +186,11 @@ class MemoryTool(ActionsTool):
             min_importance=min_importance,
             target_modality=target_modality,
             query_modality=query_modality,
+            valid_at=valid_at,
+            known_at=known_at,
         )
-        found = {"memories": [memory_data(item) for item in results]}
-        if not results:
-            return ToolText(
-                self.say(f"🔍 No memory matches '{query}'", f"🔍 未找到与 '{query}' 相关的记忆"), found
-            )
-        lines = [
-            self.say(f"🔍 Found {len(results)} related memories:", f"🔍 找到 {len(results)} 条相关记忆:")
-        ]
-        lines += [f"{i}. {memory_line(item, 80, self.language)}" for i, item in enumerate(results, 1)]
-        return ToolText("\n".join(lines), found)
+        found = [memory_data(item) for item in results]
+        return ToolText(search_text(query, results, self.language), {"memories": found})
 
     @tool_action("summary", "Summary of the memory system", zh="记忆系统摘要")
     def summary(self, limit: int = 10) -> str:
@@ -213,8 +213,15 @@ class MemoryTool(ActionsTool):
         return stats_text(stats, session, self.conversation_count, self.language)
 
     @tool_action("update", "Update a memory", zh="更新记忆")
-    def update(self, memory_id: str, content: str | None = None, importance: float | None = None) -> str:
-        """Update a memory.
+    def update(
+        self,
+        memory_id: str,
+        content: str | None = None,
+        importance: float | None = None,
+        valid_from: str | None = None,
+        correction: bool = False,
+    ) -> str:
+        """Update a memory; a new text keeps the old one as an earlier version.
 
         Args:
             memory_id: the memory's id (in full, or a prefix of at least 8 characters)
@@ -223,9 +230,14 @@ class MemoryTool(ActionsTool):
                 zh: 新内容
             importance: the new importance 0-1
                 zh: 新重要性 0-1
+            valid_from: when the new text became true (ISO 8601 with an offset), now by default
+                zh: 新内容开始成立的时间（带时区的 ISO 8601），默认为现在
+            correction: the old text was never true (only what was believed changes)
+                zh: 旧内容从未成立（只修正所知的内容）
         """
         uid = self.memory_manager.resolve_id(memory_id)
-        if self.memory_manager.update_memory(uid, content=content, importance=importance):
+        manager = self.memory_manager
+        if manager.update_memory(uid, content, importance, valid_from=valid_from, correction=correction):
             return self.say("✅ Memory updated", "✅ 记忆已更新")
         return self.say("⚠️ No such memory to update", "⚠️ 未找到要更新的记忆")
 

@@ -22,7 +22,7 @@ FROM unnest(%(types)s::text[]) AS kind(memory_type)
 CROSS JOIN LATERAL (
     SELECT id, memory_type, content, importance, session_id, created_at, forgotten_at, access_count
     FROM memories
-    WHERE user_id = %(user_id)s AND memory_type = kind.memory_type
+    WHERE user_id = %(user_id)s AND memory_type = kind.memory_type AND version_of IS NULL
       AND (%(session_id)s::text IS NULL OR session_id = %(session_id)s)
       AND (%(since)s::timestamptz IS NULL OR created_at >= %(since)s)
       AND (%(until)s::timestamptz IS NULL OR created_at < %(until)s)
@@ -62,7 +62,7 @@ SELECT memory_type, count(*) FILTER (WHERE forgotten_at IS NULL) AS live,
        count(*) FILTER (WHERE forgotten_at IS NOT NULL) AS forgotten,
        round(avg(importance) FILTER (WHERE forgotten_at IS NULL)::numeric, 3) AS avg_importance,
        sum(access_count) FILTER (WHERE forgotten_at IS NULL) AS accesses
-FROM memories WHERE user_id = %(user_id)s GROUP BY memory_type
+FROM memories WHERE user_id = %(user_id)s AND version_of IS NULL GROUP BY memory_type
 UNION ALL
 SELECT 'working', count(*) FILTER (WHERE expires_at > now()), count(*) FILTER (WHERE expires_at <= now()),
        round(avg(importance) FILTER (WHERE expires_at > now())::numeric, 3), NULL
@@ -78,7 +78,8 @@ GROUP BY session_id ORDER BY max(created_at) DESC LIMIT 200
 
 MEMORY = """
 SELECT id, memory_type, content, importance, session_id, modality, metadata, created_at, updated_at,
-       recorded_at, last_accessed_at, access_count, forgotten_at, embedding_model, seq
+       recorded_at, last_accessed_at, access_count, forgotten_at, embedding_model, seq, valid_to,
+       superseded_at, version_of
 FROM memories WHERE user_id = %(user_id)s AND id = %(id)s
 """
 

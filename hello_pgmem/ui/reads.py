@@ -14,6 +14,7 @@ from psycopg.rows import dict_row
 from hello_pgmem.core.errors import InvalidInputError
 from hello_pgmem.db import Database
 from hello_pgmem.graph import queries as graph_queries
+from hello_pgmem.memory import versions
 from hello_pgmem.ui import queries as q
 
 LONG_TERM = ("episodic", "semantic", "perceptual")
@@ -159,12 +160,11 @@ def memory_detail(db: Database, viewer: Viewer, memory_id: UUID) -> dict[str, An
         entities = conn.execute(graph_queries.ENTITIES_OF, params).fetchall()
         relations = conn.execute(q.MEMORY_RELATIONS, params).fetchall()
         pending = conn.execute(q.PENDING_ACCESSES, params).fetchone()
-    metadata = dict(memory["metadata"] or {})
-    history = metadata.pop("history", [])
+        lineage = memory["version_of"] or memory_id
+        history = versions.history(conn, viewer.user_id, lineage)
     return {
         **memory,
-        "metadata": metadata,
-        "versions": history if isinstance(history, list) else [],
+        "versions": history if len(history) > 1 else [],
         "entities": entities,
         "relations": relations,
         "accesses": memory["access_count"] + (pending[0] if pending else 0),

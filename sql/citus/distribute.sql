@@ -2,8 +2,9 @@
 -- Run once on the coordinator as the schema's owner, after "hello-pgmem migrate" with
 -- PGMEM_AGE=off; the search_path names the schema first. What it does, and why each step:
 --   * memories and every per-user table are hash-distributed by user_id and co-located; documents,
---     chunks and chunk totals by namespace; embedding_models, embedding_cache and access_tokens
---     (looked up by hash before the user is known) become reference tables on every node.
+--     chunks and chunk totals by namespace; embedding_models, embedding_cache, access_tokens
+--     (looked up by hash before the user is known) and relation_types become reference tables on
+--     every node.
 --   * Citus distributes no table that has triggers or whose policies hold a subquery: triggers
 --     and policies are dropped first and made again after, the policies without the subquery.
 --     Row-level security is off while existing rows are copied into the shards (COPY refuses
@@ -83,7 +84,8 @@ BEGIN
     PERFORM create_distributed_table('documents', 'namespace', colocate_with => 'memories');
     PERFORM create_distributed_table(t, 'namespace', colocate_with => 'documents')
     FROM unnest(ARRAY['chunks', 'chunk_text_totals']) AS t;
-    PERFORM create_reference_table(t) FROM unnest(ARRAY['embedding_models', 'embedding_cache', 'access_tokens']) AS t;
+    PERFORM create_reference_table(t)
+    FROM unnest(ARRAY['embedding_models', 'embedding_cache', 'access_tokens', 'relation_types']) AS t;
 
     -- embedding_cache keeps no foreign key: between two reference tables it makes every insert
     -- lock embedding_models on every node, which the application role may not

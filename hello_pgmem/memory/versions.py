@@ -1,0 +1,150 @@
+"""Earlier versions of a memory, kept when its content is replaced: the version as it was
+recorded, retired (``superseded_at``), and — when the world changed rather than the store was
+wrong — the same fact closed where the new one starts (``valid_to``), as the store now knows it.
+Both are rows of ``memories`` with ``version_of`` naming the memory, retired from search, with
+copies of the memory's mentions and relations carrying the same clocks.
+
+    update (the world changed at t):  old  [valid from, ∞)  recorded [r0, now)    retired
+                                      old  [valid from, t)  recorded [now, ∞)     closed
+                                      new  [t, ∞)           recorded [now, ∞)     the memory itself
+    correction (the store was wrong): old  [valid from, ∞)  recorded [r0, now)    retired
+                                      new  [valid from, ∞)  recorded [now, ∞)     the memory itself
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from psycopg.types.json import Jsonb
+from pydantic import BaseModel
+
+from hello_pgmem.db import Conn
+
+_COLUMNS = """memory_type, content, importance, session_id, modality, metadata, created_at, updated_at,
+    last_accessed_at, access_count, embedding, embedding_model, text_embedding, text_embedding_model,
+    text_config"""
+
+# The version as recorded until now: retired now.
+RETIRE = f"""
+INSERT INTO memories (user_id, id, version_of, recorded_at, superseded_at, valid_to, forgotten_at, {_COLUMNS})
+SELECT user_id, gen_random_uuid(), id, recorded_at, greatest(now(), recorded_at), valid_to, now(), {_COLUMNS}
+FROM memories
+WHERE user_id = %(user_id)s AND id = %(id)s AND version_of IS NULL AND forgotten_at IS NULL
+RETURNING id, created_at
+"""
+
+# The same fact, held until the new version starts: what the store knows from now on.
+CLOSE = f"""
+INSERT INTO memories (user_id, id, version_of, recorded_at, valid_to, forgotten_at, {_COLUMNS})
+SELECT user_id, gen_random_uuid(), id, now(), %(until)s, now(), {_COLUMNS}
+FROM memories
+WHERE user_id = %(user_id)s AND id = %(id)s AND version_of IS NULL AND created_at < %(until)s
+RETURNING id
+"""
+
+COPY_MENTIONS = """
+INSERT INTO mentions (user_id, memory_id, entity_id)
+SELECT user_id, %(version)s, entity_id FROM mentions WHERE user_id = %(user_id)s AND memory_id = %(id)s
+"""
+
+# The memory's relations that are still believed, with the version's clocks: retired now, or
+# held until the new version starts.
+COPY_RELATIONS = """
+INSERT INTO relations (user_id, source_id, relation_type, target_id, memory_id, weight, valid_from,
+                       valid_to, recorded_at, superseded_at, single_valued)
+SELECT user_id, source_id, relation_type, target_id, %(version)s, weight, valid_from,
+       CASE WHEN %(until)s::timestamptz IS NULL THEN valid_to
+            ELSE least(coalesce(valid_to, %(until)s::timestamptz), %(until)s::timestamptz) END,
+       CASE WHEN %(retired)s THEN recorded_at ELSE now() END,
+       CASE WHEN %(retired)s THEN greatest(now(), recorded_at) END,
+       single_valued
+FROM relations
+WHERE user_id = %(user_id)s AND memory_id = %(id)s AND superseded_at IS NULL
+  AND (%(until)s::timestamptz IS NULL OR valid_from < %(until)s::timestamptz)
+"""
+
+NOTE = "UPDATE memories SET metadata = metadata || %(note)s WHERE user_id = %(user_id)s AND id = %(version)s"
+
+HISTORY = """
+SELECT id, version_of, content, importance, created_at, valid_to, recorded_at, superseded_at, metadata
+FROM memories
+WHERE user_id = %(user_id)s AND (id = %(id)s OR version_of = %(id)s)
+ORDER BY recorded_at, created_at, seq
+"""
+
+
+@dataclass(frozen=True)
+class Change:
+    """How a memory's new content relates to the old one: the world changed at ``valid_from``
+    (now when None), or, as a ``correction``, the store had it wrong all along."""
+
+    valid_from: datetime | None = None
+    correction: bool = False
+    reason: str | None = None
+
+
+class MemoryVersion(BaseModel):
+    """One version of a memory: what it said, when that held and when the store believed it."""
+
+    version_id: UUID
+    current: bool
+    content: str
+    importance: float
+    valid_from: datetime
+    valid_to: datetime | None
+    recorded_at: datetime
+    superseded_at: datetime | None
+    reason: str | None = None
+
+
+def keep_earlier(
+    conn: Conn, user_id: str, memory_id: UUID, until: datetime | None, reason: str | None = None
+) -> datetime | None:
+    """Keep the memory as it is now before its content is replaced, in the caller's transaction:
+    retired as of now, and with ``until`` (the world changed then) also closed there. Returns
+    the time the new version holds from (``until`` when it is later than the memory's own time,
+    else None: the memory keeps its time), or None when there is no such live memory."""
+    params: dict[str, Any] = {"user_id": user_id, "id": memory_id}
+    row = conn.execute(RETIRE, params).fetchone()
+    if row is None:
+        return None
+    retired, held_from = row
+    _copy_links(conn, params, retired, None, True)
+    if reason:
+        conn.execute(NOTE, {**params, "version": retired, "note": Jsonb({"replaced_because": reason})})
+    if until is None or until <= held_from:
+        return None
+    closed = conn.execute(CLOSE, {**params, "until": until}).fetchone()
+    assert closed is not None
+    _copy_links(conn, params, closed[0], until, False)
+    return until
+
+
+def _copy_links(
+    conn: Conn, params: dict[str, Any], version: UUID, until: datetime | None, retired: bool
+) -> None:
+    conn.execute(COPY_MENTIONS, {**params, "version": version})
+    conn.execute(COPY_RELATIONS, {**params, "version": version, "until": until, "retired": retired})
+
+
+def history(conn: Conn, user_id: str, memory_id: UUID) -> list[MemoryVersion]:
+    """Every version of a memory, in the order the store recorded them, the memory itself among
+    them (``current``)."""
+    rows = conn.execute(HISTORY, {"user_id": user_id, "id": memory_id}).fetchall()
+    return [
+        MemoryVersion(
+            version_id=r[0],
+            current=r[1] is None,
+            content=r[2],
+            importance=r[3],
+            valid_from=r[4],
+            valid_to=r[5],
+            recorded_at=r[6],
+            superseded_at=r[7],
+            reason=(r[8] or {}).get("replaced_because"),
+        )
+        for r in rows
+    ]
