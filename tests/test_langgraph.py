@@ -12,10 +12,11 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.store.base import BaseStore
 from typing_extensions import TypedDict
 
-from hello_pgmem import Database
+from hello_pgmem import Database, InvalidInputError
 from hello_pgmem.integrations.langgraph import PgMemStore
 from hello_pgmem.memory import MemoryManager
 from tests.conftest import row_counts
+from tests.test_temporal import server_now
 
 
 @pytest.fixture()
@@ -32,10 +33,35 @@ def test_put_get_update_delete(store: PgMemStore, clean: Database) -> None:
     again = store.get(("users", "alice"), "food")
     assert again is not None and again.value["text"] == "Alice now prefers udon"
     assert again.updated_at >= item.updated_at and again.created_at == item.created_at
-    assert row_counts(clean)["memories"] == 1  # one row per key
+    assert row_counts(clean)["memories"] == 2  # the item, and its earlier value (docs/temporal.md)
     assert store.get(("users", "bob"), "food") is None
     store.delete(("users", "alice"), "food")
-    assert store.get(("users", "alice"), "food") is None and row_counts(clean)["memories"] == 0
+    assert store.get(("users", "alice"), "food") is None and row_counts(clean)["memories"] == 2
+
+
+def test_a_store_known_at_a_time_reads_the_items_as_they_were(store: PgMemStore, clean: Database) -> None:
+    store.put(("users", "alice"), "food", {"text": "Alice likes ramen"})
+    store.put(("users", "alice"), "drink", {"text": "Alice drinks green tea"})
+    ramen_time = server_now(clean)
+    store.put(("users", "alice"), "food", {"text": "Alice now prefers udon"})
+    store.delete(("users", "alice"), "drink")
+    then = PgMemStore(store.memory, index=["text"], known_at=ramen_time)
+    food = then.get(("users", "alice"), "food")
+    assert food is not None and food.value == {"text": "Alice likes ramen"}
+    drink = then.get(("users", "alice"), "drink")
+    assert drink is not None and drink.value == {"text": "Alice drinks green tea"}
+    assert sorted(i.value["text"] for i in then.search(("users",))) == [
+        "Alice drinks green tea",
+        "Alice likes ramen",
+    ]
+    found = then.search(("users", "alice"), query="what noodles does Alice like")
+    assert [i.value["text"] for i in found][:1] == ["Alice likes ramen"]
+    now = store.get(("users", "alice"), "food")
+    assert now is not None and now.value["text"] == "Alice now prefers udon"
+    assert store.get(("users", "alice"), "drink") is None
+    assert [i.key for i in store.search(("users",))] == ["food"]
+    with pytest.raises(InvalidInputError, match="known_at"):
+        then.put(("users", "alice"), "food", {"text": "no"})
 
 
 def test_search_by_meaning_filter_and_prefix(store: PgMemStore) -> None:

@@ -15,7 +15,7 @@ from uuid import UUID
 
 from psycopg.types.json import Jsonb
 
-from hello_pgmem.memory import queries as q
+from hello_pgmem.memory import versions
 
 if TYPE_CHECKING:
     from hello_pgmem.memory.manager import MemoryManager
@@ -62,6 +62,7 @@ SET content = EXCLUDED.content,
     embedding = EXCLUDED.embedding,
     embedding_model = EXCLUDED.embedding_model,
     updated_at = EXCLUDED.updated_at,
+    recorded_at = now(),
     -- a live item keeps its history; a forgotten one comes back as new
     metadata = CASE WHEN m.forgotten_at IS NULL THEN m.metadata || EXCLUDED.metadata
                     ELSE EXCLUDED.metadata END,
@@ -75,6 +76,42 @@ RETURNING id
 """
 """A LangGraph put as one statement: concurrent puts of a key, and a put of a forgotten item, each
 end in one whole item (the last writer's)."""
+
+# An item as the store knew it at %(known_at)s: the item itself or one of its earlier values.
+_AS_OF = """memory_as_of(created_at, valid_to, recorded_at, superseded_at, forgotten_at, version_of,
+                      now(), %(known_at)s)"""
+
+STORE_GET_AS_OF = f"""
+SELECT coalesce(version_of, id), metadata -> 'langgraph', created_at, updated_at
+FROM memories
+WHERE user_id = %(user_id)s AND (id = ANY(%(ids)s) OR version_of = ANY(%(ids)s)) AND metadata ? 'langgraph'
+  AND {_AS_OF}
+"""
+
+STORE_ITEMS_AS_OF = f"""
+SELECT coalesce(version_of, id), metadata -> 'langgraph', created_at, updated_at
+FROM memories
+WHERE user_id = %(user_id)s AND memory_type = 'episodic' AND metadata ? 'langgraph'
+  AND starts_with(session_id, %(prefix)s)
+  AND (%(where)s::jsonpath IS NULL OR jsonb_path_match(metadata, %(where)s::jsonpath, %(vars)s, true))
+  AND {_AS_OF}
+ORDER BY updated_at DESC, 1
+LIMIT %(limit)s OFFSET %(offset)s
+"""
+
+# The as-of search ranks at most 1,000 memories; the namespace and filter apply to those.
+STORE_SEARCH_AS_OF = """
+SELECT coalesce(m.version_of, m.id), m.metadata -> 'langgraph', m.created_at, m.updated_at, s.score
+FROM search_memories_as_of(%(user_id)s, %(model)s, %(query)s, %(query_text)s, 1000, ARRAY['episodic'],
+                           now(), %(known_at)s) AS s
+JOIN memories m ON m.user_id = %(user_id)s AND m.id = s.id
+WHERE m.metadata ? 'langgraph' AND starts_with(m.session_id, %(prefix)s)
+  AND (%(where)s::jsonpath IS NULL OR jsonb_path_match(m.metadata, %(where)s::jsonpath, %(vars)s, true))
+ORDER BY s.score DESC, 1
+LIMIT %(window)s OFFSET %(offset)s
+"""
+
+DELETE_ITEM = "DELETE FROM memories WHERE user_id = %(user_id)s AND id = %(id)s AND version_of IS NULL"
 
 STORE_NAMESPACES = """
 SELECT DISTINCT metadata -> 'langgraph' -> 'namespace'
@@ -105,28 +142,40 @@ def put(
         "model": embedder.model_name,
     }
     with manager.transaction() as conn:
+        versions.keep_earlier(conn, manager.user_id, memory_id, None, "put")  # its value until now
         return conn.execute(STORE_PUT, params).fetchone() is not None
 
 
 def delete(manager: MemoryManager, memory_id: UUID) -> None:
-    """Delete an item (nothing when there is none)."""
+    """Delete an item (nothing when there is none); its value until now stays an earlier version."""
     with manager.transaction() as conn:
-        conn.execute(q.DELETE, {"user_id": manager.user_id, "id": memory_id})
+        versions.keep_earlier(conn, manager.user_id, memory_id, None, "delete")
+        conn.execute(DELETE_ITEM, {"user_id": manager.user_id, "id": memory_id})
 
 
-def get(manager: MemoryManager, memory_ids: Sequence[UUID]) -> list[Row]:
-    """The live items among ``memory_ids``."""
+def get(manager: MemoryManager, memory_ids: Sequence[UUID], known_at: datetime | None = None) -> list[Row]:
+    """The items among ``memory_ids``: live, or as the store knew them at ``known_at``."""
+    params = {"user_id": manager.user_id, "ids": list(memory_ids), "known_at": known_at}
     with manager.transaction() as conn:
-        return conn.execute(STORE_GET, {"user_id": manager.user_id, "ids": list(memory_ids)}).fetchall()
+        return conn.execute(STORE_GET if known_at is None else STORE_GET_AS_OF, params).fetchall()
 
 
 def listed(
-    manager: MemoryManager, prefix: str, where: str | None, variables: dict[str, Any], limit: int, offset: int
+    manager: MemoryManager,
+    prefix: str,
+    where: str | None,
+    variables: dict[str, Any],
+    limit: int,
+    offset: int,
+    known_at: datetime | None = None,
 ) -> list[Row]:
-    """Live items under the namespace path ``prefix`` matching the jsonpath ``where``, newest first."""
+    """Items under the namespace path ``prefix`` matching the jsonpath ``where``, newest first:
+    live, or as the store knew them at ``known_at``."""
     params = {**_filter(manager, prefix, where, variables), "limit": limit, "offset": offset}
     with manager.transaction() as conn:
-        return conn.execute(STORE_ITEMS, params).fetchall()
+        if known_at is None:
+            return conn.execute(STORE_ITEMS, params).fetchall()
+        return conn.execute(STORE_ITEMS_AS_OF, {**params, "known_at": known_at}).fetchall()
 
 
 def search(
@@ -137,8 +186,10 @@ def search(
     query: str,
     window: int,
     offset: int,
+    known_at: datetime | None = None,
 ) -> list[tuple[UUID, dict[str, Any], datetime, datetime, float]]:
-    """Items ranked for ``query`` by the hybrid search, the namespace and filter inside it."""
+    """Items ranked for ``query`` by the hybrid search, the namespace and filter inside it; with
+    ``known_at``, the items as the store knew them then, by the as-of search."""
     embedder = manager.registered_embedder
     params = {
         **_filter(manager, prefix, where, variables),
@@ -147,9 +198,10 @@ def search(
         "query_text": query,
         "window": window,
         "offset": offset,
+        "known_at": known_at,
     }
     with manager.transaction() as conn:
-        return conn.execute(STORE_SEARCH, params).fetchall()
+        return conn.execute(STORE_SEARCH if known_at is None else STORE_SEARCH_AS_OF, params).fetchall()
 
 
 def namespaces(manager: MemoryManager) -> list[list[str]]:

@@ -27,12 +27,14 @@ _COLUMNS = """memory_type, content, importance, session_id, modality, metadata, 
     last_accessed_at, access_count, embedding, embedding_model, text_embedding, text_embedding_model,
     text_config"""
 
-# The version as recorded until now: retired now.
+# The version as recorded until now: retired now. The row is locked first, so that of two
+# concurrent replacements the second keeps the first's content, not the one both started from.
 RETIRE = f"""
 INSERT INTO memories (user_id, id, version_of, recorded_at, superseded_at, valid_to, forgotten_at, {_COLUMNS})
 SELECT user_id, gen_random_uuid(), id, recorded_at, greatest(now(), recorded_at), valid_to, now(), {_COLUMNS}
 FROM memories
 WHERE user_id = %(user_id)s AND id = %(id)s AND version_of IS NULL AND forgotten_at IS NULL
+FOR UPDATE
 RETURNING id, created_at
 """
 

@@ -6,7 +6,9 @@ in the memory's content, embedded and searched like any other memory. A put is o
 (``INSERT … ON CONFLICT DO UPDATE``): concurrent puts of a key end in one whole item, and a put
 of a forgotten item brings it back as new. A query search ranks with the hybrid search, with the
 namespace and the filter applied inside its candidate scans (``filters``); items put with
-``index=False`` are left out of it, as LangGraph's stores do. TTL is not supported.
+``index=False`` are left out of it, as LangGraph's stores do. TTL is not supported. A put keeps
+the value it replaces and a delete the value it removes as earlier versions, so a store made with
+``known_at`` reads the items as they were then (docs/temporal.md).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import asyncio
 import json
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 from langgraph.store.base import (
@@ -34,7 +37,7 @@ from langgraph.store.base import (
 )
 
 from hello_pgmem.core.errors import InvalidInputError
-from hello_pgmem.core.models import check_metadata
+from hello_pgmem.core.models import check_metadata, check_timestamp
 from hello_pgmem.integrations.langgraph.filters import compile_filter
 from hello_pgmem.memory import items
 from hello_pgmem.memory.classify import estimate_importance
@@ -88,14 +91,23 @@ class PgMemStore(BaseStore):
 
     ``index``: the value fields whose text is embedded and searched (a list of paths, or an
     ``IndexConfig`` with ``fields``; default: the whole value). A put's ``index`` overrides it;
-    ``index=False`` keeps the item out of query searches.
+    ``index=False`` keeps the item out of query searches. With ``known_at``, every read answers
+    as the store knew the items at that time (a put keeps the value it replaces, a delete the
+    value it removes), and the store refuses writes.
     """
 
     supports_ttl = False
 
-    def __init__(self, memory: MemoryManager, index: Sequence[str] | IndexConfig | None = None) -> None:
+    def __init__(
+        self,
+        memory: MemoryManager,
+        index: Sequence[str] | IndexConfig | None = None,
+        *,
+        known_at: datetime | str | None = None,
+    ) -> None:
         self.memory = memory
         self.fields = index_fields(index)
+        self.known_at = None if known_at is None else check_timestamp(known_at, "known_at")
 
     # ------------------------------------------------------------------ batch
 
@@ -107,6 +119,8 @@ class PgMemStore(BaseStore):
             if isinstance(op, GetOp):
                 results.append(self._get(op.namespace, op.key))
             elif isinstance(op, PutOp):
+                if self.known_at is not None:
+                    raise InvalidInputError("known_at", "a store that reads as of a time cannot write")
                 check_put_namespace(op.namespace)
                 self._put(op)
                 results.append(None)
@@ -164,7 +178,7 @@ class PgMemStore(BaseStore):
         ]
 
     def _get(self, namespace: tuple[str, ...], key: str) -> Item | None:
-        found = self._rows_to_items(items.get(self.memory, [item_id(namespace, key)]))
+        found = self._rows_to_items(items.get(self.memory, [item_id(namespace, key)], self.known_at))
         return found[0] if found else None
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
@@ -175,7 +189,7 @@ class PgMemStore(BaseStore):
         predicate = compile_filter(op.filter, indexed_only=bool(op.query))
         where = (namespace_path(op.namespace_prefix), predicate.path, predicate.variables)
         if not op.query:
-            rows = items.listed(self.memory, *where, limit=op.limit, offset=op.offset)
+            rows = items.listed(self.memory, *where, limit=op.limit, offset=op.offset, known_at=self.known_at)
             return [
                 SearchItem(item.namespace, item.key, item.value, item.created_at, item.updated_at)
                 for item in self._rows_to_items(rows)
@@ -194,7 +208,9 @@ class PgMemStore(BaseStore):
                 updated_at=row[3],
                 score=float(row[4]),
             )
-            for row in items.search(self.memory, *where, query=op.query, window=window, offset=op.offset)
+            for row in items.search(
+                self.memory, *where, query=op.query, window=window, offset=op.offset, known_at=self.known_at
+            )
         ]
 
     def _namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
