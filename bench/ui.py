@@ -148,13 +148,14 @@ def timing(runs: int) -> dict[str, Any]:
     return results
 
 
-def seed_demo(settings: Settings) -> None:
-    """The demo's people, as Alice's memories and graph, and a handbook."""
+def seed_demo(settings: Settings) -> str:
+    """The demo's people, as Alice's memories and graph (Bob's move kept as versions), and a
+    handbook; the path of Bob's moved memory."""
     with Database(settings) as db:
         embedder = HashingEmbedder()
         start = dt.datetime.now(dt.UTC) - dt.timedelta(days=95)
         alice = MemoryManager(user_id="alice", database=db, embedder=embedder, session_id="chat-1")
-        alice.add_memories(
+        ids = alice.add_memories(
             [
                 "Alice's manager is Carol",
                 "Carol works at Acme in Berlin",
@@ -164,7 +165,9 @@ def seed_demo(settings: Settings) -> None:
             ],
             "semantic",
             importance=[0.9, 0.7, 0.6, 0.8, 0.5],
+            timestamps=[start] * 5,
         )
+        alice.update_memory(ids[4], "Bob lives in Lyon", valid_from=start + dt.timedelta(days=60))
         talk = [
             "Alice moved to Berlin in May",
             "Alice asked Bob to review the ranking change",
@@ -180,20 +183,21 @@ def seed_demo(settings: Settings) -> None:
         alice.add_memory("Alice is in a design review right now", "working", importance=0.6)
         assert gone
         KnowledgeBase(db, embedder, "handbook").add_text(HANDBOOK, document_id="handbook")
+    return f"/memories/{ids[4]}"
 
 
 def screenshots(folder: Path) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
     taken = []
     with fresh_database() as settings:
-        seed_demo(settings)
+        moved = seed_demo(settings)
         with Store(settings.model_copy(update={"read_only": True})) as store:
             app = ui_app(store, Access(Viewer("alice", ("handbook",))))
             with Served(app) as served, chromium() as browser:
                 page = browser.new_page(viewport={"width": 1200, "height": 760})
                 shots = {
                     "memories": "/memories",
-                    "memory": first_memory(served.url),
+                    "memory": moved,
                     "search": "/search?q=" + urllib.parse.quote("who is Alice's manager?"),
                     "graph": "/graph?entity=Alice&depth=2",
                     "knowledge": "/knowledge",
