@@ -5,6 +5,7 @@ writers, and as-of questions are answered by the search, the graph and the SQL f
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -13,7 +14,8 @@ from typing import Any
 import psycopg
 import pytest
 
-from hello_pgmem import Database, HashingEmbedder, InvalidInputError, MemoryManager
+from hello_pgmem import Database, HashingEmbedder, InvalidInputError, MemoryManager, MemoryTool
+from hello_pgmem.cli import main
 from hello_pgmem.graph.extracted import ExtractedEntity as Entity
 from hello_pgmem.graph.extracted import ExtractedRelation as Relation
 from hello_pgmem.graph.extracted import Extraction
@@ -305,3 +307,24 @@ def test_as_of_arguments_are_checked(make_manager: Callable[..., MemoryManager])
         memory.retrieve_memories("x", known_at=datetime(2020, 1, 1))  # no time zone
     with pytest.raises(InvalidInputError, match="valid_at"):
         memory.retrieve_memories("x", valid_at=IN_2021, time_range=(PARIS, BERLIN))
+
+
+def test_the_tool_and_the_command_line_ask_as_of_a_time(
+    moved: tuple[MemoryManager, Any, datetime],
+    clean: Database,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    memory, _, _ = moved
+    tool = MemoryTool(manager=memory)
+    then = tool.run("search", query="where does Alice live", limit=1, valid_at=IN_2021.isoformat())
+    assert "Paris" in then and "Berlin" not in then
+    assert "Berlin" in tool.run("search", query="where does Alice live", limit=1)
+    refused = tool.run("search", query="where does Alice live", valid_at="2021")
+    assert "valid_at" in refused
+    monkeypatch.setenv("DATABASE_URL", clean.settings.database_url)
+    command = ["--json", "--user", "alice", "search", "where does Alice live", "--limit", "1"]
+    assert main([*command, "--valid-at", IN_2021.isoformat()]) == 0
+    assert [hit["content"] for hit in json.loads(capsys.readouterr().out)] == ["Alice lives in Paris"]
+    assert main([*command]) == 0
+    assert [hit["content"] for hit in json.loads(capsys.readouterr().out)] == ["Alice lives in Berlin"]
