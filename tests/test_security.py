@@ -288,9 +288,10 @@ def test_grant_prints_idempotent_sql(
 
 @pytest.mark.one_server
 def test_an_upgrade_keeps_the_app_role_able_to_add_memories(test_server: TestServer, server_url: str) -> None:
-    """Revision 0019 adds a sequence that every insert into memories takes a number from: a role
-    granted before the upgrade can still add memories after it, without running grant again,
-    and the memories it had keep their order."""
+    """Revision 0019 adds a sequence that every insert into memories takes a number from, and 0022
+    a table of relation rules that every relation written reads: a role granted before the
+    upgrade can still add and update memories after it, without running grant again, and the
+    memories it had keep their order."""
     suffix = uuid.uuid4().hex[:8]
     owner, app = f"pgmem_owner_{suffix}", f"pgmem_app_{suffix}"
     url = test_server.create_database(f"pgmem_upgrade_{suffix}")
@@ -320,7 +321,13 @@ def test_an_upgrade_keeps_the_app_role_able_to_add_memories(test_server: TestSer
             )
             with db.transaction("carol") as conn:
                 rows = conn.execute("SELECT content FROM memories ORDER BY seq").fetchall()
+            # revision 0022's relation rules are readable by a role granted before it
+            moved = manager.add_memory("Carol lives in Oslo", "semantic")
+            manager.update_memory(moved, "Carol lives in Rome")
+            with db.transaction("carol") as conn:
+                single = conn.execute("SELECT bool_and(single_valued) FROM relations").fetchone()
         assert [r[0] for r in rows] == ["Carol: first", "Carol: second", "Carol: third", "Carol: fourth"]
+        assert single == (True,)
     finally:
         test_server.drop_database(url)
         with psycopg.connect(server_url, autocommit=True) as conn:

@@ -52,6 +52,7 @@ AGE_CATALOG = ("ag_graph", "ag_label")
 Statement = sql.SQL | sql.Composed
 
 _VIEWS = "SELECT relname FROM pg_class WHERE relnamespace = %s::regnamespace AND relkind = 'v' ORDER BY 1"
+_TABLES = "SELECT relname FROM pg_class WHERE relnamespace = %s::regnamespace AND relkind IN ('r', 'p')"
 _ROLE_EXISTS = "SELECT 1 FROM pg_roles WHERE rolname = %s"
 _MIGRATED = "SELECT to_regclass(format('%%I.alembic_version', %s::text)) IS NOT NULL"
 _GRAPH = "SELECT 1 FROM pg_extension e, ag_catalog.ag_graph g WHERE e.extname = 'age' AND g.name = %s::name"
@@ -129,6 +130,8 @@ def role_statements(
     if not _exists(conn, _MIGRATED, schema):
         raise SchemaNotMigratedError(f'schema {schema!r} is not migrated: run "hello-pgmem migrate" first')
     views = tuple(str(r[0]) for r in conn.execute(_VIEWS, (schema,)).fetchall())
+    present = {str(r[0]) for r in conn.execute(_TABLES, (schema,)).fetchall()}
+    read_only = tuple(t for t in READ_ONLY_TABLES if t in present)  # an older revision has fewer
     graph = settings.graph_name
     has_graph = _exists(conn, _AGE) and _exists(conn, _GRAPH, graph)
     statements: list[Statement] = []
@@ -140,7 +143,7 @@ def role_statements(
             sql.SQL("GRANT SELECT, INSERT, UPDATE, DELETE ON {} TO {}").format(
                 _tables(schema, DATA_TABLES), role
             ),
-            sql.SQL("GRANT SELECT ON {} TO {}").format(_tables(schema, (*READ_ONLY_TABLES, *views)), role),
+            sql.SQL("GRANT SELECT ON {} TO {}").format(_tables(schema, (*read_only, *views)), role),
             sql.SQL("GRANT USAGE ON ALL SEQUENCES IN SCHEMA {} TO {}").format(sql.Identifier(schema), role),
             # registers a new embedding model: its HNSW indexes are built as the owner
             sql.SQL("GRANT EXECUTE ON FUNCTION {}(text, integer, integer, integer) TO {}").format(
@@ -172,7 +175,7 @@ def role_statements(
         statements += [
             sql.SQL("GRANT USAGE ON SCHEMA {} TO {}").format(sql.Identifier(schema), role),
             sql.SQL("GRANT SELECT ON {} TO {}").format(
-                _tables(schema, (*DATA_TABLES, *READ_ONLY_TABLES, *views)), role
+                _tables(schema, (*DATA_TABLES, *read_only, *views)), role
             ),
         ]
         for table in RLS_TABLES:
