@@ -136,8 +136,10 @@ def test_update_re_extracts(make: Factory, any_database: Database) -> None:
     # Python stays in the graph, mentioned only by the memory's earlier versions
     assert relational(
         any_database,
-        "SELECT m.version_of IS NOT NULL FROM mentions n JOIN entities e ON e.id = n.entity_id"
-        " JOIN memories m ON m.id = n.memory_id WHERE e.user_id = 'alice' AND e.name = 'Python'",
+        "SELECT m.version_of IS NOT NULL FROM mentions n"
+        " JOIN entities e ON e.user_id = n.user_id AND e.id = n.entity_id"
+        " JOIN memories m ON m.user_id = n.user_id AND m.id = n.memory_id"
+        " WHERE n.user_id = 'alice' AND e.name = 'Python'",
     ) == [(True,)]
     if any_database.graph_enabled:
         assert vertices(any_database, "Memory", "alice") == 1  # the memory, not its versions

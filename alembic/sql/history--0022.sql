@@ -78,25 +78,21 @@ COMMENT ON COLUMN relations.single_valued IS 'Its type holds one target at a tim
 
 -- Existing single-valued relations: each ends where the subject's next one with another target
 -- starts; of two that start at once with different targets, the one recorded first is retired.
-WITH ends AS (
-    SELECT r.user_id, r.source_id, r.relation_type, r.target_id, r.memory_id,
-           (SELECT min(n.valid_from) FROM relations n
-            WHERE n.user_id = r.user_id AND n.source_id = r.source_id AND n.relation_type = r.relation_type
-              AND n.single_valued AND n.target_id <> r.target_id AND n.valid_from > r.valid_from) AS next_from,
-           EXISTS (SELECT 1 FROM relations n
-                   WHERE n.user_id = r.user_id AND n.source_id = r.source_id
-                     AND n.relation_type = r.relation_type AND n.single_valued
-                     AND n.target_id <> r.target_id AND n.valid_from = r.valid_from
-                     AND (n.recorded_at, n.memory_id) > (r.recorded_at, r.memory_id)) AS tied
-    FROM relations r
-    WHERE r.single_valued
-)
+-- (Correlated on user_id, so that Citus runs each on the user's shard; no now() inside a CASE.)
 UPDATE relations r
-SET valid_to = e.next_from,
-    superseded_at = CASE WHEN e.tied THEN greatest(now(), r.recorded_at) END
-FROM ends e
-WHERE r.user_id = e.user_id AND r.source_id = e.source_id AND r.relation_type = e.relation_type
-  AND r.target_id = e.target_id AND r.memory_id = e.memory_id AND (e.next_from IS NOT NULL OR e.tied);
+SET valid_to = (SELECT min(n.valid_from) FROM relations n
+                WHERE n.user_id = r.user_id AND n.source_id = r.source_id
+                  AND n.relation_type = r.relation_type AND n.single_valued
+                  AND n.target_id <> r.target_id AND n.valid_from > r.valid_from)
+WHERE r.single_valued;
+UPDATE relations r
+SET superseded_at = greatest(now(), r.recorded_at)
+WHERE r.single_valued
+  AND EXISTS (SELECT 1 FROM relations n
+              WHERE n.user_id = r.user_id AND n.source_id = r.source_id
+                AND n.relation_type = r.relation_type AND n.single_valued
+                AND n.target_id <> r.target_id AND n.valid_from = r.valid_from
+                AND (n.recorded_at, n.memory_id) > (r.recorded_at, r.memory_id));
 
 ALTER TABLE relations ADD CONSTRAINT relations_one_target_at_a_time
     EXCLUDE USING gist (user_id WITH =, source_id WITH =, relation_type WITH =, target_id WITH <>,

@@ -54,16 +54,24 @@ input AS (
     FROM given g LEFT JOIN relation_types t ON t.relation_type = g.relation_type
 )"""
 
-CLOSE_SINGLE_VALUED = f"""
-WITH {_RELATION_INPUT}
-UPDATE relations r
-SET valid_to = CASE WHEN r.valid_from < mem.created_at THEN mem.created_at ELSE r.valid_to END,
-    superseded_at = CASE WHEN r.valid_from = mem.created_at THEN greatest(now(), r.recorded_at) END
+_CONFLICTING = """
 FROM input new, mem
 WHERE new.single AND r.user_id = %(user_id)s AND r.source_id = new.source_id
   AND r.relation_type = new.relation_type AND r.target_id <> new.target_id AND r.single_valued
-  AND r.superseded_at IS NULL AND r.valid_from <= mem.created_at
-  AND (r.valid_to IS NULL OR r.valid_to > mem.created_at)
+  AND r.superseded_at IS NULL AND (r.valid_to IS NULL OR r.valid_to > mem.created_at)"""
+
+# Two statements rather than a CASE: Citus evaluates no STABLE function (now()) inside a CASE of a
+# modification.
+CLOSE_SINGLE_VALUED = f"""
+WITH {_RELATION_INPUT}
+UPDATE relations r SET valid_to = mem.created_at
+{_CONFLICTING} AND r.valid_from < mem.created_at
+"""
+
+RETIRE_SAME_START = f"""
+WITH {_RELATION_INPUT}
+UPDATE relations r SET superseded_at = greatest(now(), r.recorded_at)
+{_CONFLICTING} AND r.valid_from = mem.created_at
 """
 
 INSERT_RELATIONS = f"""

@@ -132,6 +132,7 @@ class GraphStore:
                 "targets": [r["target"] for r in relations],
             }
             conn.execute(g.CLOSE_SINGLE_VALUED, params)
+            conn.execute(g.RETIRE_SAME_START, params)
             conn.execute(g.INSERT_RELATIONS, params)
         if self.projection is not None:
             self.projection.add_memory(

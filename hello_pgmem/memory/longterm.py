@@ -176,7 +176,7 @@ class LongTermMemory:
             "valid_from": valid_from,
             **self.vectors_for_update(vector),
         }
-        row = conn.execute(q.UPDATE, params).fetchone()
+        row = conn.execute(q.UPDATE if content is None else q.UPDATE_CONTENT, params).fetchone()
         if row is not None and content is not None and row[0] == self.memory_type:
             self.write_extras(conn, [memory_id], [prepared], new=False)
         return row is not None

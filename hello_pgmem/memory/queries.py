@@ -51,9 +51,11 @@ INSERT_COLUMNS = (
     "text_model",
 )
 
-UPDATE = """
+# A new content is recorded now (two statements rather than a CASE around now(): Citus evaluates no
+# STABLE function inside a CASE or COALESCE of a modification).
+_UPDATE = """
 UPDATE memories
-SET content = coalesce(%(content)s::text, content),
+SET {recorded}content = coalesce(%(content)s::text, content),
     importance = coalesce(%(importance)s::double precision, importance),
     metadata = metadata || %(metadata)s::jsonb,
     embedding = coalesce(%(embedding)s::vector, embedding),
@@ -61,11 +63,12 @@ SET content = coalesce(%(content)s::text, content),
     text_embedding = coalesce(%(text_embedding)s::vector, text_embedding),
     text_embedding_model = coalesce(%(text_model)s::text, text_embedding_model),
     created_at = coalesce(%(valid_from)s::timestamptz, created_at),
-    recorded_at = CASE WHEN %(content)s::text IS NULL THEN recorded_at ELSE now() END,
     updated_at = now()
 WHERE user_id = %(user_id)s AND id = %(id)s AND forgotten_at IS NULL AND version_of IS NULL
 RETURNING memory_type
 """
+UPDATE = _UPDATE.format(recorded="")
+UPDATE_CONTENT = _UPDATE.format(recorded="recorded_at = now(),\n    ")
 
 DELETE = "DELETE FROM memories WHERE user_id = %(user_id)s AND (id = %(id)s OR version_of = %(id)s)"
 VERSION_IDS = "SELECT id FROM memories WHERE user_id = %(user_id)s AND version_of = ANY(%(ids)s)"

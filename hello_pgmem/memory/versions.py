@@ -27,14 +27,21 @@ _COLUMNS = """memory_type, content, importance, session_id, modality, metadata, 
     last_accessed_at, access_count, embedding, embedding_model, text_embedding, text_embedding_model,
     text_config"""
 
-# The version as recorded until now: retired now. The row is locked first, so that of two
-# concurrent replacements the second keeps the first's content, not the one both started from.
+# The memory is locked first, so that of two concurrent replacements the second keeps the first's
+# content, not the one both started from (a statement of its own: Citus takes no FOR UPDATE in
+# an INSERT … SELECT).
+LOCK = """
+SELECT 1 FROM memories
+WHERE user_id = %(user_id)s AND id = %(id)s AND version_of IS NULL AND forgotten_at IS NULL
+FOR UPDATE
+"""
+
+# The version as recorded until now: retired now.
 RETIRE = f"""
 INSERT INTO memories (user_id, id, version_of, recorded_at, superseded_at, valid_to, forgotten_at, {_COLUMNS})
 SELECT user_id, gen_random_uuid(), id, recorded_at, greatest(now(), recorded_at), valid_to, now(), {_COLUMNS}
 FROM memories
 WHERE user_id = %(user_id)s AND id = %(id)s AND version_of IS NULL AND forgotten_at IS NULL
-FOR UPDATE
 RETURNING id, created_at
 """
 
@@ -52,29 +59,36 @@ INSERT INTO mentions (user_id, memory_id, entity_id)
 SELECT user_id, %(version)s, entity_id FROM mentions WHERE user_id = %(user_id)s AND memory_id = %(id)s
 """
 
-# The memory's relations that are still believed, with the version's clocks: retired now, or
-# held until the new version starts.
-COPY_RELATIONS = """
+# The memory's relations that are still believed, with the version's clocks: as recorded and
+# retired now, or held until the new version starts and recorded now. (No now() inside a CASE:
+# Citus evaluates none there in a modification.)
+COPY_RELATIONS_RETIRED = """
 INSERT INTO relations (user_id, source_id, relation_type, target_id, memory_id, weight, valid_from,
                        valid_to, recorded_at, superseded_at, single_valued)
-SELECT user_id, source_id, relation_type, target_id, %(version)s, weight, valid_from,
-       CASE WHEN %(until)s::timestamptz IS NULL THEN valid_to
-            ELSE least(coalesce(valid_to, %(until)s::timestamptz), %(until)s::timestamptz) END,
-       CASE WHEN %(retired)s THEN recorded_at ELSE now() END,
-       CASE WHEN %(retired)s THEN greatest(now(), recorded_at) END,
-       single_valued
+SELECT user_id, source_id, relation_type, target_id, %(version)s, weight, valid_from, valid_to,
+       recorded_at, greatest(now(), recorded_at), single_valued
 FROM relations
 WHERE user_id = %(user_id)s AND memory_id = %(id)s AND superseded_at IS NULL
-  AND (%(until)s::timestamptz IS NULL OR valid_from < %(until)s::timestamptz)
+"""
+COPY_RELATIONS_CLOSED = """
+INSERT INTO relations (user_id, source_id, relation_type, target_id, memory_id, weight, valid_from,
+                       valid_to, recorded_at, single_valued)
+SELECT user_id, source_id, relation_type, target_id, %(version)s, weight, valid_from,
+       least(coalesce(valid_to, %(until)s::timestamptz), %(until)s::timestamptz), now(), single_valued
+FROM relations
+WHERE user_id = %(user_id)s AND memory_id = %(id)s AND superseded_at IS NULL
+  AND valid_from < %(until)s::timestamptz
 """
 
 NOTE = "UPDATE memories SET metadata = metadata || %(note)s WHERE user_id = %(user_id)s AND id = %(version)s"
 
+# The versions no longer believed, in the order they were recorded; then what is believed now, in
+# the order it held.
 HISTORY = """
 SELECT id, version_of, content, importance, created_at, valid_to, recorded_at, superseded_at, metadata
 FROM memories
 WHERE user_id = %(user_id)s AND (id = %(id)s OR version_of = %(id)s)
-ORDER BY recorded_at, created_at, seq
+ORDER BY superseded_at IS NULL, CASE WHEN superseded_at IS NOT NULL THEN recorded_at END, created_at, seq
 """
 
 
@@ -110,31 +124,33 @@ def keep_earlier(
     the time the new version holds from (``until`` when it is later than the memory's own time,
     else None: the memory keeps its time), or None when there is no such live memory."""
     params: dict[str, Any] = {"user_id": user_id, "id": memory_id}
+    conn.execute(LOCK, params)
     row = conn.execute(RETIRE, params).fetchone()
     if row is None:
         return None
     retired, held_from = row
-    _copy_links(conn, params, retired, None, True)
+    _copy_links(conn, params, retired, None)
     if reason:
         conn.execute(NOTE, {**params, "version": retired, "note": Jsonb({"replaced_because": reason})})
     if until is None or until <= held_from:
         return None
     closed = conn.execute(CLOSE, {**params, "until": until}).fetchone()
     assert closed is not None
-    _copy_links(conn, params, closed[0], until, False)
+    _copy_links(conn, params, closed[0], until)
     return until
 
 
-def _copy_links(
-    conn: Conn, params: dict[str, Any], version: UUID, until: datetime | None, retired: bool
-) -> None:
+def _copy_links(conn: Conn, params: dict[str, Any], version: UUID, until: datetime | None) -> None:
+    """The memory's mentions and believed relations for one of its versions: the retired one
+    (``until`` None) or the closed one."""
     conn.execute(COPY_MENTIONS, {**params, "version": version})
-    conn.execute(COPY_RELATIONS, {**params, "version": version, "until": until, "retired": retired})
+    relations = COPY_RELATIONS_RETIRED if until is None else COPY_RELATIONS_CLOSED
+    conn.execute(relations, {**params, "version": version, "until": until})
 
 
 def history(conn: Conn, user_id: str, memory_id: UUID) -> list[MemoryVersion]:
-    """Every version of a memory, in the order the store recorded them, the memory itself among
-    them (``current``)."""
+    """Every version of a memory, the memory itself among them (``current``): those no longer
+    believed in the order they were recorded, then what is believed now in the order it held."""
     rows = conn.execute(HISTORY, {"user_id": user_id, "id": memory_id}).fetchall()
     return [
         MemoryVersion(

@@ -186,7 +186,7 @@ INSERTS = {
                  VALUES (%(user_id)s, %(id)s, %(memory_type)s, %(content)s, %(importance)s, %(session_id)s,
                    %(modality)s, %(metadata)s, %(created_at)s, %(updated_at)s, %(last_accessed_at)s,
                    %(access_count)s, %(forgotten_at)s, %(embedding)s::vector, %(embedding_model)s,
-                   %(text_embedding)s::vector, %(text_embedding_model)s, coalesce(%(recorded_at)s, now()),
+                   %(text_embedding)s::vector, %(text_embedding_model)s, %(recorded_at)s,
                    %(valid_to)s, %(superseded_at)s, %(version_of)s)
                  ON CONFLICT (user_id, id) DO NOTHING""",
     "working": """INSERT INTO working_memories (user_id, id, session_id, content, importance, metadata,
@@ -204,7 +204,7 @@ INSERTS = {
                      created_at, updated_at, valid_from, valid_to, recorded_at, superseded_at, single_valued)
                    VALUES (%(user_id)s, %(source_id)s, %(relation_type)s, %(target_id)s, %(memory_id)s,
                      %(weight)s, %(created_at)s, %(updated_at)s, coalesce(%(valid_from)s, %(created_at)s),
-                     %(valid_to)s, coalesce(%(recorded_at)s, now()), %(superseded_at)s, %(single_valued)s)
+                     %(valid_to)s, %(recorded_at)s, %(superseded_at)s, %(single_valued)s)
                    ON CONFLICT DO NOTHING""",
 }
 REGISTER = "SELECT register_embedding_model(%s, %s)"
@@ -286,9 +286,13 @@ def import_user(db: Database, lines: Iterable[str], as_user: str | None = None) 
     for model, dimension in models.items():
         db.ensure_embedding_model(model, dimension)
     with db.transaction(user_id) as conn:
+        # a file written before the two clocks: its rows are recorded now (as the server sees it)
+        now = conn.execute("SELECT now()").fetchone()[0]  # type: ignore[index]
         for kind in RECORDS:  # memories and entities before what refers to them
             for record in (r for r in records if r.model_dump()["kind"] == kind):
                 values = record.model_dump()
+                if "recorded_at" in values and values["recorded_at"] is None:
+                    values["recorded_at"] = now
                 for key in ("metadata", "properties"):
                     if key in values:
                         values[key] = Jsonb(values[key])
