@@ -124,7 +124,8 @@ def keep_earlier(
     the time the new version holds from (``until`` when it is later than the memory's own time,
     else None: the memory keeps its time), or None when there is no such live memory."""
     params: dict[str, Any] = {"user_id": user_id, "id": memory_id}
-    conn.execute(LOCK, params)
+    if conn.execute(LOCK, params).fetchone() is None:
+        return None  # nothing to keep; and a row committed since is not ours to copy unlocked
     row = conn.execute(RETIRE, params).fetchone()
     if row is None:
         return None
