@@ -190,6 +190,15 @@ def test_a_changed_memory_shows_its_versions_with_both_clocks(
     expect(versions).to_have_count(3)  # as believed before, as held until the change, and now
     assert versions.all_inner_texts()[0].startswith("Carol works at Globex")
     expect(page.locator("#versions tr.current")).to_contain_text("Acme")
+    # a search as of a time before the change finds the earlier text
+    page.goto(
+        f"{served.url}/search?q=Carol+works&valid_at="
+        + (datetime.now(UTC) - timedelta(days=65)).strftime("%Y-%m-%dT%H:%M")
+    )
+    expect(page.locator("#hits tr.hit").first).to_contain_text("Globex")
+    expect(page.locator("#sql")).to_contain_text("search_memories_as_of(")
+    page.goto(f"{served.url}/search?q=Carol+works")
+    expect(page.locator("#hits")).not_to_contain_text("Globex")
     # the list shows the memory once, not its versions
     page.goto(f"{served.url}/memories?type=semantic")
     expect(page.locator("#memories tr.memory")).to_have_count(2)

@@ -139,12 +139,23 @@ class WebView:
         text = (params.get("q") or "").strip()
         scoring = check_scoring(params.get("scoring") or "hybrid")
         limit = _int(params.get("limit"), "limit", 10, 1, MAX_RESULTS)
-        context: dict[str, Any] = {"query": text, "scoring": scoring, "limit": limit, "hits": None}
+        valid_at = reads.parse_time(params.get("valid_at"), "valid_at")
+        known_at = reads.parse_time(params.get("known_at"), "known_at")
+        context: dict[str, Any] = {
+            "query": text,
+            "scoring": scoring,
+            "limit": limit,
+            "hits": None,
+            "valid_at": valid_at,
+            "known_at": known_at,
+        }
         if not text:
             return "search.html", context
         memory = self.store.memory(viewer.user_id, types=SEARCH_TYPES)
-        hits = memory.retrieve_memories(text, limit=limit, track_access=False, scoring=scoring)
-        sent = memory.search_sql(text, limit=limit, scoring=scoring)
+        hits = memory.retrieve_memories(
+            text, limit=limit, track_access=False, scoring=scoring, valid_at=valid_at, known_at=known_at
+        )
+        sent = memory.search_sql(text, limit=limit, scoring=scoring, valid_at=valid_at, known_at=known_at)
         with self.db.connection() as conn:
             literal = sent.literal(conn)
         names = sorted({name for hit in hits for name in hit.components})

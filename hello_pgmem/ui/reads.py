@@ -99,6 +99,11 @@ def _number(value: str | None, name: str) -> float | None:
         raise InvalidInputError(name, "must be a number") from None
 
 
+def parse_time(value: str | None, name: str) -> datetime | None:
+    """A time from a form (ISO 8601; UTC when it names no zone), or None when empty."""
+    return _date(value, name)
+
+
 def _date(value: str | None, name: str) -> datetime | None:
     if not value:
         return None

@@ -58,6 +58,8 @@ LABELS: dict[str, tuple[str, str]] = {
     "no_time_range": ("none", "无"),
     "score": ("Score", "得分"),
     "sql": ("The SQL that ran", "执行的 SQL"),
+    "valid_at": ("Held at (UTC)", "成立于（UTC）"),
+    "known_at": ("As known at (UTC)", "按当时所知（UTC）"),
     "sql_literal": ("With its parameters, to paste into psql", "代入参数后的语句（可粘贴到 psql）"),
     "search_note": (
         "Searches the long-term memories (episodic and semantic) with the library's ranking; "
