@@ -225,6 +225,9 @@ def test_a_search_shows_each_hit_with_every_component_and_the_sql(
     expect(page.locator("#sql-params td[data-param=query]")).to_contain_text("384 values")
     expect(page.locator("#sql-literal")).to_contain_text("'alice'")  # to paste into psql
     expect(page.locator("#time-range")).to_have_text("none")
+    page.goto(f"{served.url}/search?q=Who+is+Alice%27s+manager%3F&scoring=reference")
+    expect(page.locator("#hits tr.hit").first).to_contain_text("Alice's manager is Carol")
+    expect(page.locator("#no-sql")).to_be_visible()  # one statement per type: none to show
     page.goto(f"{served.url}/search?q=what+did+Alice+do+in+May+2026")
     expect(page.locator("#time-range")).to_contain_text("2026-05-01")
     # a search records nothing: the view's transactions are read-only

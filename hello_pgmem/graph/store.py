@@ -15,6 +15,7 @@ from uuid import UUID
 from pydantic import BaseModel
 
 from hello_pgmem.core.errors import InvalidInputError, NotFoundError
+from hello_pgmem.core.models import check_timestamp
 from hello_pgmem.db import Conn
 from hello_pgmem.graph import queries as g
 from hello_pgmem.graph.extracted import Extraction
@@ -54,6 +55,16 @@ class AsOf:
 
     valid_at: datetime | None = None
     known_at: datetime | None = None
+
+    @classmethod
+    def checked(cls, valid_at: object, known_at: object) -> AsOf | None:
+        """The times a caller gave, each checked (InvalidInputError names it); None for neither."""
+        if valid_at is None and known_at is None:
+            return None
+        return cls(
+            None if valid_at is None else check_timestamp(valid_at, "valid_at"),
+            None if known_at is None else check_timestamp(known_at, "known_at"),
+        )
 
     def params(self) -> dict[str, datetime | None]:
         return {"valid_at": self.valid_at, "known_at": self.known_at}

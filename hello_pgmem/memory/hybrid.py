@@ -52,6 +52,9 @@ class SearchSQL:
     params: dict[str, Any]
     before: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     columns: tuple[str, ...] = rq.SEARCH_COLUMNS
+    delegated: str | None = None
+    """The call as Citus delegates it to the user's worker (``Database.call_rows``), for a
+    statement that calls ``search_memories``; None: sent as it is everywhere."""
 
     def literal(self, conn: Conn) -> str:
         """The statements with their parameters as literals, to paste into psql."""
@@ -114,7 +117,8 @@ def statement(
     }
     lean = not db.citus and _lean(scoring, space, types, per_type, limit, filters)
     if not lean:
-        return SearchSQL(rq.SEARCH_AND_LOG if log_access and not db.citus else rq.SEARCH, params)
+        text = rq.SEARCH_AND_LOG if log_access and not db.citus else rq.SEARCH
+        return SearchSQL(text, params, delegated=rq.SEARCH_DELEGATED)
     pool = limit if params["time_from"] is None else max(40, limit)
     settings = (rq.VECTOR_SCAN, {"model": embedder.model_name, "pool": pool})
     text = rq.vector_ranked(embedder.model_name, embedder.dimension)
@@ -163,11 +167,11 @@ def _lean(
 def run(db: Database, user_id: str, search: SearchSQL, log_access: bool = False) -> list[MemoryItem]:
     """Send ``search`` in one round trip, its accesses logged in it (on Citus, which runs the
     function whole on the user's worker and refuses its INSERT … SELECT, in its transaction)."""
-    if not db.citus or search.columns is rq.AS_OF_COLUMNS:
+    if not db.citus or search.delegated is None:
         rows = db.rows_in_one_trip(user_id, search.text, search.params, before=search.before)
     else:
         with db.transaction(user_id, pipeline=True) as conn:
-            rows = db.call_rows(conn, search.text, rq.SEARCH_DELEGATED, search.params)
+            rows = db.call_rows(conn, search.text, search.delegated, search.params)
             if log_access:  # in the search's transaction, on the same worker
                 log_accesses(db, conn, user_id, [row[0] for row in rows], search.params["now"])
     return [memory_from_row(user_id, search.columns, row) for row in rows]

@@ -13,6 +13,7 @@ from uuid import UUID
 
 from hello_pgmem.core.errors import InvalidInputError
 from hello_pgmem.core.models import (
+    LONG_TERM_TYPES,
     MemoryConfig,
     MemoryItem,
     MemoryType,
@@ -22,7 +23,6 @@ from hello_pgmem.core.models import (
     check_limit,
     check_memory_type,
     check_scoring,
-    check_timestamp,
 )
 from hello_pgmem.core.retry import retry_transient
 from hello_pgmem.db import Database
@@ -78,15 +78,11 @@ class SearchRequest:
         if query_modality == "text":
             types = [check_memory_type(k, "memory_types") for k in kinds]
         since, until = time_range or (None, None)
-        as_of = None
-        if valid_at is not None or known_at is not None:
-            as_of = AsOf(
-                None if valid_at is None else check_timestamp(valid_at, "valid_at"),
-                None if known_at is None else check_timestamp(known_at, "known_at"),
-            )
+        as_of = AsOf.checked(valid_at, known_at)
+        if as_of is not None:
             if since is not None or until is not None or query_modality != "text":
                 raise InvalidInputError("valid_at", "an as-of search takes no time_range and a text query")
-            types = [kind for kind in types if kind in ("episodic", "semantic", "perceptual")]
+            types = [kind for kind in types if kind in LONG_TERM_TYPES]
             if not types:
                 raise InvalidInputError("memory_types", "an as-of search needs a long-term memory type")
         return cls(
@@ -106,12 +102,13 @@ class SearchRequest:
 
 def search(parts: MemoryParts, request: SearchRequest, track_access: bool = True) -> list[MemoryItem]:
     """The best ``limit`` memories of the asked types (each type at most ``per_type``), best first;
-    with ``track_access`` an access of each long-term one is logged."""
+    with ``track_access`` an access of each long-term one is logged (never for an as-of search:
+    it reads the past)."""
     started = time.perf_counter()
+    track_access = track_access and request.as_of is None
     results, logged = ranked(parts, request, track_access)
-    results.sort(key=lambda item: (-(item.score or 0.0), -item.importance, str(item.id)))
-    results = results[: request.limit]
-    if track_access and not logged and request.as_of is None:
+    results = best_first(results, request.limit)
+    if track_access and not logged:
         record_access(parts, [item.id for item in results if item.memory_type != "working"])
     elapsed_ms = (time.perf_counter() - started) * 1000
     log_retrieval(
@@ -120,12 +117,16 @@ def search(parts: MemoryParts, request: SearchRequest, track_access: bool = True
     return results
 
 
+def best_first(results: list[MemoryItem], limit: int) -> list[MemoryItem]:
+    """The ``limit`` best of results merged from several rankings: by score, then importance."""
+    results.sort(key=lambda item: (-(item.score or 0.0), -item.importance, str(item.id)))
+    return results[:limit]
+
+
 def search_sql(parts: MemoryParts, request: SearchRequest) -> hybrid.SearchSQL:
     """The statement the long-term part of ``request`` sends (not run): for analysts and bug
     reports. Working memory is ranked in Python and has none."""
     joint, _ = long_term_split(parts, request)
-    if request.as_of is not None:
-        joint = list(request.kinds)
     if not joint or request.query_modality != "text":
         raise InvalidInputError(
             "memory_types", "a search of long-term memory with a text query has SQL to show"
@@ -166,7 +167,7 @@ def joint_statement(
         graph_search=config.graph_search,
         per_type=request.per_type,
         filters=hybrid.Filters(None, request.since, request.until, request.min_importance),
-        log_access=log_access and request.as_of is None,
+        log_access=log_access,
         as_of=request.as_of,
     )
 
@@ -198,7 +199,7 @@ def ranked(
         ), False
     vector = parts.registered_embedder.encode_one(request.query)
     joint, separate = long_term_split(parts, request)
-    log_in_search = track_access and not results and not separate and request.as_of is None
+    log_in_search = track_access and not results and not separate
     if joint:
         statement = joint_statement(parts, request, joint, vector, log_in_search)
         results += hybrid.run(parts.db, parts.user_id, statement, log_in_search)
@@ -305,6 +306,28 @@ class SearchesMemories:
             known_at,
         )
         return search_sql(self.parts, request)
+
+    def search_explained(
+        self,
+        query: str,
+        limit: int = 10,
+        scoring: str | None = None,
+        *,
+        valid_at: datetime | str | None = None,
+        known_at: datetime | str | None = None,
+    ) -> tuple[list[MemoryItem], hybrid.SearchSQL | None]:
+        """The long-term search of :meth:`retrieve_memories` (no access logged) and the one
+        statement it sent, the query embedded once; no statement for the reference's scoring,
+        which ranks each type by a statement of its own."""
+        kinds = [kind for kind in self.enabled_types if kind in LONG_TERM_TYPES]
+        request = self._request(
+            query, kinds, limit, 0.0, None, None, None, "text", scoring, valid_at, known_at
+        )
+        if long_term_split(self.parts, request)[1]:
+            return search(self.parts, request, track_access=False), None
+        statement = search_sql(self.parts, request)
+        found = hybrid.run(self.parts.db, self.parts.user_id, statement)
+        return best_first(found, request.limit), statement
 
     def _request(
         self,

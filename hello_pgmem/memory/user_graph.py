@@ -10,26 +10,12 @@ from typing import Any
 from uuid import UUID
 
 from hello_pgmem.core.errors import GraphError
-from hello_pgmem.core.models import (
-    MemoryConfig,
-    MemoryItem,
-    check_entity_name,
-    check_limit,
-    check_timestamp,
-)
+from hello_pgmem.core.models import MemoryConfig, MemoryItem, check_entity_name, check_limit
 from hello_pgmem.db import Database
 from hello_pgmem.graph.passthrough import read_cypher
 from hello_pgmem.graph.store import NOW, AsOf, EntityRef, GraphStore, Neighbourhood, PathStep
 from hello_pgmem.memory.ids import as_uuid
 from hello_pgmem.memory.rows import FIELDS, memory_from_row
-
-
-def as_of(valid_at: datetime | str | None, known_at: datetime | str | None) -> AsOf:
-    """Checked as-of times (InvalidInputError names the field)."""
-    return AsOf(
-        None if valid_at is None else check_timestamp(valid_at, "valid_at"),
-        None if known_at is None else check_timestamp(known_at, "known_at"),
-    )
 
 
 class UserGraph:
@@ -96,7 +82,7 @@ class GraphQuestions:
     ) -> Neighbourhood:
         """The entities within ``depth`` relations of ``entity`` and the relations among them, as
         they held at ``valid_at`` as known at ``known_at`` (each now by default)."""
-        return self.user_graph.neighbourhood(entity, depth, as_of(valid_at, known_at))
+        return self.user_graph.neighbourhood(entity, depth, AsOf.checked(valid_at, known_at) or NOW)
 
     def graph_path(
         self,
@@ -109,7 +95,7 @@ class GraphQuestions:
     ) -> list[PathStep]:
         """The shortest chain of relations between two entities ([] when not connected), as they
         held at ``valid_at`` as known at ``known_at`` (each now by default)."""
-        return self.user_graph.path(source, target, max_depth, as_of(valid_at, known_at))
+        return self.user_graph.path(source, target, max_depth, AsOf.checked(valid_at, known_at) or NOW)
 
     def memory_entities(self, memory_id: UUID | str) -> list[EntityRef]:
         """The entities a memory mentions."""

@@ -36,10 +36,11 @@ WHERE user_id = %(user_id)s AND id = %(id)s AND version_of IS NULL AND forgotten
 FOR UPDATE
 """
 
-# The version as recorded until now: retired now.
+# The version as recorded until now: retired now, with why (``replaced_because``) in its metadata.
 RETIRE = f"""
 INSERT INTO memories (user_id, id, version_of, recorded_at, superseded_at, valid_to, forgotten_at, {_COLUMNS})
-SELECT user_id, gen_random_uuid(), id, recorded_at, greatest(now(), recorded_at), valid_to, now(), {_COLUMNS}
+SELECT user_id, gen_random_uuid(), id, recorded_at, greatest(now(), recorded_at), valid_to, now(),
+       {_COLUMNS.replace("metadata", "metadata || %(note)s::jsonb")}
 FROM memories
 WHERE user_id = %(user_id)s AND id = %(id)s AND version_of IS NULL AND forgotten_at IS NULL
 RETURNING id, created_at
@@ -80,7 +81,6 @@ WHERE user_id = %(user_id)s AND memory_id = %(id)s AND superseded_at IS NULL
   AND valid_from < %(until)s::timestamptz
 """
 
-NOTE = "UPDATE memories SET metadata = metadata || %(note)s WHERE user_id = %(user_id)s AND id = %(version)s"
 
 # The versions no longer believed, in the order they were recorded; then what is believed now, in
 # the order it held.
@@ -126,13 +126,11 @@ def keep_earlier(
     params: dict[str, Any] = {"user_id": user_id, "id": memory_id}
     if conn.execute(LOCK, params).fetchone() is None:
         return None  # nothing to keep; and a row committed since is not ours to copy unlocked
-    row = conn.execute(RETIRE, params).fetchone()
-    if row is None:
-        return None
+    note = Jsonb({"replaced_because": reason} if reason else {})
+    row = conn.execute(RETIRE, {**params, "note": note}).fetchone()
+    assert row is not None  # the row is locked: it is still there
     retired, held_from = row
     _copy_links(conn, params, retired, None)
-    if reason:
-        conn.execute(NOTE, {**params, "version": retired, "note": Jsonb({"replaced_because": reason})})
     if until is None or until <= held_from:
         return None
     closed = conn.execute(CLOSE, {**params, "until": until}).fetchone()

@@ -287,7 +287,9 @@ def import_user(db: Database, lines: Iterable[str], as_user: str | None = None) 
         db.ensure_embedding_model(model, dimension)
     with db.transaction(user_id) as conn:
         # a file written before the two clocks: its rows are recorded now (as the server sees it)
-        now = conn.execute("SELECT now()").fetchone()[0]  # type: ignore[index]
+        row = conn.execute("SELECT now()").fetchone()
+        assert row is not None
+        now = row[0]
         for kind in RECORDS:  # memories and entities before what refers to them
             for record in (r for r in records if r.model_dump()["kind"] == kind):
                 values = record.model_dump()

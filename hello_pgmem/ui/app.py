@@ -6,13 +6,13 @@ the analytics views. No JavaScript; every read is a READ ONLY transaction of a r
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 from uuid import UUID
 
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Mount, Route
@@ -22,7 +22,6 @@ from starlette.templating import Jinja2Templates
 from hello_pgmem.core.errors import InvalidInputError, NotFoundError
 from hello_pgmem.core.models import check_scoring
 from hello_pgmem.mcp_server.limits import FailedTokens, throttle_failed_tokens
-from hello_pgmem.memory.when import time_range
 from hello_pgmem.store import Store
 from hello_pgmem.ui import drawing, reads
 from hello_pgmem.ui.access import Access, viewer_of_token
@@ -90,8 +89,6 @@ class WebView:
         return self.render(request, "login.html", {"viewer": None, "failed": False})
 
     async def login(self, request: Request) -> Response:
-        from starlette.concurrency import run_in_threadpool
-
         form = await request.form(max_files=0, max_fields=4, max_part_size=4096)
         token = str(form.get("token") or "")
         viewer = await run_in_threadpool(viewer_of_token, self.db, token) if token else None
@@ -152,21 +149,19 @@ class WebView:
         if not text:
             return "search.html", context
         memory = self.store.memory(viewer.user_id, types=SEARCH_TYPES)
-        hits = memory.retrieve_memories(
-            text, limit=limit, track_access=False, scoring=scoring, valid_at=valid_at, known_at=known_at
-        )
-        sent = memory.search_sql(text, limit=limit, scoring=scoring, valid_at=valid_at, known_at=known_at)
-        with self.db.connection() as conn:
-            literal = sent.literal(conn)
+        hits, sent = memory.search_explained(text, limit, scoring, valid_at=valid_at, known_at=known_at)
         names = sorted({name for hit in hits for name in hit.components})
-        context.update(
-            hits=hits,
-            components=names,
-            time_range=time_range(text, datetime.now(UTC)),
-            sql=sent.text.strip(),
-            sql_params={name: _shown(value) for name, value in sent.params.items()},
-            sql_literal=literal,
-        )
+        context.update(hits=hits, components=names, time_range=None, sql=None)
+        if sent is not None:
+            with self.db.connection() as conn:
+                literal = sent.literal(conn)
+            named = (sent.params.get("time_from"), sent.params.get("time_to"))
+            context.update(
+                time_range=named if named[0] is not None else None,
+                sql=sent.text.strip(),
+                sql_params={name: _shown(value) for name, value in sent.params.items()},
+                sql_literal=literal,
+            )
         return "search.html", context
 
     def graph(self, request: Request, viewer: Viewer) -> tuple[str, dict[str, Any]]:

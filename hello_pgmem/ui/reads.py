@@ -11,14 +11,14 @@ from uuid import UUID
 
 from psycopg.rows import dict_row
 
-from hello_pgmem.core.errors import InvalidInputError
+from hello_pgmem.core.errors import InvalidInputError, NotFoundError
+from hello_pgmem.core.models import LONG_TERM_TYPES, MEMORY_TYPES
 from hello_pgmem.db import Database
 from hello_pgmem.graph import queries as graph_queries
 from hello_pgmem.memory import versions
 from hello_pgmem.ui import queries as q
 
-LONG_TERM = ("episodic", "semantic", "perceptual")
-TYPES = ("working", *LONG_TERM)
+TYPES = MEMORY_TYPES
 PAGE_SIZE = 50
 
 
@@ -55,7 +55,7 @@ class ListFilters:
         before_at, before_id = None, None
         if query.get("before"):
             stamp, _, ident = query["before"].partition("_")
-            before_at = _date(stamp, "before")
+            before_at = parse_time(stamp, "before")
             try:
                 before_id = UUID(ident)
             except ValueError:
@@ -63,13 +63,13 @@ class ListFilters:
         session = (query.get("session") or "").strip() or None
         if session is not None and len(session) > 255:
             raise InvalidInputError("session", "must be at most 255 characters")
-        until = _date(query.get("until"), "until")
+        until = parse_time(query.get("until"), "until")
         if until is not None and len(query.get("until", "")) == 10:  # a day: up to its end
             until = datetime.combine(until.date(), time.max, UTC)
         return cls(
             kind,
             session,
-            _date(query.get("since"), "since"),
+            parse_time(query.get("since"), "since"),
             until,
             importance,
             query.get("live") == "1",
@@ -100,11 +100,7 @@ def _number(value: str | None, name: str) -> float | None:
 
 
 def parse_time(value: str | None, name: str) -> datetime | None:
-    """A time from a form (ISO 8601; UTC when it names no zone), or None when empty."""
-    return _date(value, name)
-
-
-def _date(value: str | None, name: str) -> datetime | None:
+    """A date or time from a form (ISO 8601; UTC when it names no zone), or None when empty."""
     if not value:
         return None
     try:
@@ -124,7 +120,7 @@ def memory_page(db: Database, viewer: Viewer, filters: ListFilters, size: int = 
     """One page of the user's memories, newest first, and the cursor of the next page."""
     params = {
         "user_id": viewer.user_id,
-        "types": [filters.memory_type] if filters.memory_type else list(LONG_TERM),
+        "types": [filters.memory_type] if filters.memory_type else list(LONG_TERM_TYPES),
         "session_id": filters.session_id,
         "since": filters.since,
         "until": filters.until,
@@ -208,14 +204,15 @@ def namespaces(db: Database, viewer: Viewer) -> list[dict[str, Any]]:
 
 
 def documents(db: Database, viewer: Viewer, namespace: str) -> list[dict[str, Any]]:
-    return _rows(db, _reading(viewer, namespace), q.DOCUMENTS, {"namespace": namespace}, namespace)
+    _check_reads(viewer, namespace)
+    return _rows(db, viewer, q.DOCUMENTS, {"namespace": namespace}, namespace)
 
 
 def document(
     db: Database, viewer: Viewer, namespace: str, document_id: str
 ) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
     """A document and its chunks in order, with their heading paths."""
-    _reading(viewer, namespace)
+    _check_reads(viewer, namespace)
     params = {"namespace": namespace, "document_id": document_id}
     with (
         db.transaction(viewer.user_id, namespace=namespace) as conn,
@@ -226,14 +223,11 @@ def document(
     return found, chunks
 
 
-def _reading(viewer: Viewer, namespace: str) -> Viewer:
-    """``viewer`` when it may read ``namespace``; else NotFound (a namespace it may not read
-    does not exist for it)."""
-    from hello_pgmem.core.errors import NotFoundError
-
+def _check_reads(viewer: Viewer, namespace: str) -> None:
+    """NotFoundError unless ``viewer`` may read ``namespace`` (one it may not does not exist for
+    it)."""
     if namespace not in viewer.namespaces:
         raise NotFoundError(f"no namespace {namespace!r} for this user")
-    return viewer
 
 
 def _rows(

@@ -54,12 +54,16 @@ LABELS: dict[str, tuple[str, str]] = {
     "query": ("Query", "查询"),
     "scoring": ("Scoring", "打分方式"),
     "limit": ("Results", "结果数"),
-    "time_range": ("Time range read from the query", "从查询中读出的时间范围"),
+    "time_range": ("Time range the search read from the query", "搜索从查询中读出的时间范围"),
     "no_time_range": ("none", "无"),
     "score": ("Score", "得分"),
     "sql": ("The SQL that ran", "执行的 SQL"),
     "valid_at": ("Held at (UTC)", "成立于（UTC）"),
     "known_at": ("As known at (UTC)", "按当时所知（UTC）"),
+    "reference_sql": (
+        "The reference's formulas rank each memory type by a statement of its own.",
+        "参考实现的公式对每种记忆类型各用一条语句排序。",
+    ),
     "sql_literal": ("With its parameters, to paste into psql", "代入参数后的语句（可粘贴到 psql）"),
     "search_note": (
         "Searches the long-term memories (episodic and semantic) with the library's ranking; "
