@@ -165,7 +165,8 @@ class TransformersEncoder(MediaEncoder):
         if not Path(folder).is_dir():
             raise ConfigurationError(f"{folder!r} is not a folder of model weights")
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        import transformers
+        # untyped to the checker whether transformers (and its type hints) is installed or not
+        transformers: Any = importlib.import_module("transformers")
 
         self.modality = modality
         self.model_name = f"{'clip' if modality == 'image' else 'clap'}:{Path(folder).name}"
