@@ -399,26 +399,26 @@ BEGIN
         CROSS JOIN LATERAL (  -- by key: never a scan of every match
             SELECT * FROM memories x WHERE x.user_id = p_user_id AND x.id = v.id OFFSET 0) AS m
         WHERE v_candidates IS NOT NULL AND m.lexemes @@ v_query AND NOT EXISTS (SELECT 1 FROM capped x WHERE x.id = v.id)
-    ), adjacent AS MATERIALIZED (  -- the memories just before and after each candidate in its session
-        SELECT l.id, b.id AS previous_id, a.id AS next_id,
-               l.term_count + coalesce(b.term_count, 0) + coalesce(a.term_count, 0) AS length
+    ), adjacent AS MATERIALIZED (  -- the two memories before and the two after each candidate in its session
+        SELECT l.id, coalesce(b.ids, '{}') || coalesce(a.ids, '{}') AS around,
+               l.term_count + coalesce(b.length, 0) + coalesce(a.length, 0) AS length
         FROM lexical l
         LEFT JOIN LATERAL (
-            SELECT q.id, q.term_count FROM memories q
-            WHERE q.user_id = p_user_id AND q.session_id = l.session_id AND q.forgotten_at IS NULL
-              AND (q.created_at, q.seq) < (l.created_at, l.seq)
-            ORDER BY q.created_at DESC, q.seq DESC LIMIT 1) AS b ON l.session_id IS NOT NULL
+            SELECT array_agg(q.id) AS ids, sum(q.term_count) AS length
+            FROM (SELECT q.id, q.term_count FROM memories q
+                  WHERE q.user_id = p_user_id AND q.session_id = l.session_id AND q.forgotten_at IS NULL
+                    AND (q.created_at, q.seq) < (l.created_at, l.seq)
+                  ORDER BY q.created_at DESC, q.seq DESC LIMIT 2) AS q) AS b ON l.session_id IS NOT NULL
         LEFT JOIN LATERAL (
-            SELECT q.id, q.term_count FROM memories q
-            WHERE q.user_id = p_user_id AND q.session_id = l.session_id AND q.forgotten_at IS NULL
-              AND (q.created_at, q.seq) > (l.created_at, l.seq)
-            ORDER BY q.created_at, q.seq LIMIT 1) AS a ON l.session_id IS NOT NULL
+            SELECT array_agg(q.id) AS ids, sum(q.term_count) AS length
+            FROM (SELECT q.id, q.term_count FROM memories q
+                  WHERE q.user_id = p_user_id AND q.session_id = l.session_id AND q.forgotten_at IS NULL
+                    AND (q.created_at, q.seq) > (l.created_at, l.seq)
+                  ORDER BY q.created_at, q.seq LIMIT 2) AS q) AS a ON l.session_id IS NOT NULL
     ), neighbours AS MATERIALIZED (  -- those neighbours that hold a query term and are no candidate
         SELECT m.id, m.session_id, m.created_at, m.seq, m.term_count,
                ts_filter(setweight(m.lexemes, 'A', v_terms), '{a}') AS hits
-        FROM (SELECT DISTINCT n.id
-              FROM adjacent j CROSS JOIN LATERAL (VALUES (j.previous_id), (j.next_id)) AS n(id)
-              WHERE n.id IS NOT NULL) AS x
+        FROM (SELECT DISTINCT n.id FROM adjacent j CROSS JOIN LATERAL unnest(j.around) AS n(id)) AS x
         CROSS JOIN LATERAL (SELECT * FROM memories y WHERE y.user_id = p_user_id AND y.id = x.id OFFSET 0) AS m
         WHERE m.lexemes @@ v_any AND NOT EXISTS (SELECT 1 FROM lexical l WHERE l.id = x.id)
     ), chosen AS MATERIALIZED (
@@ -426,20 +426,23 @@ BEGIN
         UNION ALL
         SELECT n.id, n.session_id, n.term_count, n.hits FROM neighbours n
     ), sequence AS MATERIALIZED (  -- every chosen memory with its neighbours (the candidates' known)
-        SELECT j.id, j.previous_id, j.next_id, j.length FROM adjacent j
+        SELECT j.id, j.around, j.length FROM adjacent j
         UNION ALL
-        SELECT n.id, b.id, a.id, n.term_count + coalesce(b.term_count, 0) + coalesce(a.term_count, 0)
+        SELECT n.id, coalesce(b.ids, '{}') || coalesce(a.ids, '{}'),
+               n.term_count + coalesce(b.length, 0) + coalesce(a.length, 0)
         FROM neighbours n
         LEFT JOIN LATERAL (
-            SELECT q.id, q.term_count FROM memories q
-            WHERE q.user_id = p_user_id AND q.session_id = n.session_id AND q.forgotten_at IS NULL
-              AND (q.created_at, q.seq) < (n.created_at, n.seq)
-            ORDER BY q.created_at DESC, q.seq DESC LIMIT 1) AS b ON n.session_id IS NOT NULL
+            SELECT array_agg(q.id) AS ids, sum(q.term_count) AS length
+            FROM (SELECT q.id, q.term_count FROM memories q
+                  WHERE q.user_id = p_user_id AND q.session_id = n.session_id AND q.forgotten_at IS NULL
+                    AND (q.created_at, q.seq) < (n.created_at, n.seq)
+                  ORDER BY q.created_at DESC, q.seq DESC LIMIT 2) AS q) AS b ON n.session_id IS NOT NULL
         LEFT JOIN LATERAL (
-            SELECT q.id, q.term_count FROM memories q
-            WHERE q.user_id = p_user_id AND q.session_id = n.session_id AND q.forgotten_at IS NULL
-              AND (q.created_at, q.seq) > (n.created_at, n.seq)
-            ORDER BY q.created_at, q.seq LIMIT 1) AS a ON n.session_id IS NOT NULL
+            SELECT array_agg(q.id) AS ids, sum(q.term_count) AS length
+            FROM (SELECT q.id, q.term_count FROM memories q
+                  WHERE q.user_id = p_user_id AND q.session_id = n.session_id AND q.forgotten_at IS NULL
+                    AND (q.created_at, q.seq) > (n.created_at, n.seq)
+                  ORDER BY q.created_at, q.seq LIMIT 2) AS q) AS a ON n.session_id IS NOT NULL
     ), term_frequency AS MATERIALIZED (
         SELECT c.id, u.lexeme, coalesce(array_length(u.positions, 1), 1) AS tf
         FROM chosen c, unnest(c.hits) AS u
@@ -458,12 +461,12 @@ BEGIN
         JOIN term_frequency f ON f.id = c.id
         JOIN idf i USING (lexeme)
         GROUP BY f.id
-    ), context_bm25 AS (  -- BM25 of the memory with its neighbours, as one text three turns long
-        SELECT x.id, sum(i.w * x.tf * 2.2 / (x.tf + 1.2 * (0.25 + 0.75 * x.length / (3 * v_average)))) AS bm25
+    ), context_bm25 AS (  -- BM25 of the memory with its neighbours, as one text five turns long
+        SELECT x.id, sum(i.w * x.tf * 2.2 / (x.tf + 1.2 * (0.25 + 0.75 * x.length / (5 * v_average)))) AS bm25
         FROM (SELECT c.id, coalesce(q.length, c.term_count) AS length, f.lexeme, sum(f.tf) AS tf
               FROM chosen c
               LEFT JOIN sequence q ON q.id = c.id
-              CROSS JOIN LATERAL unnest(ARRAY[q.previous_id, c.id, q.next_id]) AS member(id)
+              CROSS JOIN LATERAL unnest(c.id || coalesce(q.around, '{}')) AS member(id)
               JOIN term_frequency f ON f.id = member.id
               GROUP BY 1, 2, 3) AS x
         JOIN idf i USING (lexeme)
@@ -569,7 +572,7 @@ COMMENT ON FUNCTION search_memories(text, text, vector, text, integer, text[], t
                                    double precision, text, text, timestamptz, text[], text[], integer,
                                    timestamptz, timestamptz, text, text, integer, integer, text, jsonpath, jsonb) IS
     'Hybrid search of one user''s long-term memories (see the header of search--0014.sql): BM25 of '
-    'the memory, its neighbours in the session and its session, a speaker the query names, cosine '
+    'the memory, of the memory with the two before and the two after it in its session, of its session, a speaker the query names, cosine '
     'similarity, knowledge-graph expansion for semantic memories and a time range the query names; '
     'each component normalised by its best candidate; recency and importance only break near-ties '
     '(at most 0.02). p_mode hybrid, lexical or vector; p_fusion weighted or rrf; p_per_type caps each '

@@ -129,6 +129,28 @@ def test_a_memory_is_found_by_its_neighbours_words(
     assert ids[-3] in found and ids[-2] in found
 
 
+def test_an_answer_two_turns_after_the_question_words_is_found(
+    make_manager: Callable[..., MemoryManager], clock: Clock
+) -> None:
+    """A reply often comes a turn later than the question it answers: the context reaches two
+    memories on each side."""
+    manager = make_manager()
+    turns = [
+        "Bob: how was the adoption agency interview last week?",
+        "Bob: sorry, hold on, my phone is ringing",
+        "Alice: it went really well, they said we should hear back in a month",
+    ]
+    texts = [*chatter(30), *turns, *chatter(30, seed=8)]
+    ids = manager.add_memories(
+        texts,
+        "episodic",
+        timestamps=[clock() - timedelta(minutes=100 - i) for i in range(len(texts))],
+        metadata=[{"session_id": "s1"}] * len(texts),
+    )
+    found = [m.id for m in manager.retrieve_memories("How did Alice's adoption interview go?", limit=4)]
+    assert ids[30] in found and ids[32] in found
+
+
 def test_every_scoring_mode_can_be_chosen_and_a_bad_one_is_refused(
     make_manager: Callable[..., MemoryManager], clean: Database
 ) -> None:
