@@ -49,6 +49,8 @@ def every_action(memory: MemoryTool, rag: RAGTool) -> Iterator[str]:
     yield memory.run("add", content="draft the budget", memory_type="working")
     yield memory.run("search", query="Python developer")
     yield memory.run("search", query="nothing like this at all")
+    yield memory.run("sessions", query="Python developer")
+    yield memory.run("sessions", query="nothing like this at all")
     yield memory.run("summary")
     yield memory.run("stats")
     yield memory.run("update", memory_id=memory_id, importance=0.7)

@@ -92,6 +92,7 @@ def test_expanded_tools(make_tool: Callable[..., MemoryTool]) -> None:
         "memory_clear_all",
         "memory_stats",
         "memory_graph",
+        "memory_sessions",
     } == set(names)
     memory_id = added_id(
         registry.execute_tool("memory_add", {"content": "展开调用", "memory_type": "episodic"})
@@ -121,6 +122,7 @@ def test_single_tool_schema(make_tool: Callable[..., MemoryTool]) -> None:
         "remove",
         "restore",
         "search",
+        "sessions",
         "stats",
         "summary",
         "update",
@@ -143,6 +145,29 @@ def test_single_tool_schema(make_tool: Callable[..., MemoryTool]) -> None:
         "importance_threshold",
         "min_importance",
     } <= set(properties)
+
+
+def test_sessions_gives_whole_conversations_in_order(make_tool: Callable[..., MemoryTool]) -> None:
+    """The session that talks about the question comes first, whole and in the order it was
+    written, its matching memories marked; the data carries the same."""
+    tool = make_tool(language="en")
+    manager = tool.memory_manager
+    chat = {
+        "kitchen": ["We should redo the kitchen", "The oak cabinets were too dark", "Fine, white ones then"],
+        "trip": ["Let us book the ferry to the island", "The kitchen at the hostel is shared"],
+        "work": ["The quarterly report is due Friday", "Ask Carol for the figures"],
+    }
+    for session, turns in chat.items():
+        manager.add_memories(turns, "episodic", metadata=[{"session_id": session}] * len(turns))
+    text = tool.run("sessions", query="what did we decide about the kitchen cabinets?", limit=2)
+    found = text.data["sessions"]
+    assert [s["session_id"] for s in found] == ["kitchen", "trip"]
+    assert [m["content"] for m in found[0]["memories"]] == chat["kitchen"]
+    assert len(found[0]["hits"]) >= 2
+    assert text.index("Session kitchen") < text.index("Session trip")
+    assert "* [" in text and "Fine, white ones then" in text
+    assert "No conversation" in make_tool("someone_else", language="en").run("sessions", query="kitchen")
+    assert tool.run("sessions", query="kitchen", limit=0).startswith("❌")
 
 
 def test_update_and_remove_by_full_id_and_prefix(make_tool: Callable[..., MemoryTool]) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 from hello_pgmem.core.i18n import Language, say
 from hello_pgmem.core.models import MemoryItem, MemoryStats
 from hello_pgmem.graph.store import Neighbourhood
+from hello_pgmem.memory.sessions import SessionHit
 
 LABELS = {
     "zh": {"working": "工作记忆", "episodic": "情景记忆", "semantic": "语义记忆", "perceptual": "感知记忆"},
@@ -66,6 +67,26 @@ def search_text(query: str, results: list[MemoryItem], language: Language) -> st
         say(language, f"🔍 Found {len(results)} related memories:", f"🔍 找到 {len(results)} 条相关记忆:")
     ]
     lines += [f"{i}. {memory_line(item, 80, language)}" for i, item in enumerate(results, 1)]
+    return "\n".join(lines)
+
+
+def sessions_text(query: str, sessions: list[SessionHit], language: Language) -> str:
+    """The sessions a search found, each with its memories in order; the ones that matched marked ``*``."""
+    if not sessions:
+        return say(language, f"🗂️ No conversation matches '{query}'", f"🗂️ 未找到与 '{query}' 相关的对话")
+    lines = [say(language, f"🗂️ Found {len(sessions)} conversations:", f"🗂️ 找到 {len(sessions)} 段相关对话:")]
+    for i, found in enumerate(sessions, 1):
+        hits = {m.id for m in found.hits}
+        lines.append(
+            say(
+                language,
+                f"{i}. Session {found.session_id} (score {found.score:.3f}, {len(hits)} matching):",
+                f"{i}. 会话 {found.session_id}（得分 {found.score:.3f}，{len(hits)} 条匹配）:",
+            )
+        )
+        lines += [
+            f"   {'*' if m.id in hits else '-'} {memory_line(m, 120, language)}" for m in found.memories
+        ]
     return "\n".join(lines)
 
 

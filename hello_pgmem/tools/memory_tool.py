@@ -23,12 +23,12 @@ from hello_pgmem.db import Database
 from hello_pgmem.embedding import Embedder
 from hello_pgmem.memory.manager import MemoryManager
 from hello_pgmem.perceptual.encoders import infer_modality
-from hello_pgmem.tools.base import ActionsTool, ToolText, tool_action
+from hello_pgmem.tools.base import ToolText, tool_action
+from hello_pgmem.tools.memory_reading import ReadingActions
 from hello_pgmem.tools.memory_text import (
     CLEAR_ALL_WARNING,
     FAILED,
     memory_data,
-    neighbourhood_text,
     search_text,
     stats_text,
     summary_text,
@@ -48,7 +48,7 @@ def new_session_id(clock: Callable[[], datetime] | None = None) -> str:
     return f"session_{(clock or utcnow)().strftime('%Y%m%d_%H%M%S')}"
 
 
-class MemoryTool(ActionsTool):
+class MemoryTool(ReadingActions):
     """The memory tool: store and retrieve conversation history, knowledge and experience."""
 
     def __init__(
@@ -323,58 +323,6 @@ class MemoryTool(ActionsTool):
             f"threshold={importance_threshold})",
             f"🔄 已整合 {count} 条记忆为长期记忆（{from_type} → {to_type}，阈值={importance_threshold}）",
         )
-
-    @tool_action(
-        "graph",
-        "Query the knowledge graph: an entity's network of relations, the path between two entities, "
-        "the entities of a memory",
-        zh="查询知识图谱：实体的关系网络、两个实体之间的路径、记忆中的实体",
-    )
-    def graph(
-        self,
-        entity: str | None = None,
-        depth: int = 1,
-        target: str | None = None,
-        memory_id: str | None = None,
-    ) -> str:
-        """Query the knowledge graph.
-
-        Args:
-            entity: an entity's name (its network of relations and its memories)
-                zh: 实体名称（查询其关系网络与相关记忆）
-            depth: the depth of the network, 1-3
-                zh: 关系网络的深度 1-3
-            target: a second entity (with entity: the shortest path between the two)
-                zh: 目标实体（与 entity 一起给出时，查询两者之间的最短路径）
-            memory_id: a memory's id (the entities in that memory)
-                zh: 记忆ID（查询这条记忆中的实体）
-        """
-        manager = self.memory_manager
-        if memory_id is not None:
-            entities = manager.memory_entities(manager.resolve_id(memory_id))
-            if not entities:
-                return self.say("🕸️ No entity was found in this memory", "🕸️ 这条记忆中没有识别出实体")
-            names = ", ".join(f"{e.name}({e.entity_type})" for e in entities)
-            return self.say(f"🕸️ Entities of the memory: {names}", f"🕸️ 记忆中的实体: {names}")
-        if entity is None:
-            return self.bad_input(
-                self.say("entity: give entity or memory_id", "entity: 请给出 entity 或 memory_id")
-            )
-        if target is not None:
-            steps = manager.graph_path(entity, target)
-            if not steps:
-                return self.say(
-                    f"🕸️ No path of relations between '{entity}' and '{target}'",
-                    f"🕸️ 未找到 '{entity}' 与 '{target}' 之间的关系路径",
-                )
-            chain = "; ".join(f"{s.source} —{s.relation_type}→ {s.target}" for s in steps)
-            return self.say(
-                f"🕸️ The path from '{entity}' to '{target}' ({len(steps)} steps): {chain}",
-                f"🕸️ '{entity}' 到 '{target}' 的路径（{len(steps)} 步）: {chain}",
-            )
-        hood = manager.graph_neighbourhood(entity, depth)
-        memories = manager.entity_memories(entity, limit=5)
-        return neighbourhood_text(hood, depth, memories, self.language)
 
     @tool_action(
         "clear_all",
