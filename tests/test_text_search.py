@@ -19,6 +19,29 @@ from hello_pgmem.db import migrations
 from hello_pgmem.ops import grants
 from hello_pgmem.ops.check import TERM_COUNTS
 
+WORDS_FOR_A_LONG_TURN = [
+    "museum",
+    "hike",
+    "picnic",
+    "concert",
+    "ferry",
+    "market",
+    "harbour",
+    "lighthouse",
+    "castle",
+    "bakery",
+    "vineyard",
+    "gallery",
+    "festival",
+    "canyon",
+    "waterfall",
+    "glacier",
+    "island",
+    "cathedral",
+    "garden",
+    "library",
+]
+
 
 def scalar(db: Database, query: str, *params: object) -> object:
     with db.connection() as conn:
@@ -156,6 +179,26 @@ def test_lexical_indexes_write_through(clean: Database) -> None:
         "memories_user_lexemes": ["fastupdate=off"],
         "chunks_namespace_lexemes": ["fastupdate=off"],
     }
+
+
+def test_a_memory_keeps_its_vector_in_its_row(
+    make_manager: Callable[..., MemoryManager], clean: Database
+) -> None:
+    """A chat turn of a few hundred characters with its 384-d vector and lexemes is over the 2 kB
+    at which PostgreSQL moves a row's largest value (the vector) to TOAST by default; every search
+    would read it back from there (revision 0024)."""
+    manager = make_manager()
+    turn = "Alice: " + " ".join(f"the {word} we planned for the trip" for word in WORDS_FOR_A_LONG_TURN)
+    [memory_id] = manager.add_memories([turn], "episodic")
+    with clean.connection() as conn:
+        row = conn.execute(
+            "SELECT pg_column_toast_chunk_id(embedding), pg_column_toast_chunk_id(lexemes),"
+            " pg_column_toast_chunk_id(content), pg_column_size(m.*) FROM memories m WHERE id = %s",
+            (memory_id,),
+        ).fetchone()
+    assert row is not None
+    assert row[3] > 2100  # long enough that the default target would have moved something out
+    assert row[:3] == (None, None, None)
 
 
 def test_term_counts_follow_forgetting_and_edits(

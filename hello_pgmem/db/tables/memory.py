@@ -124,6 +124,9 @@ memories = Table(
         postgresql_where=text("forgotten_at IS NULL"),
         postgresql_with={"fastupdate": "off"},
     ),
+    # revision 0024: rows stay whole up to a page (a 384-d vector, its text and lexemes), so a
+    # search reads each candidate's vector from its row instead of from the TOAST table
+    postgresql_with={"toast_tuple_target": "8160"},
     comment="Long-term memories (episodic, semantic, perceptual) with their embeddings.",
 )
 
