@@ -13,6 +13,7 @@ import pytest
 
 from hello_pgmem import Database
 from hello_pgmem.tools import MemoryTool, ToolRegistry
+from hello_pgmem.tools.base import ToolText
 from tests.conftest import table_digest
 
 PEOPLE = [
@@ -160,6 +161,7 @@ def test_sessions_gives_whole_conversations_in_order(make_tool: Callable[..., Me
     for session, turns in chat.items():
         manager.add_memories(turns, "episodic", metadata=[{"session_id": session}] * len(turns))
     text = tool.run("sessions", query="what did we decide about the kitchen cabinets?", limit=2)
+    assert isinstance(text, ToolText)
     found = text.data["sessions"]
     assert [s["session_id"] for s in found] == ["kitchen", "trip"]
     assert [m["content"] for m in found[0]["memories"]] == chat["kitchen"]
