@@ -44,6 +44,14 @@ COMMENT ON FUNCTION hnsw_ef_search(text, integer, text) IS
     '(p_space embedding or text_embedding): twice the pool, at least 40, and at least one per 5,000 '
     'rows the index holds (pg_class.reltuples), at most 1000.';
 
+CREATE OR REPLACE FUNCTION exact_scan_rows()
+RETURNS integer
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN 2000;
+COMMENT ON FUNCTION exact_scan_rows() IS
+    'A user with at most this many live memories has their vector candidates read exactly, not '
+    'through the HNSW index: as fast at that size, and every nearest memory found.';
+
 CREATE OR REPLACE FUNCTION memory_candidates(
     p_user_id text, p_model text, p_query vector, p_pool integer,
     p_memory_types text[] DEFAULT NULL, p_session_id text DEFAULT NULL,
@@ -64,6 +72,7 @@ DECLARE
     v_ids uuid[];
     v_distances double precision[];
     v_matching bigint;
+    v_user_rows bigint;  -- the user's live memories (memory_text_totals)
 BEGIN
     IF p_user_id IS NULL OR btrim(p_user_id) = '' THEN
         RAISE EXCEPTION 'user_id must be a non-empty string' USING ERRCODE = 'invalid_parameter_value';
@@ -100,42 +109,46 @@ BEGIN
               AND ($8::text IS NULL OR m.modality = $8)
               AND ($10::text IS NULL OR starts_with(m.session_id, $10))
               AND ($11::jsonpath IS NULL OR jsonb_path_match(m.metadata, $11, coalesce($12, '{}'), true))$f$, p_model, p_space || '_model');
-    EXECUTE format($sql$
-        SELECT coalesce(array_agg(n.id ORDER BY n.distance), '{}'),
-               coalesce(array_agg(n.distance ORDER BY n.distance), '{}')
-        FROM (SELECT m.id, m.%3$I::%1$s(%2$s) <=> $2::%1$s(%2$s) AS distance
-              FROM memories m
-              WHERE %4$s
-              ORDER BY m.%3$I::%1$s(%2$s) <=> $2::%1$s(%2$s)
-              LIMIT $9) AS n
-        $sql$, v_type, v_dimension, p_space, v_filters)
-    INTO v_ids, v_distances
-    USING p_user_id, p_query, p_memory_types, p_session_id, p_since, p_until,
-          p_min_importance, p_modality, p_pool, p_session_prefix, p_where, p_where_vars;
-    IF cardinality(v_ids) < p_pool THEN
-        EXECUTE format('SELECT count(*) FROM (SELECT 1 FROM memories m WHERE %s LIMIT $9) AS kept', v_filters)
-        INTO v_matching
+    SELECT coalesce(max(t.memories), 0) INTO v_user_rows FROM memory_text_totals t WHERE t.user_id = p_user_id;
+    IF v_user_rows > exact_scan_rows() THEN
+        EXECUTE format($sql$
+            SELECT coalesce(array_agg(n.id ORDER BY n.distance), '{}'),
+                   coalesce(array_agg(n.distance ORDER BY n.distance), '{}')
+            FROM (SELECT m.id, m.%3$I::%1$s(%2$s) <=> $2::%1$s(%2$s) AS distance
+                  FROM memories m
+                  WHERE %4$s
+                  ORDER BY m.%3$I::%1$s(%2$s) <=> $2::%1$s(%2$s)
+                  LIMIT $9) AS n
+            $sql$, v_type, v_dimension, p_space, v_filters)
+        INTO v_ids, v_distances
         USING p_user_id, p_query, p_memory_types, p_session_id, p_since, p_until,
               p_min_importance, p_modality, p_pool, p_session_prefix, p_where, p_where_vars;
-        IF v_matching > cardinality(v_ids) THEN
-            -- the index scan stopped short: the same query without it (+ 0 keeps the planner off it)
-            RETURN QUERY EXECUTE format($sql$
-                SELECT n.id, 1 - n.distance
-                FROM (SELECT m.id, m.%3$I::%1$s(%2$s) <=> $2::%1$s(%2$s) AS distance
-                      FROM memories m
-                      WHERE %4$s
-                      ORDER BY (m.%3$I::%1$s(%2$s) <=> $2::%1$s(%2$s)) + 0
-                      LIMIT $9) AS n
-                ORDER BY n.distance
-                $sql$, v_type, v_dimension, p_space, v_filters)
+        IF cardinality(v_ids) < p_pool THEN
+            EXECUTE format('SELECT count(*) FROM (SELECT 1 FROM memories m WHERE %s LIMIT $9) AS kept', v_filters)
+            INTO v_matching
             USING p_user_id, p_query, p_memory_types, p_session_id, p_since, p_until,
                   p_min_importance, p_modality, p_pool, p_session_prefix, p_where, p_where_vars;
+        END IF;
+        IF cardinality(v_ids) >= p_pool OR v_matching <= cardinality(v_ids) THEN
+            RETURN QUERY SELECT u.found_id, 1 - u.found_distance
+                         FROM unnest(v_ids, v_distances) WITH ORDINALITY AS u(found_id, found_distance, rank)
+                         ORDER BY u.rank;
             RETURN;
         END IF;
     END IF;
-    RETURN QUERY SELECT u.found_id, 1 - u.found_distance
-                 FROM unnest(v_ids, v_distances) WITH ORDINALITY AS u(found_id, found_distance, rank)
-                 ORDER BY u.rank;
+    -- A user with few memories, or an index scan that stopped short: the same query read exactly
+    -- (+ 0 keeps the planner off the index)
+    RETURN QUERY EXECUTE format($sql$
+        SELECT n.id, 1 - n.distance
+        FROM (SELECT m.id, m.%3$I::%1$s(%2$s) <=> $2::%1$s(%2$s) AS distance
+              FROM memories m
+              WHERE %4$s
+              ORDER BY (m.%3$I::%1$s(%2$s) <=> $2::%1$s(%2$s)) + 0
+              LIMIT $9) AS n
+        ORDER BY n.distance
+        $sql$, v_type, v_dimension, p_space, v_filters)
+    USING p_user_id, p_query, p_memory_types, p_session_id, p_since, p_until,
+          p_min_importance, p_modality, p_pool, p_session_prefix, p_where, p_where_vars;
 END $$;
 COMMENT ON FUNCTION memory_candidates(text, text, vector, integer, text[], text, timestamptz, timestamptz,
                                       double precision, text, text, text, jsonpath, jsonb) IS
@@ -144,8 +157,9 @@ COMMENT ON FUNCTION memory_candidates(text, text, vector, integer, text[], text,
     'a jsonpath predicate on the metadata with its variables) applied inside the vector scan. '
     'p_space picks the vector column: embedding (default) or text_embedding (descriptions of '
     'perceptual memories). vector_score is the cosine similarity. Forgotten memories never appear. '
-    'When the HNSW scan returns fewer than p_pool rows but the filters keep more, the query runs '
-    'again as an exact scan, so the pool is always full when the user has that many memories.';
+    'A user with at most exact_scan_rows() live memories is read exactly; above that the HNSW '
+    'index is scanned, and when it returns fewer than p_pool rows but the filters keep more, the '
+    'query runs again as an exact scan, so the pool is always full when the user has that many memories.';
 
 CREATE OR REPLACE FUNCTION graph_memories(p_user_id text, p_seeds text[], p_max_hops integer DEFAULT 2,
                                p_limit integer DEFAULT 50, p_max_entities integer DEFAULT 100,

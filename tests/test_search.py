@@ -27,7 +27,8 @@ def unit(rng: np.random.Generator) -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def _corpus(database: Database) -> Iterator[None]:
-    """Ten users; user u0 has 1,000 memories in session s-big and 15 in session s-small."""
+    """Ten users; user u0 has 2,000 memories in session s-big and 15 in session s-small: more than
+    exact_scan_rows(), so its searches walk the HNSW index."""
     with database.connection() as conn:
         _load(conn)
     yield
@@ -49,7 +50,7 @@ def _load(conn: Conn) -> None:
     rng = np.random.default_rng(7)
     rows = []
     for user in range(10):
-        for i in range(300 if user else 1015):
+        for i in range(300 if user else 2015):
             session = "s-small" if user == 0 and i < 15 else "s-big"
             rows.append(
                 (
@@ -101,7 +102,7 @@ def test_search_uses_the_partial_hnsw_index(populated: Conn) -> None:
 def test_selective_filter_still_returns_the_full_limit(populated: Conn) -> None:
     query = unit(np.random.default_rng(2))
     # Forbid the sort so the planner must walk the HNSW index, where the session filter keeps
-    # 15 of 3,715 rows: only iterative scans can still find 10.
+    # 15 of 4,715 rows: only iterative scans can still find 10.
     populated.execute("SET LOCAL enable_sort = off")
     rows, plan = plans(
         populated,
@@ -116,7 +117,7 @@ def test_selective_filter_still_returns_the_full_limit(populated: Conn) -> None:
 def test_a_short_hnsw_scan_falls_back_to_an_exact_one(populated: Conn) -> None:
     query = unit(np.random.default_rng(5))
     # Make the iterative scan give up after its first batch: among the first ef_search
-    # neighbours few are in session s-small (15 of 3,715 rows), so the index comes back short.
+    # neighbours few are in session s-small (15 of 4,715 rows), so the index comes back short.
     populated.execute("SET LOCAL enable_sort = off")
     populated.execute("SET LOCAL hnsw.max_scan_tuples = 1")
     hnsw_only = populated.execute(

@@ -14,7 +14,7 @@ from tests.test_search import MODEL, _load
 
 def test_deleting_many_memories_lowers_the_counts_by_joins(clean: Database) -> None:
     with clean.connection() as conn:
-        _load(conn)  # ten users, 3,715 memories, each with a term of its own
+        _load(conn)  # ten users, 4,715 memories, each with a term of its own
         conn.execute("ANALYZE memory_term_counts")  # with its statistics, the old plan rescanned
     notices: list[str] = []
     with clean.connection() as conn:

@@ -244,11 +244,13 @@ def test_working_memory_adds_in_one_round_trip_and_searches_in_two(
         assert trips["round_trips"] == 2, "the live items, then their scores with the COMMIT"
 
 
-@pytest.fixture()
-def short_scans(test_server: TestServer, new_database: Callable[[], str], clock: Clock) -> Iterator[Database]:
+def short_scan_database(
+    test_server: TestServer, new_database: Callable[[], str], clock: Clock, *, through_index: bool
+) -> Iterator[Database]:
     """Two users, "other" with 600 memories and "me" with 30, in a database whose planner then walks
     the HNSW index (sorting is made dear) and whose HNSW scans stop after their first batch
-    (hnsw.max_scan_tuples = 1): among the first neighbours few are "me"'s."""
+    (hnsw.max_scan_tuples = 1): among the first neighbours few are "me"'s. ``through_index``: every
+    user's vectors through the index, however few memories."""
     settings = test_server.settings(new_database())
     test_server.migrate(settings)
     embedder = HashingEmbedder()
@@ -260,8 +262,54 @@ def short_scans(test_server: TestServer, new_database: Callable[[], str], clock:
         name = sql.Identifier(conn.info.dbname)
         conn.execute(sql.SQL("ALTER DATABASE {} SET hnsw.max_scan_tuples = 1").format(name))
         conn.execute(sql.SQL("ALTER DATABASE {} SET enable_sort = off").format(name))
+        if through_index:
+            conn.execute(
+                "CREATE OR REPLACE FUNCTION pgmem.exact_scan_rows() RETURNS integer LANGUAGE sql IMMUTABLE RETURN 0"
+            )
     with Database(settings) as db:  # connections made after the settings
         yield db
+
+
+@pytest.fixture()
+def short_scans(test_server: TestServer, new_database: Callable[[], str], clock: Clock) -> Iterator[Database]:
+    yield from short_scan_database(test_server, new_database, clock, through_index=True)
+
+
+@pytest.fixture()
+def few_memories(
+    test_server: TestServer, new_database: Callable[[], str], clock: Clock
+) -> Iterator[Database]:
+    yield from short_scan_database(test_server, new_database, clock, through_index=False)
+
+
+def test_a_user_with_few_memories_is_read_exactly(few_memories: Database, clock: Clock) -> None:
+    """Where an HNSW scan would come back short and the function would have to answer, a user with
+    at most exact_scan_rows() memories is read exactly by the statement itself."""
+    embedder = HashingEmbedder()
+    me = MemoryManager(user_id="me", database=few_memories, embedder=embedder, clock=clock)
+    question = "garden party with cake"
+    params = {
+        **FUNCTION_DEFAULTS,
+        "user_id": "me",
+        "model": embedder.model_name,
+        "query": embedder.encode_one(question),
+        "query_text": question,
+        "now": clock(),
+        "limit": 20,
+        "types": ["episodic", "semantic"],
+        "log": False,
+        "pool": 20,
+        "time_from": None,
+        "time_to": None,
+    }
+    with few_memories.transaction("me") as conn:
+        conn.execute(rq.VECTOR_SCAN, {"model": embedder.model_name, "pool": 20})
+        statement = rq.vector_ranked(embedder.model_name, embedder.dimension)
+        assert not function_ran(conn, statement, params), "no short scan: no fallback"
+    found = me.retrieve_memories(question, limit=20, scoring="vector")
+    assert [(i.id, round(i.score or 0.0, 9)) for i in found] == by_function(
+        few_memories, me, question, 20, exact=True
+    )
 
 
 def test_a_short_hnsw_scan_still_fills_the_limit(short_scans: Database, clock: Clock) -> None:

@@ -68,7 +68,10 @@ SELECT * FROM found ORDER BY score DESC, id
 """``SEARCH`` that also logs an access of every memory it returns, in the same statement."""
 
 _VECTOR_RANKED = """
-WITH found AS MATERIALIZED (
+WITH few AS MATERIALIZED (
+    SELECT coalesce((SELECT t.memories FROM memory_text_totals t WHERE t.user_id = %(user_id)s), 0)
+           <= exact_scan_rows() AS few
+), found AS MATERIALIZED (
     SELECT s.id, s.memory_type, s.content, s.importance, s.session_id, s.modality, s.metadata,
            s.created_at, s.vector_n AS vector_score, 0::float8 AS text_score, 0::float8 AS context_score,
            0::float8 AS session_score, 0::float8 AS speaker_score, 0::float8 AS graph_score,
@@ -79,15 +82,17 @@ WITH found AS MATERIALIZED (
                  count(*) OVER () AS candidates,
                  in_time_range(n.created_at, %(time_from)s, %(time_to)s) AS in_time,
                  memory_recency(%(now)s, n.created_at) AS recency
-          FROM (SELECT m.id, m.memory_type, m.content, m.importance, m.session_id, m.modality, m.metadata,
-                       m.created_at,
-                       greatest(0, 1 - (m.embedding::{type}({dimension}) <=> %(query)s::{type}({dimension})))
-                       AS vector_raw
-                FROM memories m
-                WHERE m.user_id = %(user_id)s AND m.embedding_model = {model} AND m.forgotten_at IS NULL
-                  AND m.memory_type = ANY (%(types)s)
-                ORDER BY m.embedding::{type}({dimension}) <=> %(query)s::{type}({dimension})
-                LIMIT %(pool)s) AS n) AS s
+          FROM ((SELECT {selected}
+                 FROM memories m
+                 WHERE {kept} AND NOT (SELECT f.few FROM few f)
+                 ORDER BY m.embedding::{type}({dimension}) <=> %(query)s::{type}({dimension})
+                 LIMIT %(pool)s)
+                UNION ALL  -- a user with few memories: read exactly (+ 0 keeps the planner off the index)
+                (SELECT {selected}
+                 FROM memories m
+                 WHERE {kept} AND (SELECT f.few FROM few f)
+                 ORDER BY (m.embedding::{type}({dimension}) <=> %(query)s::{type}({dimension})) + 0
+                 LIMIT %(pool)s)) AS n) AS s
     ORDER BY score DESC, s.id
     LIMIT %(limit)s
 ), answer AS MATERIALIZED (  -- a short scan is not the answer: the function's exact fallback is
@@ -104,6 +109,13 @@ WITH found AS MATERIALIZED (
 SELECT * FROM answer ORDER BY score DESC, id
 """
 
+_VECTOR_SELECTED = """m.id, m.memory_type, m.content, m.importance, m.session_id, m.modality, m.metadata,
+                        m.created_at,
+                        greatest(0, 1 - (m.embedding::{type}({dimension}) <=> %(query)s::{type}({dimension})))
+                        AS vector_raw"""
+_VECTOR_KEPT = """m.user_id = %(user_id)s AND m.embedding_model = {model} AND m.forgotten_at IS NULL
+                   AND m.memory_type = ANY (%(types)s)"""
+
 VECTOR_SCAN = """
 SELECT set_config('hnsw.ef_search', hnsw_ef_search(%(model)s, %(pool)s)::text, true),
        set_config('hnsw.iterative_scan', 'relaxed_order', true)
@@ -117,7 +129,9 @@ def vector_ranked(model: str, dimension: int) -> str:
     as one plain statement: the same rows and scores in ``SEARCH``'s columns, planned in a
     fraction of the time the function's dynamic SQL takes. ``pool`` is the function's: the
     limit, or at least 40 when the query names a time (``time_from``, ``time_to``), which lifts a
-    memory in that range. An HNSW scan can come back with fewer than the pool: the statement then
+    memory in that range. A user with at most ``exact_scan_rows()`` live memories (2,000) is read
+    exactly, as memory_candidates does: both branches are planned, a one-time filter runs one.
+    An HNSW scan can come back with fewer than the pool: the statement then
     answers with the function itself (``SEARCH``'s parameters), whose exact fallback fills it, and
     the function is not run otherwise. The model is a literal so that the planner matches its
     partial HNSW index; the type and typmod are those of the index (halfvec above 2,000
@@ -125,10 +139,11 @@ def vector_ranked(model: str, dimension: int) -> str:
     returns. Its transaction runs ``VECTOR_SCAN`` first."""
     kind = "halfvec" if dimension > 2000 else "vector"
     columns = sql.SQL(", ").join(map(sql.Identifier, SEARCH_COLUMNS))
+    vector = {"type": sql.SQL(kind), "dimension": sql.Literal(int(dimension)), "model": sql.Literal(model)}
     composed = sql.SQL(_VECTOR_RANKED).format(
-        type=sql.SQL(kind),
-        dimension=sql.Literal(int(dimension)),
-        model=sql.Literal(model),
+        selected=sql.SQL(_VECTOR_SELECTED).format(**vector),
+        kept=sql.SQL(_VECTOR_KEPT).format(**vector),
+        **vector,
         columns=columns,
         call=sql.SQL(_SEARCH_CALL),
     )
