@@ -151,6 +151,43 @@ def test_an_answer_two_turns_after_the_question_words_is_found(
     assert ids[30] in found and ids[32] in found
 
 
+def test_a_session_about_the_question_outranks_scattered_mentions(
+    make_manager: Callable[..., MemoryManager], clock: Clock
+) -> None:
+    """Turns that each name one of the question's words rank first where their session is about
+    the question, not where the word is a passing mention amid other talk."""
+    manager = make_manager()
+    about = [
+        "Alice: we picked the tiles today",
+        "Alice: the kitchen looks bigger already",
+        "Bob: and the cabinets?",
+        "Alice: the renovation crew fits them on Monday",
+        "Bob: great",
+    ]
+    mentions = [
+        "Bob: the kitchen light flickers again",
+        "Alice: the renovation of the station starts soon",
+        "Bob: I cleaned the kitchen after the party",
+        "Alice: they talked about a renovation on the radio",
+    ]
+    texts: list[str] = []
+    sessions: list[str] = []
+    for n, mention in enumerate(mentions):
+        talk = chatter(6, seed=20 + n)
+        texts += [*talk[:3], mention, *talk[3:]]
+        sessions += [f"s{n}"] * 7
+    texts += about
+    sessions += ["kitchen"] * len(about)
+    ids = manager.add_memories(
+        texts,
+        "episodic",
+        timestamps=[clock() - timedelta(minutes=200 - i) for i in range(len(texts))],
+        metadata=[{"session_id": s} for s in sessions],
+    )
+    top = [m.id for m in manager.retrieve_memories("How is the kitchen renovation going?", limit=2)]
+    assert set(top) == {ids[-4], ids[-2]}
+
+
 def test_every_scoring_mode_can_be_chosen_and_a_bad_one_is_refused(
     make_manager: Callable[..., MemoryManager], clean: Database
 ) -> None:
