@@ -4,14 +4,16 @@ found among many, results that do not move as the limit grows, time named in the
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 
+import numpy as np
 import pytest
 
 from hello_pgmem import Database, HashingEmbedder
 from hello_pgmem.core.errors import InvalidInputError
 from hello_pgmem.core.models import MemoryConfig
+from hello_pgmem.embedding import Embedder
 from hello_pgmem.memory import MemoryManager
 from tests.conftest import Clock, row_counts
 
@@ -186,6 +188,55 @@ def test_a_session_about_the_question_outranks_scattered_mentions(
     )
     top = [m.id for m in manager.retrieve_memories("How is the kitchen renovation going?", limit=2)]
     assert set(top) == {ids[-4], ids[-2]}
+
+
+class NearlyConstant(Embedder):
+    """Every text at almost the same point: cosine similarities that differ in the sixth digit."""
+
+    model_name = "nearly-constant-8"
+    dimension = 8
+
+    def _encode(self, texts: Sequence[str]) -> np.ndarray:
+        noise = [random.Random(t).uniform(-1e-6, 1e-6) for t in texts]
+        return np.array([[1.0, 0.5, 0.25, 0.125, 0.0, 0.0, 0.0, n] for n in noise], dtype=np.float32)
+
+
+class Scattered(NearlyConstant):
+    """Every text at a point of its own: a vector branch that separates the candidates."""
+
+    model_name = "scattered-8"
+
+    def _encode(self, texts: Sequence[str]) -> np.ndarray:
+        return np.array(
+            [[random.Random(t).uniform(-1, 1) for _ in range(8)] for t in texts], dtype=np.float32
+        )
+
+
+@pytest.mark.parametrize(("embedder", "reorders"), [(NearlyConstant(), False), (Scattered(), True)])
+def test_a_near_constant_signal_does_not_reorder(
+    make_manager: Callable[..., MemoryManager], clock: Clock, embedder: Embedder, reorders: bool
+) -> None:
+    """A vector branch that tells the candidates apart by almost nothing leaves the lexical order
+    as it is; one that separates them counts."""
+    manager = make_manager(embedder.model_name, embedder=embedder)
+    texts = [
+        "Bob: the garden party had a cake and music",
+        "Alice: the garden was full of rain",
+        "Bob: a cake for the birthday party",
+        "Alice: music at the party all night",
+        "Bob: we planted the garden in spring",
+        *chatter(30, seed=31),
+    ]
+    manager.add_memories(
+        texts,
+        "episodic",
+        timestamps=[clock() - timedelta(minutes=100 - i) for i in range(len(texts))],
+        metadata=[{"session_id": f"s{i // 5}"} for i in range(len(texts))],
+    )
+    question = "What happened at the garden party with the cake?"
+    lexical = [m.id for m in manager.retrieve_memories(question, limit=8, scoring="lexical")]
+    hybrid = [m.id for m in manager.retrieve_memories(question, limit=8)]
+    assert (hybrid != lexical) == reorders
 
 
 def test_every_scoring_mode_can_be_chosen_and_a_bad_one_is_refused(
