@@ -37,6 +37,7 @@ from scipy import sparse
 from sklearn.linear_model import LogisticRegression
 
 from hello_pgmem import Database
+from hello_pgmem.embedding import Embedder
 from hello_pgmem.memory.when import time_range
 
 CACHE = Path.home() / ".cache" / "hello-pgmem"
@@ -243,7 +244,7 @@ def prepared(embedder_name: str) -> dict[str, list[Haystack]]:
     return {name: [Haystack(u) for u in users] for name, users in raw.items()}
 
 
-def collect(embedder: Any) -> dict[str, list[dict[str, Any]]]:
+def collect(embedder: Embedder) -> dict[str, list[dict[str, Any]]]:
     def vectors(texts: list[str]) -> np.ndarray:
         v = np.asarray(embedder.encode(texts), dtype=np.float32)
         return v / (np.linalg.norm(v, axis=1, keepdims=True) + 1e-9)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
+from uuid import UUID
 
 import numpy as np
 import pytest
@@ -33,6 +34,16 @@ def chatter(count: int, seed: int = 7) -> list[str]:
         f"with my {pick.choice(WORDS)} on the {pick.choice(WORDS)}, what a day"
         for _ in range(count)
     ]
+
+
+def add_chat(manager: MemoryManager, clock: Clock, texts: list[str], sessions: list[str]) -> list[UUID]:
+    """Chat turns as episodic memories, a minute apart and ending now, each in its session."""
+    return manager.add_memories(
+        texts,
+        "episodic",
+        timestamps=[clock() - timedelta(minutes=len(texts) - i) for i in range(len(texts))],
+        metadata=[{"session_id": session} for session in sessions],
+    )
 
 
 def test_an_old_strong_match_outranks_a_fresh_weak_one(
@@ -121,12 +132,7 @@ def test_a_memory_is_found_by_its_neighbours_words(
         "Alice: it went really well, they said we should hear back in a month",
         "Bob: fingers crossed for you",
     ]
-    ids = manager.add_memories(
-        [*chatter(50), *turns],
-        "episodic",
-        timestamps=[clock() - timedelta(minutes=60 - i) for i in range(53)],
-        metadata=[{"session_id": "s1"}] * 53,
-    )
+    ids = add_chat(manager, clock, [*chatter(50), *turns], ["s1"] * 53)
     found = [m.id for m in manager.retrieve_memories("How did Alice's adoption interview go?", limit=3)]
     assert ids[-3] in found and ids[-2] in found
 
@@ -143,12 +149,7 @@ def test_an_answer_two_turns_after_the_question_words_is_found(
         "Alice: it went really well, they said we should hear back in a month",
     ]
     texts = [*chatter(30), *turns, *chatter(30, seed=8)]
-    ids = manager.add_memories(
-        texts,
-        "episodic",
-        timestamps=[clock() - timedelta(minutes=100 - i) for i in range(len(texts))],
-        metadata=[{"session_id": "s1"}] * len(texts),
-    )
+    ids = add_chat(manager, clock, texts, ["s1"] * len(texts))
     found = [m.id for m in manager.retrieve_memories("How did Alice's adoption interview go?", limit=4)]
     assert ids[30] in found and ids[32] in found
 
@@ -180,12 +181,7 @@ def test_a_session_about_the_question_outranks_scattered_mentions(
         sessions += [f"s{n}"] * 7
     texts += about
     sessions += ["kitchen"] * len(about)
-    ids = manager.add_memories(
-        texts,
-        "episodic",
-        timestamps=[clock() - timedelta(minutes=200 - i) for i in range(len(texts))],
-        metadata=[{"session_id": s} for s in sessions],
-    )
+    ids = add_chat(manager, clock, texts, sessions)
     top = [m.id for m in manager.retrieve_memories("How is the kitchen renovation going?", limit=2)]
     assert set(top) == {ids[-4], ids[-2]}
 
@@ -227,12 +223,7 @@ def test_a_near_constant_signal_does_not_reorder(
         "Bob: we planted the garden in spring",
         *chatter(30, seed=31),
     ]
-    manager.add_memories(
-        texts,
-        "episodic",
-        timestamps=[clock() - timedelta(minutes=100 - i) for i in range(len(texts))],
-        metadata=[{"session_id": f"s{i // 5}"} for i in range(len(texts))],
-    )
+    add_chat(manager, clock, texts, [f"s{i // 5}" for i in range(len(texts))])
     question = "What happened at the garden party with the cake?"
     lexical = [m.id for m in manager.retrieve_memories(question, limit=8, scoring="lexical")]
     hybrid = [m.id for m in manager.retrieve_memories(question, limit=8)]

@@ -19,29 +19,6 @@ from hello_pgmem.db import migrations
 from hello_pgmem.ops import grants
 from hello_pgmem.ops.check import TERM_COUNTS
 
-WORDS_FOR_A_LONG_TURN = [
-    "museum",
-    "hike",
-    "picnic",
-    "concert",
-    "ferry",
-    "market",
-    "harbour",
-    "lighthouse",
-    "castle",
-    "bakery",
-    "vineyard",
-    "gallery",
-    "festival",
-    "canyon",
-    "waterfall",
-    "glacier",
-    "island",
-    "cathedral",
-    "garden",
-    "library",
-]
-
 
 def scalar(db: Database, query: str, *params: object) -> object:
     with db.connection() as conn:
@@ -188,7 +165,7 @@ def test_a_memory_keeps_its_vector_in_its_row(
     at which PostgreSQL moves a row's largest value (the vector) to TOAST by default; every search
     would read it back from there (revision 0024)."""
     manager = make_manager()
-    turn = "Alice: " + " ".join(f"the {word} we planned for the trip" for word in WORDS_FOR_A_LONG_TURN)
+    turn = "Alice: " + ", ".join(f"then stop {n} of the trip we planned" for n in range(20))
     [memory_id] = manager.add_memories([turn], "episodic")
     with clean.connection() as conn:
         row = conn.execute(
