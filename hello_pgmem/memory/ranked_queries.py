@@ -71,6 +71,18 @@ _VECTOR_RANKED = """
 WITH few AS MATERIALIZED (
     SELECT coalesce((SELECT t.memories FROM memory_text_totals t WHERE t.user_id = %(user_id)s), 0)
            <= exact_scan_rows() AS few
+), nearest AS MATERIALIZED (  -- ids and distances: whole rows are read for the pool alone
+    (SELECT m.id, m.embedding::{type}({dimension}) <=> %(query)s::{type}({dimension}) AS distance
+     FROM memories m
+     WHERE {kept} AND NOT (SELECT f.few FROM few f)
+     ORDER BY m.embedding::{type}({dimension}) <=> %(query)s::{type}({dimension})
+     LIMIT %(pool)s)
+    UNION ALL  -- a user with few memories: read exactly (+ 0 keeps the planner off the index)
+    (SELECT m.id, m.embedding::{type}({dimension}) <=> %(query)s::{type}({dimension}) AS distance
+     FROM memories m
+     WHERE {kept} AND (SELECT f.few FROM few f)
+     ORDER BY (m.embedding::{type}({dimension}) <=> %(query)s::{type}({dimension})) + 0
+     LIMIT %(pool)s)
 ), found AS MATERIALIZED (
     SELECT s.id, s.memory_type, s.content, s.importance, s.session_id, s.modality, s.metadata,
            s.created_at, s.vector_n AS vector_score, 0::float8 AS text_score, 0::float8 AS context_score,
@@ -78,21 +90,13 @@ WITH few AS MATERIALIZED (
            s.in_time::float8 AS time_score, s.recency AS recency_score, importance_weight(s.importance),
            ranking_score(vector_relevance(s.vector_n, s.in_time), s.recency, s.importance) AS score,
            s.candidates
-    FROM (SELECT n.*, coalesce(n.vector_raw / nullif(max(n.vector_raw) OVER (), 0), 0) AS vector_n,
+    FROM (SELECT m.id, m.memory_type, m.content, m.importance, m.session_id, m.modality, m.metadata,
+                 m.created_at, coalesce(n.similarity / nullif(max(n.similarity) OVER (), 0), 0) AS vector_n,
                  count(*) OVER () AS candidates,
-                 in_time_range(n.created_at, %(time_from)s, %(time_to)s) AS in_time,
-                 memory_recency(%(now)s, n.created_at) AS recency
-          FROM ((SELECT {selected}
-                 FROM memories m
-                 WHERE {kept} AND NOT (SELECT f.few FROM few f)
-                 ORDER BY m.embedding::{type}({dimension}) <=> %(query)s::{type}({dimension})
-                 LIMIT %(pool)s)
-                UNION ALL  -- a user with few memories: read exactly (+ 0 keeps the planner off the index)
-                (SELECT {selected}
-                 FROM memories m
-                 WHERE {kept} AND (SELECT f.few FROM few f)
-                 ORDER BY (m.embedding::{type}({dimension}) <=> %(query)s::{type}({dimension})) + 0
-                 LIMIT %(pool)s)) AS n) AS s
+                 in_time_range(m.created_at, %(time_from)s, %(time_to)s) AS in_time,
+                 memory_recency(%(now)s, m.created_at) AS recency
+          FROM (SELECT id, greatest(0, 1 - distance) AS similarity FROM nearest) AS n
+          JOIN memories m ON m.user_id = %(user_id)s AND m.id = n.id) AS s
     ORDER BY score DESC, s.id
     LIMIT %(limit)s
 ), answer AS MATERIALIZED (  -- a short scan is not the answer: the function's exact fallback is
@@ -109,12 +113,8 @@ WITH few AS MATERIALIZED (
 SELECT * FROM answer ORDER BY score DESC, id
 """
 
-_VECTOR_SELECTED = """m.id, m.memory_type, m.content, m.importance, m.session_id, m.modality, m.metadata,
-                        m.created_at,
-                        greatest(0, 1 - (m.embedding::{type}({dimension}) <=> %(query)s::{type}({dimension})))
-                        AS vector_raw"""
 _VECTOR_KEPT = """m.user_id = %(user_id)s AND m.embedding_model = {model} AND m.forgotten_at IS NULL
-                   AND m.memory_type = ANY (%(types)s)"""
+           AND m.memory_type = ANY (%(types)s)"""
 
 VECTOR_SCAN = """
 SELECT set_config('hnsw.ef_search', hnsw_ef_search(%(model)s, %(pool)s)::text, true),
@@ -133,7 +133,8 @@ def vector_ranked(model: str, dimension: int) -> str:
     exactly, as memory_candidates does: both branches are planned, a one-time filter runs one.
     An HNSW scan can come back with fewer than the pool: the statement then
     answers with the function itself (``SEARCH``'s parameters), whose exact fallback fills it, and
-    the function is not run otherwise. The model is a literal so that the planner matches its
+    the function is not run otherwise. The nearest memories are found by id and distance, and only
+    the pool's rows are read whole. The model is a literal so that the planner matches its
     partial HNSW index; the type and typmod are those of the index (halfvec above 2,000
     dimensions, as ``vector_type_for``). With ``log`` true it logs an access of each memory it
     returns. Its transaction runs ``VECTOR_SCAN`` first."""
@@ -141,7 +142,6 @@ def vector_ranked(model: str, dimension: int) -> str:
     columns = sql.SQL(", ").join(map(sql.Identifier, SEARCH_COLUMNS))
     vector = {"type": sql.SQL(kind), "dimension": sql.Literal(int(dimension)), "model": sql.Literal(model)}
     composed = sql.SQL(_VECTOR_RANKED).format(
-        selected=sql.SQL(_VECTOR_SELECTED).format(**vector),
         kept=sql.SQL(_VECTOR_KEPT).format(**vector),
         **vector,
         columns=columns,
