@@ -78,6 +78,12 @@ _REAL_DATE = re.compile(
     rf"\b(?:last|this|past)\s+(?:(?:{_COUNT})\s+)?(?:{_UNIT})\b|\b(?:last|this|next|on)\s+(?:{_WEEKDAY})\b",
     re.IGNORECASE,
 )
+# A query dateparser could find a date in that real_date keeps: _REAL_DATE without its anchors and
+# word boundaries, so that it matches wherever _REAL_DATE matches a part of the query (dateparser
+# takes a second the first time and milliseconds after; most queries never need it).
+_MAY_HOLD_DATE = re.compile(
+    _REAL_DATE.pattern.replace(r"\b", "").replace("^", "").replace("$", ""), re.IGNORECASE
+)
 _PAST = re.compile(rf"\b(?:past|last)\s+(?P<count>{_COUNT})\s+(?P<unit>{_UNIT})\b", re.IGNORECASE)
 _COUNTS = {
     "a": 1,
@@ -204,6 +210,8 @@ def time_range(query: str, now: datetime) -> TimeRange | None:
     past = past_period(query, now)
     if past is not None:
         return past
+    if not _MAY_HOLD_DATE.search(query):
+        return None
     base = now.replace(tzinfo=None)
     options = {"RELATIVE_BASE": base, "PREFER_DATES_FROM": "past"}
     hits = search_dates(query, languages=["en", "zh"], settings=options)
