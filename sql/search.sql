@@ -249,6 +249,8 @@ SET plan_cache_mode = force_generic_plan  -- one plan for every user (planning t
                                           -- user, and each memory is read by key in a LATERAL
                                           -- subquery (OFFSET 0), which no plan can turn into a scan
 SET jit = off  -- compiling the ranking costs 100-130 ms where running it costs 5-50
+SET enable_sort = on  -- whatever the caller set: the plain vector statement turns both off
+SET enable_seqscan = on  -- in its transaction and calls this function when its HNSW scan is short
 AS $$
 #variable_conflict use_column
 DECLARE

@@ -118,9 +118,20 @@ _VECTOR_KEPT = """m.user_id = %(user_id)s AND m.embedding_model = {model} AND m.
 
 VECTOR_SCAN = """
 SELECT set_config('hnsw.ef_search', hnsw_ef_search(%(model)s, %(pool)s)::text, true),
-       set_config('hnsw.iterative_scan', 'relaxed_order', true)
+       set_config('hnsw.iterative_scan', 'relaxed_order', true),
+       set_config('plan_cache_mode', 'force_generic_plan', true),
+       set_config('enable_sort', 'off', true),
+       set_config('enable_seqscan', 'off', true),
+       set_config('jit', 'off', true)
 """
-"""The HNSW scan settings of ``vector_ranked``'s transaction (those memory_candidates sets)."""
+"""The settings of ``vector_ranked``'s transaction: the HNSW scan's (those memory_candidates sets),
+and one plan for every user. The statement is prepared on its connection and kept as a generic plan
+(planning it took as long as running it), which must not depend on the user who prepared it: with
+sorts and sequential scans forbidden, the only plan left reads a large user through the HNSW index
+and a small one through the user's index, however many rows the planner guesses a user has (a
+guess from the average user, in a generic plan). Forbidden, they still run where nothing else
+can, at a cost that would start JIT compiling: JIT is off too. search_memories, called when a
+scan is short, resets both for itself (revision 0026)."""
 
 
 @functools.cache

@@ -1,0 +1,112 @@
+"""The plain vector statement keeps one generic plan per connection, made for whichever user
+searched first: it must still read a large user through the HNSW index and a small one exactly,
+and give the function's ranking, in either order."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import psycopg
+import pytest
+from psycopg import sql
+
+from hello_pgmem import Database, HashingEmbedder, Settings
+from hello_pgmem.memory import MemoryManager
+from tests.conftest import Clock
+from tests.deployments import TestServer
+from tests.test_vector_ranking import by_function, sentences
+
+SMALL_USERS = 12
+
+
+@pytest.fixture()
+def one_connection(test_server: TestServer, new_database: Callable[[], str], clock: Clock) -> Iterator[Database]:
+    """A pool of one connection over "large" (400 memories, above an exact-scan threshold of 100)
+    and twelve users of 30: the average user, which a generic plan assumes, is small."""
+    settings = test_server.settings(new_database())
+    test_server.migrate(settings)
+    with psycopg.connect(settings.database_url, autocommit=True) as conn:
+        conn.execute(
+            sql.SQL(
+                "CREATE OR REPLACE FUNCTION {}.exact_scan_rows() RETURNS integer LANGUAGE sql IMMUTABLE RETURN 100"
+            ).format(sql.Identifier(settings.schema_name))
+        )
+    one = Settings(**{**settings.model_dump(), "pool_min_size": 1, "pool_max_size": 1})
+    embedder = HashingEmbedder()
+    with Database(one) as db:
+        users = [("large", 400), *((f"small{n}", 30) for n in range(SMALL_USERS))]
+        for number, (user, count) in enumerate(users):
+            manager = MemoryManager(user_id=user, database=db, embedder=embedder, clock=clock)
+            manager.add_memories(sentences(count, 20 + number), "episodic", importance=0.5)
+        with db.connection() as conn:
+            conn.execute("ANALYZE memories")
+            conn.execute("LOAD 'auto_explain'")  # the plans of the connection's statements, as notices
+            for name, value in (("log_min_duration", "0"), ("log_analyze", "on"), ("log_format", "json")):
+                conn.execute(sql.SQL("SET auto_explain.{} = {}").format(sql.Identifier(name), sql.Literal(value)))
+            conn.execute("SET auto_explain.log_level = notice")
+            conn.commit()
+        yield db
+
+
+def nodes(node: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    yield node
+    for child in node.get("Plans", []):
+        yield from nodes(child)
+
+
+def vector_plan(db: Database, search: Callable[[], object]) -> dict[str, Any]:
+    """The plan, as run, of the vector statement that ``search`` sends."""
+    plans: list[str] = []
+
+    def keep(notice: psycopg.errors.Diagnostic) -> None:
+        plans.append(notice.message_primary or "")
+
+    with db.connection() as conn:
+        conn.add_notice_handler(keep)
+    search()
+    with db.connection() as conn:
+        conn.remove_notice_handler(keep)
+    ours = [json.loads(p[p.index("{") :]) for p in plans if "nearest AS MATERIALIZED" in p]
+    assert len(ours) == 1, "one vector statement per search"
+    plan: dict[str, Any] = ours[0]["Plan"]
+    return plan
+
+
+def ran(plan: dict[str, Any], index_prefix: str) -> bool:
+    """Whether a scan of an index named ``index_prefix``… ran in ``plan``."""
+    scans = [n for n in nodes(plan) if str(n.get("Index Name", "")).startswith(index_prefix)]
+    assert scans, f"the plan has a scan of {index_prefix}…"
+    return any(int(n.get("Actual Loops", 0)) > 0 for n in scans)
+
+
+@pytest.mark.parametrize("first", ["small0", "large"])
+def test_one_plan_reads_a_large_user_by_index_and_a_small_one_exactly(
+    one_connection: Database, clock: Clock, first: str
+) -> None:
+    embedder = HashingEmbedder()
+    managers = {
+        user: MemoryManager(user_id=user, database=one_connection, embedder=embedder, clock=clock)
+        for user in ("large", "small0")
+    }
+    second = "large" if first == "small0" else "small0"
+    question = "garden party with cake"
+    for _ in range(6):  # prepared on the connection, its generic plan made for ``first``
+        managers[first].retrieve_memories(question, limit=10, scoring="vector")
+    for user in (first, second):
+        found: list[Any] = []
+
+        def search(manager: MemoryManager = managers[user], into: list[Any] = found) -> None:
+            into.extend(manager.retrieve_memories(question, limit=10, scoring="vector"))
+
+        plan = vector_plan(one_connection, search)
+        assert ran(plan, "memories_embedding_") == (user == "large"), f"{user} after {first}"
+        assert [(i.id, round(i.score or 0.0, 9)) for i in found] == by_function(
+            one_connection, managers[user], question, 10, exact=user != "large"
+        )
+    with one_connection.connection() as conn:
+        row = conn.execute(
+            "SELECT generic_plans FROM pg_prepared_statements WHERE statement LIKE '%%nearest AS MATERIALIZED%%'"
+        ).fetchone()
+    assert row is not None and row[0] >= 2, "the searches reused one generic plan"
