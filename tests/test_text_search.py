@@ -178,6 +178,22 @@ def test_a_memory_keeps_its_vector_in_its_row(
     assert row[:3] == (None, None, None)
 
 
+def test_a_chunk_keeps_its_vector_in_its_row(clean: Database, embedder: HashingEmbedder) -> None:
+    """A RAG chunk with its 384-d vector and lexemes is over the 2 kB at which PostgreSQL moves a
+    row's largest value to TOAST by default; every search would read it back from there
+    (revision 0027)."""
+    kb = KnowledgeBase(clean, embedder, "docs")
+    text = "# Trip\n\n" + " ".join(f"Stop {n} of the trip we planned along the coast." for n in range(40))
+    kb.add_text(text, "trip.md", chunk_size=2000, chunk_overlap=0)
+    with clean.transaction(namespace="docs") as conn:
+        rows = conn.execute(
+            "SELECT pg_column_toast_chunk_id(embedding), pg_column_toast_chunk_id(lexemes),"
+            " pg_column_toast_chunk_id(content), pg_column_size(c.*) FROM chunks c"
+        ).fetchall()
+    assert rows and max(row[3] for row in rows) > 2100  # the default target would have moved something
+    assert {row[:3] for row in rows} == {(None, None, None)}
+
+
 def test_term_counts_follow_forgetting_and_edits(
     make_manager: Callable[..., MemoryManager], clean: Database
 ) -> None:

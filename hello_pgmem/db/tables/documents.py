@@ -83,6 +83,9 @@ chunks = Table(
         postgresql_using="gin",
         postgresql_with={"fastupdate": "off"},
     ),
+    # revision 0027: rows stay whole up to a page (a chunk's text, vector and lexemes), so a search
+    # reads each candidate's vector from its row instead of from the TOAST table
+    postgresql_with={"toast_tuple_target": "8160"},
     comment="RAG chunks of documents, with heading path, character span and embedding.",
 )
 
