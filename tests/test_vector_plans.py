@@ -22,7 +22,9 @@ SMALL_USERS = 12
 
 
 @pytest.fixture()
-def one_connection(test_server: TestServer, new_database: Callable[[], str], clock: Clock) -> Iterator[Database]:
+def one_connection(
+    test_server: TestServer, new_database: Callable[[], str], clock: Clock
+) -> Iterator[Database]:
     """A pool of one connection over "large" (400 memories, above an exact-scan threshold of 100)
     and twelve users of 30: the average user, which a generic plan assumes, is small."""
     settings = test_server.settings(new_database())
@@ -44,7 +46,9 @@ def one_connection(test_server: TestServer, new_database: Callable[[], str], clo
             conn.execute("ANALYZE memories")
             conn.execute("LOAD 'auto_explain'")  # the plans of the connection's statements, as notices
             for name, value in (("log_min_duration", "0"), ("log_analyze", "on"), ("log_format", "json")):
-                conn.execute(sql.SQL("SET auto_explain.{} = {}").format(sql.Identifier(name), sql.Literal(value)))
+                conn.execute(
+                    sql.SQL("SET auto_explain.{} = {}").format(sql.Identifier(name), sql.Literal(value))
+                )
             conn.execute("SET auto_explain.log_level = notice")
             conn.commit()
         yield db

@@ -60,3 +60,33 @@ def test_a_named_time_becomes_the_period_it_names(question: str, start: datetime
 )
 def test_no_time_is_read_where_none_is_named(question: str) -> None:
     assert time_range(question, NOW) is None
+
+
+def test_a_lone_numeric_date_is_read_without_dateparser(monkeypatch: pytest.MonkeyPatch) -> None:
+    import dateparser.search
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("dateparser started")
+
+    monkeypatch.setattr(dateparser.search, "search_dates", refuse)
+    assert time_range("On 9/6 Bob bought a drone", NOW) == (day(2023, 9, 6), day(2023, 9, 7))
+    assert time_range("what happened 3/20?", NOW) == (day(2024, 3, 20), day(2024, 3, 21)), "today"
+    assert time_range("the invoice of 2/9/2022", NOW) == (day(2022, 2, 9), day(2022, 2, 10))
+    for other in ("On 9/6 last year", "between 9/6 and 9/9", "on 13/6"):  # dateparser decides
+        with pytest.raises(AssertionError, match="dateparser started"):
+            time_range(other, NOW)
+
+
+@pytest.mark.parametrize(
+    "now", [NOW, datetime(2024, 2, 29, 8, tzinfo=UTC), datetime(2023, 12, 31, 23, tzinfo=UTC)]
+)
+def test_numeric_dates_are_read_as_dateparser_reads_them(
+    monkeypatch: pytest.MonkeyPatch, now: datetime
+) -> None:
+    from hello_pgmem.memory import when
+
+    questions = [f"On {m}/{d} we met" for m in (1, 2, 3, 6, 12) for d in (1, 9, 20, 28, 29, 30, 31)]
+    questions += ["was it 7/4/2021?", "Meeting on 11/16 at the office"]
+    fast = [time_range(q, now) for q in questions]
+    monkeypatch.setattr(when, "numeric_date", lambda query, at: None)
+    assert fast == [time_range(q, now) for q in questions]

@@ -1,10 +1,11 @@
 """Time named in a query ("last week", "in May 2023", "昨天", "去年五月") as a time range.
 
-Chinese dates are read by the rules below (dateparser misreads 年/月 forms); other expressions by
+Chinese dates, "the past N weeks" and a lone numeric date ("on 9/6") are read by the rules below
+(dateparser misreads 年/月 forms, and takes milliseconds a question); other expressions by
 ``dateparser`` (English and Chinese), relative to ``now``, and widened to the period they name:
 a day, a week (Monday to Monday), a month or a year. A query without a time expression gives None
-and costs nothing: dateparser (a fifth of a second to load) is imported only when the query has a
-digit or a time word ("weekend" and 周末 name no period: they do not count).
+and costs nothing: dateparser (a fifth of a second to load) is imported only when the query can
+hold a date the rules do not read ("weekend" and 周末 name no period: they do not count).
 """
 
 from __future__ import annotations
@@ -84,6 +85,8 @@ _REAL_DATE = re.compile(
 _MAY_HOLD_DATE = re.compile(
     _REAL_DATE.pattern.replace(r"\b", "").replace("^", "").replace("$", ""), re.IGNORECASE
 )
+# "on 9/6", "9/6/2023": month/day (dateparser's order for English), alone in the query
+_NUMERIC_DATE = re.compile(r"(?<![\d/])(?P<month>\d{1,2})/(?P<day>\d{1,2})(?:/(?P<year>\d{4}))?(?![\d/])")
 _PAST = re.compile(rf"\b(?:past|last)\s+(?P<count>{_COUNT})\s+(?P<unit>{_UNIT})\b", re.IGNORECASE)
 _COUNTS = {
     "a": 1,
@@ -128,6 +131,26 @@ def past_period(query: str, now: datetime) -> TimeRange | None:
     days = {"day": 1, "week": 7, "month": 30.44, "year": 365.25}[unit] * steps
     start = (now - timedelta(days=days)).replace(hour=0, minute=0, second=0, microsecond=0)
     return start, now
+
+
+def numeric_date(query: str, now: datetime) -> TimeRange | None:
+    """The day of a numeric date that is the query's only date ("On 9/6 Bob bought a drone"), read
+    as dateparser reads it (month first; without a year the last such day up to today), without
+    starting dateparser: milliseconds a question, and the slowest searches were those."""
+    found = list(_NUMERIC_DATE.finditer(query))
+    if len(found) != 1:
+        return None
+    match = found[0]
+    if _MAY_HOLD_DATE.search(query[: match.start()] + " " + query[match.end() :]):
+        return None  # another date expression as well: dateparser reads them together
+    year = int(match.group("year")) if match.group("year") else now.year
+    try:
+        start = now.replace(year=year, month=int(match.group("month")), day=int(match.group("day")))
+        if match.group("year") is None and start.date() > now.date():
+            start = start.replace(year=year - 1)
+    except ValueError:  # no such day: dateparser decides
+        return None
+    return period(start, "day")
 
 
 def _chinese_number(text: str) -> int:
@@ -201,16 +224,14 @@ def time_range(query: str, now: datetime) -> TimeRange | None:
     found = chinese_range(query, now)
     if found is not None:
         return found
-    try:
+    found = past_period(query, now) or numeric_date(query, now)
+    if found is not None or not _MAY_HOLD_DATE.search(query):
+        return found
+    try:  # imported on first use: a fifth of a second
         from dateparser.date import DateDataParser
         from dateparser.search import search_dates
     except ImportError:  # the dependency is declared; an installation without it reads no dates
         log.info("dateparser is not installed: time expressions in queries are not read")
-        return None
-    past = past_period(query, now)
-    if past is not None:
-        return past
-    if not _MAY_HOLD_DATE.search(query):
         return None
     base = now.replace(tzinfo=None)
     options = {"RELATIVE_BASE": base, "PREFER_DATES_FROM": "past"}
