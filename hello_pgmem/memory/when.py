@@ -81,7 +81,7 @@ _REAL_DATE = re.compile(
 )
 # A query dateparser could find a date in that real_date keeps: _REAL_DATE without its anchors and
 # word boundaries, so that it matches wherever _REAL_DATE matches a part of the query (dateparser
-# takes a second the first time and milliseconds after; most queries never need it).
+# takes a fifth of a second to load and milliseconds a question; most queries never need it).
 _MAY_HOLD_DATE = re.compile(
     _REAL_DATE.pattern.replace(r"\b", "").replace("^", "").replace("$", ""), re.IGNORECASE
 )
