@@ -131,16 +131,16 @@ sorts and sequential scans forbidden, the only plan left reads a large user thro
 and a small one through the user's index, however many rows the planner guesses a user has (a
 guess from the average user, in a generic plan). Forbidden, they still run where nothing else
 can, at a cost that would start JIT compiling: JIT is off too. search_memories, called when a
-scan is short, resets both for itself (revision 0026)."""
+scan is short, turns both back on for itself (revision 0026)."""
 
 
 @functools.cache
 def vector_ranked(model: str, dimension: int) -> str:
     """``search_memories(…, p_mode => 'vector')`` of episodic and semantic memories, without filters,
-    as one plain statement: the same rows and scores in ``SEARCH``'s columns, planned in a
-    fraction of the time the function's dynamic SQL takes. ``pool`` is the function's: the
-    limit, or at least 40 when the query names a time (``time_from``, ``time_to``), which lifts a
-    memory in that range. A user with at most ``exact_scan_rows()`` live memories (2,000) is read
+    as one plain statement: the same rows and scores in ``SEARCH``'s columns, planned once per
+    connection (``VECTOR_SCAN``) where the function's dynamic SQL is planned on every call.
+    ``pool`` is the function's: the limit, or at least 40 when the query names a time
+    (``time_from``, ``time_to``), which lifts a memory in that range. A user with at most ``exact_scan_rows()`` live memories (2,000) is read
     exactly, as memory_candidates does: both branches are planned, a one-time filter runs one.
     An HNSW scan can come back with fewer than the pool: the statement then
     answers with the function itself (``SEARCH``'s parameters), whose exact fallback fills it, and
