@@ -140,15 +140,15 @@ def vector_ranked(model: str, dimension: int) -> str:
     as one plain statement: the same rows and scores in ``SEARCH``'s columns, planned once per
     connection (``VECTOR_SCAN``) where the function's dynamic SQL is planned on every call.
     ``pool`` is the function's: the limit, or at least 40 when the query names a time
-    (``time_from``, ``time_to``), which lifts a memory in that range. A user with at most ``exact_scan_rows()`` live memories (2,000) is read
-    exactly, as memory_candidates does: both branches are planned, a one-time filter runs one.
-    An HNSW scan can come back with fewer than the pool: the statement then
-    answers with the function itself (``SEARCH``'s parameters), whose exact fallback fills it, and
-    the function is not run otherwise. The nearest memories are found by id and distance, and only
-    the pool's rows are read whole. The model is a literal so that the planner matches its
-    partial HNSW index; the type and typmod are those of the index (halfvec above 2,000
-    dimensions, as ``vector_type_for``). With ``log`` true it logs an access of each memory it
-    returns. Its transaction runs ``VECTOR_SCAN`` first."""
+    (``time_from``, ``time_to``), which lifts a memory in that range. A user with at most
+    ``exact_scan_rows()`` live memories (2,000) is read exactly, as memory_candidates does: both
+    branches are planned, a one-time filter runs one. An HNSW scan can come back with fewer than
+    the pool: the statement then answers with the function itself (``SEARCH``'s parameters),
+    whose exact fallback fills it, and the function is not run otherwise. The nearest memories
+    are found by id and distance, and only the pool's rows are read whole. The model is a literal
+    so that the planner matches its partial HNSW index; the type and typmod are those of the index
+    (halfvec above 2,000 dimensions, as ``vector_type_for``). With ``log`` true it logs an access
+    of each memory it returns. Its transaction runs ``VECTOR_SCAN`` first."""
     kind = "halfvec" if dimension > 2000 else "vector"
     columns = sql.SQL(", ").join(map(sql.Identifier, SEARCH_COLUMNS))
     vector = {"type": sql.SQL(kind), "dimension": sql.Literal(int(dimension)), "model": sql.Literal(model)}
