@@ -96,7 +96,8 @@ WITH few AS MATERIALIZED (
                  in_time_range(m.created_at, %(time_from)s, %(time_to)s) AS in_time,
                  memory_recency(%(now)s, m.created_at) AS recency
           FROM (SELECT id, greatest(0, 1 - distance) AS similarity FROM nearest) AS n
-          JOIN memories m ON m.user_id = %(user_id)s AND m.id = n.id) AS s
+          CROSS JOIN LATERAL (  -- by key: a generic plan cannot make it a scan of the user's rows
+              SELECT * FROM memories x WHERE x.user_id = %(user_id)s AND x.id = n.id OFFSET 0) AS m) AS s
     ORDER BY score DESC, s.id
     LIMIT %(limit)s
 ), answer AS MATERIALIZED (  -- a short scan is not the answer: the function's exact fallback is
