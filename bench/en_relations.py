@@ -28,7 +28,9 @@ def main() -> None:
             print(f"{case['text']}\n  missed {sorted(expected - found)}\n  wrong  {sorted(found - expected)}")
     precision = right / found_total if found_total else 1.0
     recall = right / expected_total if expected_total else 1.0
-    print(f"{len(cases)} sentences: precision {precision:.1%} ({right}/{found_total}), recall {recall:.1%} ({right}/{expected_total})")
+    print(
+        f"{len(cases)} sentences: precision {precision:.1%} ({right}/{found_total}), recall {recall:.1%} ({right}/{expected_total})"
+    )
 
 
 if __name__ == "__main__":

@@ -96,7 +96,9 @@ def measure(app: Settings, url: str, runs: int) -> dict[str, Any]:
             label_security(url, graph, state == "on")
             alice.retrieve_memories("warm up", memory_types=["semantic"])
             out[f"semantic_search_label_rls_{state}"] = timed(
-                lambda i: alice.retrieve_memories(f"{PEOPLE[i % 8]} {PLACES[i % 8]}", memory_types=["semantic"]),
+                lambda i: alice.retrieve_memories(
+                    f"{PEOPLE[i % 8]} {PLACES[i % 8]}", memory_types=["semantic"]
+                ),
                 runs,
             )
             out[f"semantic_add_label_rls_{state}"] = timed(

@@ -105,7 +105,9 @@ def main() -> None:
     for number, stop in enumerate(stops, 1):
         print(f"{number:2}. {stop}")
     modules = {stop.split(" -> ")[0] for stop in stops}
-    print(f"{len(stops)} calls across modules, {len(modules)} modules, {returns} entering a module left before")
+    print(
+        f"{len(stops)} calls across modules, {len(modules)} modules, {returns} entering a module left before"
+    )
 
 
 if __name__ == "__main__":

@@ -234,7 +234,10 @@ def test_chunking_work_grows_linearly(text: str, size: int, overlap_share: float
     text = text.strip() or "w"
     base = "\n\n".join([text] * max(1, 20_000 // len(text)))
     overlap = int(size * overlap_share)
-    once, twice = counted_characters(base, size, overlap), counted_characters(f"{base}\n\n{base}", size, overlap)
+    once, twice = (
+        counted_characters(base, size, overlap),
+        counted_characters(f"{base}\n\n{base}", size, overlap),
+    )
     assert twice <= 2.5 * once + 2 * size, f"{once} -> {twice} characters counted"
 
 

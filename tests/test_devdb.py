@@ -92,7 +92,9 @@ def test_a_citus_url_without_citus_is_refused_with_the_variable_named(server_url
     refused before any database is made."""
     with psycopg.connect(server_url, autocommit=True) as conn:
         before = conn.execute("SELECT count(*) FROM pg_database").fetchone()
-    with pytest.raises(ConfigurationError, match="PGMEM_CITUS_URL names a database without the citus extension"):
+    with pytest.raises(
+        ConfigurationError, match="PGMEM_CITUS_URL names a database without the citus extension"
+    ):
         ExternalCitus(server_url).create_database("citus_url_probe")
     with pytest.raises(ConfigurationError, match="PGMEM_CITUS_URL: cannot connect"):
         ExternalCitus("postgresql://postgres@127.0.0.1:1/pgmem").create_database("citus_url_probe")

@@ -117,7 +117,10 @@ def test_a_forget_that_spares_nothing_needs_confirm_and_can_be_undone(
     for i in range(3):
         manager.add_memory(f"记忆 {i}", "episodic", 0.5)
     before = table_digest(clean)
-    for sweeping in ({"strategy": "importance_based", "threshold": 1}, {"strategy": "time_based", "max_age_days": 0}):
+    for sweeping in (
+        {"strategy": "importance_based", "threshold": 1},
+        {"strategy": "time_based", "max_age_days": 0},
+    ):
         with pytest.raises(ValidationError, match="confirm: must be true"):
             manager.forget_memories(**sweeping)  # type: ignore[arg-type]
     assert table_digest(clean) == before, "a refused forget changes nothing"

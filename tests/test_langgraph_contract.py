@@ -38,13 +38,13 @@ def store(make_manager: Callable[..., MemoryManager]) -> PgMemStore:
 # ---------------------------------------------------------------------------- batch
 
 
-
 def stored_items(db: Database) -> int:
     """The items the store holds (each key's current value; earlier values are versions)."""
     with db.transaction(all_rows=True) as conn:
         row = conn.execute("SELECT count(*) FROM memories WHERE version_of IS NULL").fetchone()
     assert row is not None
     return int(row[0])
+
 
 def test_batch_order_and_results(store: PgMemStore) -> None:
     store.put(("test", "foo"), "key1", {"data": "value1"})
@@ -339,7 +339,8 @@ def _same_types(conditions: dict[str, Any], item: dict[str, Any]) -> bool:
         ordered = isinstance(condition, dict) and any(k in ("$gt", "$gte", "$lt", "$lte") for k in condition)
         value = item.get(name)
         if ordered and (
-            isinstance(value, bool) or isinstance(value, str) != any(isinstance(v, str) for v in condition.values())
+            isinstance(value, bool)
+            or isinstance(value, str) != any(isinstance(v, str) for v in condition.values())
         ):
             return False
     return True
