@@ -16,7 +16,7 @@ from hello_pgmem import Database, HashingEmbedder, Settings
 from hello_pgmem.memory import MemoryManager
 from tests.conftest import Clock
 from tests.deployments import TestServer
-from tests.test_vector_ranking import by_function, sentences
+from tests.test_vector_ranking import by_function, nodes, sentences
 
 SMALL_USERS = 12
 
@@ -66,12 +66,6 @@ def one_connection(
 def large_alone(test_server: TestServer, new_database: Callable[[], str], clock: Clock) -> Iterator[Database]:
     """ "large" alone: the average user, which a generic plan assumes, holds every row."""
     yield from one_connection_over(test_server, new_database, clock, [("large", 400)])
-
-
-def nodes(node: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    yield node
-    for child in node.get("Plans", []):
-        yield from nodes(child)
 
 
 def vector_plan(db: Database, search: Callable[[], object]) -> dict[str, Any]:

@@ -93,6 +93,29 @@ FUNCTION_DEFAULTS: dict[str, Any] = {
 }
 """search_memories' other parameters as the API passes them for an unfiltered vector search."""
 
+
+def statement_params(
+    user: str, embedder: HashingEmbedder, question: str, now: Any, limit: int, **overrides: Any
+) -> dict[str, Any]:
+    """The parameters of vector_ranked (and of ``SEARCH``, which it falls back to) for one unfiltered
+    vector search of ``user`` with a pool of ``limit``, nothing logged."""
+    return {
+        **FUNCTION_DEFAULTS,
+        "user_id": user,
+        "model": embedder.model_name,
+        "query": embedder.encode_one(question),
+        "query_text": question,
+        "now": now,
+        "limit": limit,
+        "types": ["episodic", "semantic"],
+        "log": False,
+        "pool": limit,
+        "time_from": None,
+        "time_to": None,
+        **overrides,
+    }
+
+
 SCAN_ONLY = """
 SELECT count(*) FROM (
     SELECT id FROM memories
@@ -103,16 +126,17 @@ SELECT count(*) FROM (
 """The index scan that vector_ranked starts with, alone: how many memories it finds."""
 
 
+def nodes(node: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """A plan node (EXPLAIN's JSON) and every node below it."""
+    yield node
+    for child in node.get("Plans", []):
+        yield from nodes(child)
+
+
 def function_ran(conn: psycopg.Connection[Any], statement: str, params: dict[str, Any]) -> bool:
     """Whether executing ``statement`` called search_memories (EXPLAIN ANALYZE runs it)."""
     row = conn.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + statement, params).fetchone()
     assert row is not None
-
-    def nodes(node: dict[str, Any]) -> Iterator[dict[str, Any]]:
-        yield node
-        for child in node.get("Plans", []):
-            yield from nodes(child)
-
     calls = [n for n in nodes(row[0][0]["Plan"]) if n.get("Function Name") == "search_memories"]
     assert len(calls) == 1, "the statement holds one call of the function"
     return int(calls[0]["Actual Loops"]) > 0
@@ -154,21 +178,7 @@ def test_the_statement_returns_the_function_s_rows_and_columns(
 ) -> None:
     manager = make_manager()
     manager.add_memories(sentences(60, 5), "episodic", importance=0.3)
-    params = {
-        **FUNCTION_DEFAULTS,
-        "user_id": "alice",
-        "model": embedder.model_name,
-        "query": embedder.encode_one("beach trip"),
-        "query_text": "beach trip",
-        "limit": 10,
-        "types": ["episodic"],
-        "now": clock(),
-        "time_from": None,
-        "time_to": None,
-        "per_type": 10,
-        "log": False,
-        "pool": 10,
-    }
+    params = statement_params("alice", embedder, "beach trip", clock(), 10, types=["episodic"], per_type=10)
     statement = rq.vector_ranked(embedder.model_name, embedder.dimension)
     with clean.transaction("alice") as conn:
         conn.execute(rq.VECTOR_SCAN, params)
@@ -288,20 +298,7 @@ def test_a_user_with_few_memories_is_read_exactly(few_memories: Database, clock:
     embedder = HashingEmbedder()
     me = MemoryManager(user_id="me", database=few_memories, embedder=embedder, clock=clock)
     question = "garden party with cake"
-    params = {
-        **FUNCTION_DEFAULTS,
-        "user_id": "me",
-        "model": embedder.model_name,
-        "query": embedder.encode_one(question),
-        "query_text": question,
-        "now": clock(),
-        "limit": 20,
-        "types": ["episodic", "semantic"],
-        "log": False,
-        "pool": 20,
-        "time_from": None,
-        "time_to": None,
-    }
+    params = statement_params("me", embedder, question, clock(), 20)
     with few_memories.transaction("me") as conn:
         conn.execute(rq.VECTOR_SCAN, {"model": embedder.model_name, "pool": 20})
         statement = rq.vector_ranked(embedder.model_name, embedder.dimension)
@@ -316,25 +313,14 @@ def test_a_short_hnsw_scan_still_fills_the_limit(short_scans: Database, clock: C
     embedder = HashingEmbedder()
     me = MemoryManager(user_id="me", database=short_scans, embedder=embedder, clock=clock)
     question = "garden party with cake"
-    params = {
-        "user_id": "me",
-        "query": embedder.encode_one(question),
-        "now": clock(),
-        "limit": 20,
-        "types": ["episodic", "semantic"],
-        "log": False,
-        "pool": 20,
-        "time_from": None,
-        "time_to": None,
-    }
+    params = statement_params("me", embedder, question, clock(), 20)
     with short_scans.transaction("me") as conn:
         conn.execute(rq.VECTOR_SCAN, {"model": embedder.model_name, "pool": 20})
         scan_only = sql.SQL(SCAN_ONLY).format(model=sql.Literal(embedder.model_name))
         scan = conn.execute(scan_only, params).fetchone()
         assert scan is not None and scan[0] < 20, "the setup must make the statement's index scan short"
         statement = rq.vector_ranked(embedder.model_name, embedder.dimension)
-        full = {**FUNCTION_DEFAULTS, **params, "model": embedder.model_name, "query_text": question}
-        assert function_ran(conn, statement, full), "a short scan is answered by the function"
+        assert function_ran(conn, statement, params), "a short scan is answered by the function"
     before = accesses(short_scans, "me")
     found = me.retrieve_memories(question, limit=20, scoring="vector")
     assert [(i.id, round(i.score or 0.0, 9)) for i in found] == by_function(

@@ -72,17 +72,13 @@ WITH few AS MATERIALIZED (
     SELECT coalesce((SELECT t.memories FROM memory_text_totals t WHERE t.user_id = %(user_id)s), 0)
            <= exact_scan_rows() AS few
 ), nearest AS MATERIALIZED (  -- ids and distances: whole rows are read for the pool alone
-    (SELECT m.id, m.embedding::{type}({dimension}) <=> %(query)s::{type}({dimension}) AS distance
-     FROM memories m
+    (SELECT m.id, {distance} AS distance FROM memories m
      WHERE {kept} AND NOT (SELECT f.few FROM few f)
-     ORDER BY m.embedding::{type}({dimension}) <=> %(query)s::{type}({dimension})
-     LIMIT %(pool)s)
+     ORDER BY {distance} LIMIT %(pool)s)
     UNION ALL  -- a user with few memories: read exactly (+ 0 keeps the planner off the index)
-    (SELECT m.id, m.embedding::{type}({dimension}) <=> %(query)s::{type}({dimension}) AS distance
-     FROM memories m
+    (SELECT m.id, {distance} AS distance FROM memories m
      WHERE {kept} AND (SELECT f.few FROM few f)
-     ORDER BY (m.embedding::{type}({dimension}) <=> %(query)s::{type}({dimension})) + 0
-     LIMIT %(pool)s)
+     ORDER BY ({distance}) + 0 LIMIT %(pool)s)
 ), found AS MATERIALIZED (
     SELECT s.id, s.memory_type, s.content, s.importance, s.session_id, s.modality, s.metadata,
            s.created_at, s.vector_n AS vector_score, 0::float8 AS text_score, 0::float8 AS context_score,
@@ -114,6 +110,7 @@ WITH few AS MATERIALIZED (
 SELECT * FROM answer ORDER BY score DESC, id
 """
 
+_VECTOR_DISTANCE = "m.embedding::{type}({dimension}) <=> %(query)s::{type}({dimension})"
 _VECTOR_KEPT = """m.user_id = %(user_id)s AND m.embedding_model = {model} AND m.forgotten_at IS NULL
            AND m.memory_type = ANY (%(types)s)"""
 
@@ -155,7 +152,7 @@ def vector_ranked(model: str, dimension: int) -> str:
     vector = {"type": sql.SQL(kind), "dimension": sql.Literal(int(dimension)), "model": sql.Literal(model)}
     composed = sql.SQL(_VECTOR_RANKED).format(
         kept=sql.SQL(_VECTOR_KEPT).format(**vector),
-        **vector,
+        distance=sql.SQL(_VECTOR_DISTANCE).format(**vector),
         columns=columns,
         call=sql.SQL(_SEARCH_CALL),
     )
