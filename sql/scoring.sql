@@ -130,3 +130,18 @@ RETURN p_relevance + 0.01 * p_recency + 0.01 * p_importance;
 COMMENT ON FUNCTION ranking_score(double precision, double precision, double precision) IS
     'Score of the hybrid ranking: relevance, with recency and importance (each in [0, 1]) breaking '
     'near-ties, at most 0.02 together.';
+
+CREATE OR REPLACE FUNCTION memory_similarity(p_type text, p_embedding_model text, p_embedding vector,
+                                             p_text_model text, p_text_embedding vector, p_model text,
+                                             p_query vector, p_space text)
+RETURNS double precision
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN CASE WHEN (p_space = 'embedding' OR p_space = 'text' AND p_type <> 'perceptual')
+                 AND p_embedding_model = p_model THEN 1 - (p_embedding <=> p_query)
+            WHEN (p_space = 'text_embedding' OR p_space = 'text' AND p_type = 'perceptual')
+                 AND p_text_model = p_model THEN 1 - (p_text_embedding <=> p_query)
+            ELSE 0 END;
+COMMENT ON FUNCTION memory_similarity(text, text, vector, text, vector, text, vector, text) IS
+    'Cosine similarity of a memory to the query vector of p_model in the space searched (p_space '
+    'text: the embedding, or the description''s for a perceptual memory; embedding; text_embedding); '
+    '0 when the memory has no vector of that model there.';

@@ -95,7 +95,6 @@ BEGIN
             quote_literal(p_model), coalesce(vector_dims(p_query)::text, 'NULL')
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    PERFORM set_config('hnsw.ef_search', hnsw_ef_search(p_model, p_pool, p_space)::text, true);
     v_type := vector_type_for(v_dimension);
     v_filters := format($f$
               m.user_id = $1
@@ -111,6 +110,7 @@ BEGIN
               AND ($11::jsonpath IS NULL OR jsonb_path_match(m.metadata, $11, coalesce($12, '{}'), true))$f$, p_model, p_space || '_model');
     SELECT coalesce(max(t.memories), 0) INTO v_user_rows FROM memory_text_totals t WHERE t.user_id = p_user_id;
     IF v_user_rows > exact_scan_rows() THEN
+        PERFORM set_config('hnsw.ef_search', hnsw_ef_search(p_model, p_pool, p_space)::text, true);
         EXECUTE format($sql$
             SELECT coalesce(array_agg(n.id ORDER BY n.distance), '{}'),
                    coalesce(array_agg(n.distance ORDER BY n.distance), '{}')
@@ -393,7 +393,10 @@ BEGIN
         WHERE p_space = 'text_embedding' AND p_mode <> 'lexical' OR p_space = 'text' AND v_perceptual
     ), capped AS MATERIALIZED (  -- the memories with the candidate terms (see above), with those terms
         SELECT m.id, m.session_id, m.created_at, m.seq, m.term_count,
-               ts_filter(setweight(m.lexemes, 'A', v_terms), '{a}') AS hits
+               ts_filter(setweight(m.lexemes, 'A', v_terms), '{a}') AS hits,
+               m.memory_type, m.importance, m.metadata ->> 'speaker' AS speaker,
+               memory_similarity(m.memory_type, m.embedding_model, m.embedding, m.text_embedding_model,
+                                 m.text_embedding, p_model, p_query, p_space) AS similarity
         FROM memories m
         WHERE v_query IS NOT NULL
           AND m.user_id = p_user_id AND m.lexemes @@ v_query AND m.forgotten_at IS NULL
@@ -415,28 +418,32 @@ BEGIN
         CROSS JOIN LATERAL (  -- by key: never a scan of every match
             SELECT * FROM memories x WHERE x.user_id = p_user_id AND x.id = v.id OFFSET 0) AS m
         WHERE v_candidates IS NOT NULL AND m.lexemes @@ v_query AND NOT EXISTS (SELECT 1 FROM capped x WHERE x.id = v.id)
-    ), adjacent AS MATERIALIZED (  -- the two memories before and the two after each candidate in its session
+    ), adjacent AS MATERIALIZED (  -- the two memories before and the two after each candidate in its session,
+                                   -- and those of them that hold a query term
         SELECT l.id, coalesce(b.ids, '{}') || coalesce(a.ids, '{}') AS around,
+               coalesce(b.holding, '{}') || coalesce(a.holding, '{}') AS holding,
                l.term_count + coalesce(b.length, 0) + coalesce(a.length, 0) AS length
         FROM lexical l
         LEFT JOIN LATERAL (
-            SELECT array_agg(q.id) AS ids, sum(q.term_count) AS length
-            FROM (SELECT q.id, q.term_count FROM memories q
+            SELECT array_agg(q.id) AS ids, sum(q.term_count) AS length,
+                   array_agg(q.id) FILTER (WHERE q.lexemes @@ v_any) AS holding
+            FROM (SELECT q.id, q.term_count, q.lexemes FROM memories q
                   WHERE q.user_id = p_user_id AND q.session_id = l.session_id AND q.forgotten_at IS NULL
                     AND (q.created_at, q.seq) < (l.created_at, l.seq)
                   ORDER BY q.created_at DESC, q.seq DESC LIMIT 2) AS q) AS b ON l.session_id IS NOT NULL
         LEFT JOIN LATERAL (
-            SELECT array_agg(q.id) AS ids, sum(q.term_count) AS length
-            FROM (SELECT q.id, q.term_count FROM memories q
+            SELECT array_agg(q.id) AS ids, sum(q.term_count) AS length,
+                   array_agg(q.id) FILTER (WHERE q.lexemes @@ v_any) AS holding
+            FROM (SELECT q.id, q.term_count, q.lexemes FROM memories q
                   WHERE q.user_id = p_user_id AND q.session_id = l.session_id AND q.forgotten_at IS NULL
                     AND (q.created_at, q.seq) > (l.created_at, l.seq)
                   ORDER BY q.created_at, q.seq LIMIT 2) AS q) AS a ON l.session_id IS NOT NULL
     ), neighbours AS MATERIALIZED (  -- those neighbours that hold a query term and are no candidate
         SELECT m.id, m.session_id, m.created_at, m.seq, m.term_count,
                ts_filter(setweight(m.lexemes, 'A', v_terms), '{a}') AS hits
-        FROM (SELECT DISTINCT n.id FROM adjacent j CROSS JOIN LATERAL unnest(j.around) AS n(id)) AS x
+        FROM (SELECT DISTINCT n.id FROM adjacent j CROSS JOIN LATERAL unnest(j.holding) AS n(id)) AS x
         CROSS JOIN LATERAL (SELECT * FROM memories y WHERE y.user_id = p_user_id AND y.id = x.id OFFSET 0) AS m
-        WHERE m.lexemes @@ v_any AND NOT EXISTS (SELECT 1 FROM lexical l WHERE l.id = x.id)
+        WHERE NOT EXISTS (SELECT 1 FROM lexical l WHERE l.id = x.id)
     ), chosen AS MATERIALIZED (
         SELECT l.id, l.session_id, l.term_count, l.hits FROM lexical l
         UNION ALL
@@ -471,20 +478,17 @@ BEGIN
         FROM term_frequency f
         WHERE v_df IS NULL
         GROUP BY f.lexeme
-    ), own AS (
-        SELECT f.id, sum(i.w * f.tf * 2.2 / (f.tf + 1.2 * (0.25 + 0.75 * c.term_count / v_average))) AS bm25
-        FROM chosen c
-        JOIN term_frequency f ON f.id = c.id
-        JOIN idf i USING (lexeme)
-        GROUP BY f.id
-    ), context_bm25 AS (  -- BM25 of the memory with its neighbours, as one text five turns long
-        SELECT x.id, sum(i.w * x.tf * 2.2 / (x.tf + 1.2 * (0.25 + 0.75 * x.length / (5 * v_average)))) AS bm25
-        FROM (SELECT c.id, coalesce(q.length, c.term_count) AS length, f.lexeme, sum(f.tf) AS tf
+    ), bm25 AS (  -- BM25 of the memory, and of the memory with its neighbours as one text five turns long
+        SELECT x.id,
+               sum(i.w * x.own_tf * 2.2 / (x.own_tf + 1.2 * (0.25 + 0.75 * x.term_count / v_average))) AS own,
+               sum(i.w * x.tf * 2.2 / (x.tf + 1.2 * (0.25 + 0.75 * x.length / (5 * v_average)))) AS context
+        FROM (SELECT c.id, c.term_count, coalesce(q.length, c.term_count) AS length, f.lexeme,
+                     sum(f.tf) FILTER (WHERE member.id = c.id) AS own_tf, sum(f.tf) AS tf
               FROM chosen c
               LEFT JOIN sequence q ON q.id = c.id
               CROSS JOIN LATERAL unnest(c.id || coalesce(q.around, '{}')) AS member(id)
               JOIN term_frequency f ON f.id = member.id
-              GROUP BY 1, 2, 3) AS x
+              GROUP BY 1, 2, 3, 4) AS x
         JOIN idf i USING (lexeme)
         GROUP BY x.id
     ), session_bm25 AS (  -- BM25 of the session as one text, without length normalisation
@@ -506,32 +510,34 @@ BEGIN
                      NULL::double precision AS session, NULL::double precision AS graph
               FROM by_vector v
               UNION ALL SELECT c.id, NULL, NULL, NULL, NULL, NULL FROM chosen c
-              UNION ALL SELECT o.id, NULL, o.bm25, NULL, NULL, NULL FROM own o
-              UNION ALL SELECT b.id, NULL, NULL, b.bm25, NULL, NULL FROM context_bm25 b
+              UNION ALL SELECT b.id, NULL, b.own, b.context, NULL, NULL FROM bm25 b
               UNION ALL SELECT c.id, NULL, NULL, NULL, sb.bm25, NULL
                         FROM chosen c JOIN session_bm25 sb ON sb.session_id = c.session_id
               UNION ALL SELECT g.id, NULL, NULL, NULL, NULL, g.graph_score FROM by_graph g) AS s
         GROUP BY s.id
-    ), components AS (  -- numbers only: the text is read for the winners alone
-        SELECT m.id, m.memory_type, m.importance,
+    ), components AS (  -- numbers only: the text is read for the winners alone; the lexical
+                        -- candidates as the full-text scan read them, the others by key
+        SELECT f.id, coalesce(k.memory_type, m.memory_type) AS memory_type,
+               coalesce(k.importance, m.importance) AS importance,
                greatest(0, coalesce(f.vector_score,
                    CASE WHEN p_mode = 'lexical' THEN 0
-                        WHEN (p_space = 'embedding' OR p_space = 'text' AND m.memory_type <> 'perceptual')
-                             AND m.embedding_model = p_model THEN 1 - (m.embedding <=> p_query)
-                        WHEN (p_space = 'text_embedding' OR p_space = 'text' AND m.memory_type = 'perceptual')
-                             AND m.text_embedding_model = p_model THEN 1 - (m.text_embedding <=> p_query)
-                        ELSE 0 END)) AS vector_raw,
+                        ELSE coalesce(k.similarity, memory_similarity(m.memory_type, m.embedding_model, m.embedding,
+                                 m.text_embedding_model, m.text_embedding, p_model, p_query, p_space)) END))
+                   AS vector_raw,
                coalesce(f.own, 0) AS own_raw,
                coalesce(f.context, 0) AS context_raw,
                CASE WHEN f.own > 0 THEN coalesce(f.session, 0) ELSE 0 END AS session_raw,
-               CASE WHEN f.own > 0 AND lower(m.metadata ->> 'speaker') = ANY (p_names) THEN 1.0 ELSE 0.0 END
-                   AS speaker,
+               CASE WHEN f.own > 0 AND lower(coalesce(k.speaker, m.metadata ->> 'speaker')) = ANY (p_names)
+                    THEN 1.0 ELSE 0.0 END AS speaker,
                coalesce(f.graph, 0) AS graph,
-               in_time_range(m.created_at, p_time_from, p_time_to) AS in_time,
-               memory_recency(p_now, m.created_at) AS recency
+               in_time_range(coalesce(k.created_at, m.created_at), p_time_from, p_time_to) AS in_time,
+               memory_recency(p_now, coalesce(k.created_at, m.created_at)) AS recency
         FROM found f
-        CROSS JOIN LATERAL (SELECT * FROM memories x WHERE x.user_id = p_user_id AND x.id = f.id OFFSET 0) AS m
-        WHERE m.forgotten_at IS NULL
+        LEFT JOIN capped k ON k.id = f.id
+        LEFT JOIN LATERAL (SELECT * FROM memories x
+                           WHERE k.id IS NULL AND x.user_id = p_user_id AND x.id = f.id OFFSET 0) AS m ON true
+        WHERE k.id IS NOT NULL
+           OR m.forgotten_at IS NULL
           AND (p_memory_types IS NULL OR m.memory_type = ANY (p_memory_types))
           AND (p_session_id IS NULL OR m.session_id = p_session_id)
           AND (p_since IS NULL OR m.created_at >= p_since)

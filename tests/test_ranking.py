@@ -154,6 +154,26 @@ def test_an_answer_two_turns_after_the_question_words_is_found(
     assert ids[30] in found and ids[32] in found
 
 
+def test_a_neighbour_holding_only_a_common_query_word_is_ranked_by_it(
+    make_manager: Callable[..., MemoryManager], clock: Clock
+) -> None:
+    """Among more than 200 memories a word in most of them makes no candidate alone, but a
+    candidate's neighbour that holds it is scored by it; a neighbour without a query word is not."""
+    manager = make_manager()
+    turns = [
+        "Bob: any news from town?",
+        "Alice: the zeppelin museum opens on Friday",
+        "Bob: what a lovely day",
+    ]
+    texts = [*chatter(240), *turns, *chatter(20, seed=8)]  # every chatter turn says "what a day"
+    ids = add_chat(manager, clock, texts, ["s1"] * len(texts))
+    found = {m.id: m for m in manager.retrieve_memories("Which day does the zeppelin museum open?", limit=10)}
+    silent, answer, common = ids[240:243]
+    assert answer in found and common in found
+    assert found[common].components["text_score"] > 0
+    assert silent not in found or found[silent].components["text_score"] == 0
+
+
 def test_a_session_about_the_question_outranks_scattered_mentions(
     make_manager: Callable[..., MemoryManager], clock: Clock
 ) -> None:
