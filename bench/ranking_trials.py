@@ -15,7 +15,7 @@ SQL's, not equal (it ranks every match: the SQL caps common terms at 200 candida
 It prints LoCoMo R@10 and multi-hop R@10, LongMemEval session recall_all@5 and ndcg_any@5 and turn
 recall_all@10 for each variant, then the same for a logistic regression on every feature, trained
 on four LoCoMo conversations and tested on the fifth in turn: a ceiling for any weighting of these
-features.
+features. With --feedback it also tries pseudo-relevance feedback from the memories ranked first.
 """
 
 from __future__ import annotations
@@ -106,11 +106,16 @@ def bm25(idf: np.ndarray, tf: np.ndarray, length: np.ndarray, average: float, b:
     return (idf * tf * (K1 + 1) / (tf + norm)).sum(axis=1)
 
 
-def features(h: Haystack, q: dict[str, Any], window: int) -> dict[str, np.ndarray]:
-    """Every memory's raw components for one question."""
-    cols = [h.vocab[t] for t in dict.fromkeys(q["terms"]) if t in h.vocab]
+def features(
+    h: Haystack, q: dict[str, Any], window: int, extra: dict[str, float] | None = None
+) -> dict[str, np.ndarray]:
+    """Every memory's raw components for one question; ``extra`` terms (with their weight on the
+    IDF) count in the BM25 sums, not in which memories are candidates."""
+    weights = {t: 1.0 for t in q["terms"]} | {t: w for t, w in (extra or {}).items() if t not in q["terms"]}
+    cols = [h.vocab[t] for t in weights if t in h.vocab]
+    scale = np.array([weights[t] for t in weights if t in h.vocab])
     tf = h.tf[:, cols].toarray()
-    idf = np.log(1 + (h.n - h.df[cols] + 0.5) / (h.df[cols] + 0.5))
+    idf = np.log(1 + (h.n - h.df[cols] + 0.5) / (h.df[cols] + 0.5)) * scale
     around_tf, around_length = tf.copy(), h.length.astype(float)
     for step in [s for s in range(-window, window + 1) if s]:
         around_tf += h.shifted(tf, step)
@@ -121,7 +126,7 @@ def features(h: Haystack, q: dict[str, Any], window: int) -> dict[str, np.ndarra
         "own": bm25(idf, tf, h.length, h.average),
         "context": bm25(idf, around_tf, around_length, (2 * window + 1) * h.average),
         "session": bm25(idf, session_tf, np.ones(session_tf.shape[0]), 1.0, b=0.0)[h.session],
-        "matches": tf.sum(axis=1) > 0,
+        "matches": (tf * (scale == 1.0)).sum(axis=1) > 0,
         "cosine": h.user["vectors"] @ q["vector"],
         "speaker": np.array([1.0 if s and s in names else 0.0 for s in h.user["speakers"]]),
         "in_time": np.array(
@@ -160,6 +165,37 @@ def score(h: Haystack, f: dict[str, np.ndarray], r: Ranking) -> tuple[np.ndarray
 def ranked_ids(h: Haystack, relevance: np.ndarray, candidates: np.ndarray, k: int = 50) -> list[str]:
     order = np.lexsort((np.arange(h.n), -np.where(candidates, relevance, -1e9)))
     return [h.user["ids"][i] for i in order if candidates[i]][:k]
+
+
+def with_feedback(top: int, terms: int, weight: float, most: float = 0.05) -> Callable[..., list[str]]:
+    """Pseudo-relevance feedback: the ``terms`` words that weigh most (tf / length x IDF) in the
+    ``top`` memories ranked first, held by at least two memories and at most ``most`` of them,
+    added to the query at up to ``weight`` of a query term's IDF; then ranked again."""
+
+    def rank(h: Haystack, q: dict[str, Any]) -> list[str]:
+        relevance, candidates = score(h, features(h, q, 2), Ranking())
+        first = np.lexsort((np.arange(h.n), -np.where(candidates, relevance, -1e9)))[:top]
+        idf = np.log(1 + (h.n - h.df + 0.5) / (h.df + 0.5))
+        rows = h.tf[first, :].toarray() / np.maximum(h.length[first], 1)[:, None]
+        weight_of = np.where((h.df >= 2) & (h.df <= most * h.n), (rows * idf).sum(axis=0), 0)
+        words = {v: k for k, v in h.vocab.items()}
+        best = [j for j in np.argsort(-weight_of) if weight_of[j] > 0 and words[j] not in q["terms"]][:terms]
+        if not best:
+            return ranked_ids(h, relevance, candidates)
+        extra = {words[j]: weight * weight_of[j] / weight_of[best[0]] for j in best}
+        return ranked_ids(h, score(h, features(h, q, 2, extra), Ranking())[0], candidates)
+
+    return rank
+
+
+FEEDBACK = {
+    "feedback: top 3, 5 words, 0.3": with_feedback(3, 5, 0.3),
+    "feedback: top 5, 10 words, 0.3": with_feedback(5, 10, 0.3),
+    "feedback: top 5, 10 words, 0.5": with_feedback(5, 10, 0.5),
+    "feedback: top 10, 10 words, 0.3": with_feedback(10, 10, 0.3),
+    "feedback: top 3, 10 words, 0.2, df 10 %": with_feedback(3, 10, 0.2, 0.1),
+}
+"""Pseudo-relevance feedback from the memories ranked first (``--feedback``)."""
 
 
 def measure(
@@ -324,14 +360,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--embedder", choices=("hashing", "minilm"), default="hashing")
     parser.add_argument("--no-ceiling", action="store_true", help="skip the logistic regression")
+    parser.add_argument("--feedback", action="store_true", help="also pseudo-relevance feedback")
     args = parser.parse_args()
     sets = prepared(args.embedder)
     header = None
+    ranks: dict[str, Callable[..., list[str]]] = {}
     for name, variant in VARIANTS.items():
 
         def rank(h: Haystack, q: dict[str, Any], r: Ranking = variant) -> list[str]:
             return ranked_ids(h, *score(h, features(h, q, r.window), r))
 
+        ranks[name] = rank
+    for name, rank in {**ranks, **(FEEDBACK if args.feedback else {})}.items():
         numbers = measure(sets, rank)
         if header is None:
             header = "| variant | " + " | ".join(numbers) + " |"
