@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import importlib.util
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -36,6 +37,21 @@ def packaged_model_path() -> Path | None:
     return None
 
 
+@contextmanager
+def no_progress_bars() -> Iterator[None]:
+    """transformers' progress bars off while a model loads ("Loading weights" on the caller's
+    terminal, before the CLI's own output), and back as they were after."""
+    from transformers.utils import logging as transformers_logging
+
+    was_on = transformers_logging.is_progress_bar_enabled()
+    transformers_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was_on:
+            transformers_logging.enable_progress_bar()
+
+
 class LocalEmbedder(Embedder):
     """sentence-transformers on the CPU, from local files only."""
 
@@ -49,7 +65,8 @@ class LocalEmbedder(Embedder):
         from sentence_transformers import SentenceTransformer
 
         try:
-            self._model = SentenceTransformer(str(model), device="cpu", local_files_only=True)
+            with no_progress_bars():
+                self._model = SentenceTransformer(str(model), device="cpu", local_files_only=True)
         except (OSError, ValueError) as exc:
             raise ConfigurationError(f"cannot load local embedding model {str(model)!r}: {exc}") from exc
         # sentence-transformers 5 renamed the method; 3 and 4 have only the old name
@@ -62,7 +79,9 @@ class LocalEmbedder(Embedder):
 
     def _encode(self, texts: Sequence[str]) -> np.ndarray:
         try:
-            vectors = self._model.encode(list(texts), batch_size=32, normalize_embeddings=True)
+            vectors = self._model.encode(
+                list(texts), batch_size=32, normalize_embeddings=True, show_progress_bar=False
+            )
         except RuntimeError as exc:
             raise EmbeddingError(f"{self.model_name}: {exc}") from exc
         return np.asarray(vectors, dtype=np.float32)
