@@ -161,6 +161,16 @@ def embedder() -> HashingEmbedder:
     return HashingEmbedder()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def hashing_unless_told() -> Iterator[None]:
+    """Every test embeds with the hashing embedder, as the suite's numbers assume, even where the
+    ``[local]`` extra would make ``auto`` pick MiniLM; the tests of that choice say so in their
+    settings. Session-wide, before the settings of the session's servers are read."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("EMBED_MODEL_TYPE", "hashing")
+        yield
+
+
 @pytest.fixture()
 def make_tool(clean: Database, embedder: HashingEmbedder, clock: Clock) -> Callable[..., MemoryTool]:
     """MemoryTool instances on the session database, with the hashing embedder and test clock."""

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from hello_pgmem import ConfigurationError, EmbeddingError, Settings
-from hello_pgmem.embedding import HashingEmbedder, OpenAIEmbedder, create_embedder
+from hello_pgmem.embedding import HashingEmbedder, OpenAIEmbedder, create_embedder, select
 from tests.fake_openai import FakeOpenAI, fake_vector, serve
 
 PEOPLE = [
@@ -96,17 +96,24 @@ def test_wrong_dimension_from_the_endpoint() -> None:
 def test_auto_prefers_a_configured_endpoint(caplog: pytest.LogCaptureFixture) -> None:
     with serve(FakeOpenAI(dimension=8)) as fake:
         caplog.set_level(logging.INFO, "hello_pgmem.embedding")
-        chosen = create_embedder(Settings(embed_base_url=fake.base_url, embed_api_key="k"))
+        chosen = create_embedder(
+            Settings(embed_model_type="auto", embed_base_url=fake.base_url, embed_api_key="k")
+        )
         assert isinstance(chosen, OpenAIEmbedder)
         assert "via OpenAI-compatible endpoint" in caplog.text
 
 
 def test_auto_falls_back_to_hashing_when_the_endpoint_is_down(
-    caplog: pytest.LogCaptureFixture,
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(select, "sentence_transformers_installed", lambda: False)  # no [local] extra
     caplog.set_level(logging.INFO, "hello_pgmem.embedding")
     settings = Settings(
-        embed_base_url="http://127.0.0.1:1/v1", embed_api_key="k", embed_timeout_s=1, embed_max_retries=0
+        embed_model_type="auto",
+        embed_base_url="http://127.0.0.1:1/v1",
+        embed_api_key="k",
+        embed_timeout_s=1,
+        embed_max_retries=0,
     )
     chosen = create_embedder(settings)
     assert isinstance(chosen, HashingEmbedder)
@@ -114,7 +121,8 @@ def test_auto_falls_back_to_hashing_when_the_endpoint_is_down(
     assert "embedding endpoint unavailable" in caplog.text
 
 
-def test_auto_without_configuration_is_hashing() -> None:
+def test_auto_without_configuration_is_hashing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(select, "sentence_transformers_installed", lambda: False)  # no [local] extra
     chosen = create_embedder(Settings(embed_model_type="auto"))
     assert chosen.model_name == "hashing-v1-384"
 
