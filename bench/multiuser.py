@@ -166,7 +166,8 @@ def ranking_recall(
     texts at a million memories, and identical texts tie on every component but the time), and
     with memories at the same distance interchangeable (the hashing embedder gives texts of the
     same words one vector, and an exact scan keeps any of them: the ANN notion of recall)."""
-    by_id, by_text, by_distance = [], [], []
+    measures = {"by_id": 0, "identical_texts_interchangeable": 1, "same_distance_interchangeable": 2}
+    shares: dict[str, list[float]] = {name: [] for name in measures}  # name -> per question
     with db.connection() as conn:
         conn.row_factory = tuple_row
         for user, question in asked:
@@ -178,17 +179,11 @@ def ranking_recall(
             exact = conn.execute(RANKED, params).fetchall()
             conn.execute("RESET enable_indexscan")
             size = max(1, len(exact))
-            by_id.append(len({row[0] for row in fast} & {row[0] for row in exact}) / size)
-            shared = Counter(row[1] for row in fast) & Counter(row[1] for row in exact)
-            by_text.append(sum(shared.values()) / size)
-            same = Counter(row[2] for row in fast) & Counter(row[2] for row in exact)
-            by_distance.append(sum(same.values()) / size)
+            for name, column in measures.items():  # rows of the exact answer found, equal by column
+                shared = Counter(row[column] for row in fast) & Counter(row[column] for row in exact)
+                shares[name].append(sum(shared.values()) / size)
         conn.rollback()
-    return {
-        "by_id": float(np.mean(by_id)),
-        "identical_texts_interchangeable": float(np.mean(by_text)),
-        "same_distance_interchangeable": float(np.mean(by_distance)),
-    }
+    return {name: float(np.mean(values)) for name, values in shares.items()}
 
 
 def scenario(name: str, queries: int) -> dict[str, Any]:

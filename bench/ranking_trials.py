@@ -112,8 +112,10 @@ def features(
     """Every memory's raw components for one question; ``extra`` terms (with their weight on the
     IDF) count in the BM25 sums, not in which memories are candidates."""
     weights = {t: 1.0 for t in q["terms"]} | {t: w for t, w in (extra or {}).items() if t not in q["terms"]}
-    cols = [h.vocab[t] for t in weights if t in h.vocab]
-    scale = np.array([weights[t] for t in weights if t in h.vocab])
+    kept = [t for t in weights if t in h.vocab]
+    cols = [h.vocab[t] for t in kept]
+    scale = np.array([weights[t] for t in kept])
+    asked = np.array([t in q["terms"] for t in kept], dtype=bool)  # the query's own terms
     tf = h.tf[:, cols].toarray()
     idf = np.log(1 + (h.n - h.df[cols] + 0.5) / (h.df[cols] + 0.5)) * scale
     around_tf, around_length = tf.copy(), h.length.astype(float)
@@ -126,7 +128,7 @@ def features(
         "own": bm25(idf, tf, h.length, h.average),
         "context": bm25(idf, around_tf, around_length, (2 * window + 1) * h.average),
         "session": bm25(idf, session_tf, np.ones(session_tf.shape[0]), 1.0, b=0.0)[h.session],
-        "matches": (tf * (scale == 1.0)).sum(axis=1) > 0,
+        "matches": tf[:, asked].sum(axis=1) > 0,
         "cosine": h.user["vectors"] @ q["vector"],
         "speaker": np.array([1.0 if s and s in names else 0.0 for s in h.user["speakers"]]),
         "in_time": np.array(

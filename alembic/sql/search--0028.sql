@@ -441,16 +441,16 @@ BEGIN
         LEFT JOIN capped k ON k.id = f.id
         LEFT JOIN LATERAL (SELECT * FROM memories x
                            WHERE k.id IS NULL AND x.user_id = p_user_id AND x.id = f.id OFFSET 0) AS m ON true
-        WHERE k.id IS NOT NULL
-           OR m.forgotten_at IS NULL
-          AND (p_memory_types IS NULL OR m.memory_type = ANY (p_memory_types))
-          AND (p_session_id IS NULL OR m.session_id = p_session_id)
-          AND (p_since IS NULL OR m.created_at >= p_since)
-          AND (p_until IS NULL OR m.created_at <= p_until)
-          AND (p_min_importance IS NULL OR m.importance >= p_min_importance)
-          AND (p_modality IS NULL OR m.modality = p_modality)
-          AND (p_session_prefix IS NULL OR starts_with(m.session_id, p_session_prefix))
-          AND (p_where IS NULL OR jsonb_path_match(m.metadata, p_where, coalesce(p_where_vars, '{}'), true))
+        WHERE k.id IS NOT NULL  -- the full-text scan applied the filters; a row read by key meets them here
+           OR (m.forgotten_at IS NULL
+               AND (p_memory_types IS NULL OR m.memory_type = ANY (p_memory_types))
+               AND (p_session_id IS NULL OR m.session_id = p_session_id)
+               AND (p_since IS NULL OR m.created_at >= p_since)
+               AND (p_until IS NULL OR m.created_at <= p_until)
+               AND (p_min_importance IS NULL OR m.importance >= p_min_importance)
+               AND (p_modality IS NULL OR m.modality = p_modality)
+               AND (p_session_prefix IS NULL OR starts_with(m.session_id, p_session_prefix))
+               AND (p_where IS NULL OR jsonb_path_match(m.metadata, p_where, coalesce(p_where_vars, '{}'), true)))
     ), normalised AS (
         SELECT c.*,
                c.vector_raw / nullif(max(c.vector_raw) OVER (), 0) AS vector_n,
