@@ -64,6 +64,8 @@ LANGUAGE plpgsql STABLE ROWS 50
 SET search_path FROM CURRENT
 SET hnsw.iterative_scan = 'relaxed_order'
 SET hnsw.ef_search = 40
+SET enable_seqscan = off  -- the static exact read's plan is made once for every user: it must read
+                          -- the user's rows through an index led by user_id, never the table
 AS $$
 DECLARE
     v_dimension integer;
@@ -96,6 +98,26 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     v_type := vector_type_for(v_dimension);
+    SELECT coalesce(max(t.memories), 0) INTO v_user_rows FROM memory_text_totals t WHERE t.user_id = p_user_id;
+    IF v_user_rows <= exact_scan_rows() AND p_space = 'embedding' AND v_type = 'vector'
+       AND p_session_id IS NULL AND p_since IS NULL AND p_until IS NULL AND p_min_importance IS NULL
+       AND p_modality IS NULL AND p_session_prefix IS NULL AND p_where IS NULL THEN
+        -- A user with few memories, searched in the common space and type by types alone: read
+        -- exactly by a static statement, planned once per session where the dynamic one below is
+        -- planned per call (+ 0 keeps the planner off the index)
+        RETURN QUERY
+        SELECT n.id, 1 - n.distance
+        FROM (SELECT m.id, m.embedding <=> p_query AS distance
+              FROM memories m
+              WHERE m.user_id = p_user_id
+                AND m.embedding_model = p_model
+                AND m.forgotten_at IS NULL
+                AND (p_memory_types IS NULL OR m.memory_type = ANY (p_memory_types))
+              ORDER BY (m.embedding <=> p_query) + 0
+              LIMIT p_pool) AS n
+        ORDER BY n.distance;
+        RETURN;
+    END IF;
     v_filters := format($f$
               m.user_id = $1
               AND m.%2$I = %1$L
@@ -108,7 +130,6 @@ BEGIN
               AND ($8::text IS NULL OR m.modality = $8)
               AND ($10::text IS NULL OR starts_with(m.session_id, $10))
               AND ($11::jsonpath IS NULL OR jsonb_path_match(m.metadata, $11, coalesce($12, '{}'), true))$f$, p_model, p_space || '_model');
-    SELECT coalesce(max(t.memories), 0) INTO v_user_rows FROM memory_text_totals t WHERE t.user_id = p_user_id;
     IF v_user_rows > exact_scan_rows() THEN
         PERFORM set_config('hnsw.ef_search', hnsw_ef_search(p_model, p_pool, p_space)::text, true);
         EXECUTE format($sql$
@@ -136,8 +157,8 @@ BEGIN
             RETURN;
         END IF;
     END IF;
-    -- A user with few memories, or an index scan that stopped short: the same query read exactly
-    -- (+ 0 keeps the planner off the index)
+    -- A user with few memories searched otherwise (filters, another space or type), or an index
+    -- scan that stopped short: the same query read exactly (+ 0 keeps the planner off the index)
     RETURN QUERY EXECUTE format($sql$
         SELECT n.id, 1 - n.distance
         FROM (SELECT m.id, m.%3$I::%1$s(%2$s) <=> $2::%1$s(%2$s) AS distance
@@ -157,7 +178,9 @@ COMMENT ON FUNCTION memory_candidates(text, text, vector, integer, text[], text,
     'a jsonpath predicate on the metadata with its variables) applied inside the vector scan. '
     'p_space picks the vector column: embedding (default) or text_embedding (descriptions of '
     'perceptual memories). vector_score is the cosine similarity. Forgotten memories never appear. '
-    'A user with at most exact_scan_rows() live memories is read exactly; above that the HNSW '
+    'A user with at most exact_scan_rows() live memories is read exactly (searched by types alone '
+    'in the embedding space of a model stored as vector, by a statement planned once per session); '
+    'above that the HNSW '
     'index is scanned, and when it returns fewer than p_pool rows but the filters keep more, the '
     'query runs again as an exact scan, so the pool is always full when the user has that many memories.';
 

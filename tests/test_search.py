@@ -114,6 +114,31 @@ def test_selective_filter_still_returns_the_full_limit(populated: Conn) -> None:
     assert {row[1] for row in rows} == {"s-small"}
 
 
+@pytest.mark.one_server
+def test_a_small_users_exact_read_never_scans_the_table(populated: Conn) -> None:
+    query = unit(np.random.default_rng(6))
+    # One plan for every user, as search_memories makes it, on a table whose statistics say one
+    # user fills it (as they do until the next ANALYZE after a first user's import): a plan made
+    # for "any user" of it reads the table whole.
+    populated.execute("DELETE FROM memories WHERE user_id <> 'u3'")
+    populated.execute(
+        "INSERT INTO memories (user_id, id, memory_type, content, importance)"
+        " SELECT 'crowd', gen_random_uuid(), 'episodic', 'x', 0.5 FROM generate_series(1, 30000)"
+    )
+    populated.execute("ALTER TABLE memories ALTER COLUMN user_id SET (n_distinct = 1)")
+    populated.execute("ANALYZE memories")  # all rolled back with the test
+    populated.execute("SET LOCAL plan_cache_mode = force_generic_plan")
+    args = (MODEL, query)
+    rows, plan = plans(populated, "SELECT id FROM memory_candidates('u3', %s, %s, 10)", args)
+    exact = populated.execute(
+        "SELECT id FROM memories WHERE user_id = 'u3' AND embedding_model = %s"
+        " ORDER BY (embedding::vector(16) <=> %s::vector(16)) + 0 LIMIT 10",
+        args,
+    ).fetchall()
+    assert rows == exact
+    assert "Seq Scan on memories" not in plan
+
+
 def test_a_short_hnsw_scan_falls_back_to_an_exact_one(populated: Conn) -> None:
     query = unit(np.random.default_rng(5))
     # Make the iterative scan give up after its first batch: among the first ef_search
