@@ -295,6 +295,8 @@ DECLARE
     v_frequent text[];
     v_candidates integer;  -- at most this many lexical candidates (NULL: every match)
     v_any tsquery;  -- any query term
+    v_scan tsquery;  -- what the full-text index looks up: v_query, or the rarest of its terms
+    v_narrowed boolean := false;  -- v_scan is fewer terms than v_query, which then filters
 BEGIN
     IF p_limit IS NULL OR p_limit NOT BETWEEN 1 AND 1000 THEN
         RAISE EXCEPTION 'limit must be between 1 and 1000, got %', coalesce(p_limit::text, 'NULL')
@@ -341,8 +343,23 @@ BEGIN
             v_query := (SELECT to_tsquery('simple'::regconfig, string_agg(quote_literal(x), ' & '))
                         FROM unnest(v_frequent) AS x);
             v_candidates := v_cap;
+            -- The index looks up the rarest of those terms, as many as it takes for their
+            -- memories (were the terms independent) to be at most 50; every term is then checked
+            -- in the rows it finds. The same rows in the same order: a bitmap scan returns them
+            -- by their place in the table either way. (Intersecting every common term's
+            -- postings was most of a search of a million memories.)
+            SELECT to_tsquery('simple'::regconfig, string_agg(quote_literal(s.term), ' & ' ORDER BY s.df, s.term)),
+                   count(*) < cardinality(v_frequent)
+            INTO v_scan, v_narrowed
+            FROM (SELECT t.term, t.df,
+                         v_documents * exp(coalesce(sum(ln(least(t.df / v_documents, 1))) OVER (
+                             ORDER BY t.df, t.term ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)) AS before
+                  FROM unnest(v_terms, v_df) AS t(term, df)
+                  WHERE t.df > v_cap) AS s
+            WHERE s.before > 50;
         END IF;
     END IF;
+    v_scan := coalesce(v_scan, v_query);
     IF p_mode <> 'vector' AND coalesce(array_length(p_seeds, 1), 0) > 0
        AND (p_memory_types IS NULL OR 'semantic' = ANY (p_memory_types)) THEN
         -- An entity that more than 5% of the memories mention (a chat's speakers) says little about
@@ -422,7 +439,9 @@ BEGIN
                                  m.text_embedding, p_model, p_query, p_space) AS similarity
         FROM memories m
         WHERE v_query IS NOT NULL
-          AND m.user_id = p_user_id AND m.lexemes @@ v_query AND m.forgotten_at IS NULL
+          AND m.user_id = p_user_id AND m.lexemes @@ v_scan AND m.forgotten_at IS NULL
+          AND (NOT v_narrowed OR ts_match_vq(m.lexemes, v_query))  -- the function: a filter, not
+                                                                     -- a second index lookup
           AND (p_memory_types IS NULL OR m.memory_type = ANY (p_memory_types))
           AND (p_session_id IS NULL OR m.session_id = p_session_id)
           AND (p_since IS NULL OR m.created_at >= p_since)

@@ -174,6 +174,29 @@ def test_a_neighbour_holding_only_a_common_query_word_is_ranked_by_it(
     assert silent not in found or found[silent].components["text_score"] == 0
 
 
+def test_with_no_rare_word_the_candidates_hold_every_word(
+    make_manager: Callable[..., MemoryManager], clock: Clock
+) -> None:
+    """With more than 200 memories and each query word in more than 200 of them, the candidates are
+    the memories that hold them all. The index looks up the rarest words only (zorb and quil: their
+    memories, were they independent, would be about 46 of 1,000) and velm is checked in the rows
+    it finds: the short memories that hold zorb and quil but not velm, which would rank first,
+    are no candidates."""
+    manager = make_manager()
+    filler = "with a long list of other plain words that only make this note longer"
+    groups = [
+        (f"zorb quil velm {filler}", 40),
+        ("zorb quil", 100),
+        ("zorb velm", 70),
+        ("quil velm", 80),
+        ("velm", 710),
+    ]
+    texts = [f"note {n}: {words}" for n, words in enumerate(w for w, count in groups for _ in range(count))]
+    ids = add_chat(manager, clock, texts, [f"s{n}" for n in range(len(texts))])  # no neighbours
+    found = manager.retrieve_memories("zorb quil velm", limit=50, scoring="lexical")
+    assert {m.id for m in found} == set(ids[:40])
+
+
 def test_a_session_about_the_question_outranks_scattered_mentions(
     make_manager: Callable[..., MemoryManager], clock: Clock
 ) -> None:
