@@ -87,12 +87,10 @@ HAND_HYBRID_INDEX = (
     "CREATE INDEX memories_bench_tsv ON memories USING gin (user_id, bench_tsv)",
     "ANALYZE memories",
 )
-BY_HAND = (
-    "plain pgvector",
-    "hand-written hybrid",
-    "plain pgvector, own transaction",
-    "hand-written hybrid, own transaction",
-)
+BY_HAND = {"plain pgvector": PLAIN, "hand-written hybrid": HAND_HYBRID}
+"""The queries a pgvector user writes by hand, each timed bare and in its own transaction."""
+OWN = ", own transaction"
+"""The suffix of a hand-written query's name when it runs in a transaction of its own."""
 RANKED = """
 SELECT s.id, m.content, round((1 - (m.embedding::vector(384) <=> %(q)s::vector(384)))::numeric, 6) AS cosine
 FROM search_memories(%(user)s, %(model)s, %(q)s, %(text)s, %(k)s, ARRAY['episodic'], p_mode => %(mode)s) s
@@ -129,7 +127,6 @@ def by_hand(
     (four round trips through psycopg)."""
     latencies, returned = [], []
     with db.connection() as conn:
-        conn.commit()
         if not own_transaction:
             conn.execute("SET hnsw.iterative_scan = relaxed_order")
         conn.execute("SET hnsw.ef_search = 40")
@@ -228,12 +225,9 @@ def scenario(name: str, queries: int) -> dict[str, Any]:
             conn.commit()
         asked = questions(list(users), queries, seed=users_count)
         result: dict[str, Any] = {"users": users_count, "per_user": per_user, "load": load}
-        result["plain pgvector"] = by_hand(db, embedder, asked)
-        result["hand-written hybrid"] = by_hand(db, embedder, asked, HAND_HYBRID)
-        result["plain pgvector, own transaction"] = by_hand(db, embedder, asked, own_transaction=True)
-        result["hand-written hybrid, own transaction"] = by_hand(
-            db, embedder, asked, HAND_HYBRID, own_transaction=True
-        )
+        for suffix in ("", OWN):
+            for system, statement in BY_HAND.items():
+                result[system + suffix] = by_hand(db, embedder, asked, statement, bool(suffix))
         result["hello_pgmem hybrid"] = through_the_api(db, embedder, asked, "hybrid")
         result["hello_pgmem vector"] = through_the_api(db, embedder, asked, "vector")
         for mode in ("hybrid", "vector"):
@@ -253,14 +247,15 @@ def main() -> None:
     report: dict[str, Any] = {"machine": harness.machine(), "k": K, "scenarios": {}}
     for name in args.scenarios.split(","):
         report["scenarios"][name] = result = scenario(name, args.queries)
-        for system in (*BY_HAND, "hello_pgmem hybrid", "hello_pgmem vector"):
+        hand_written = [system + suffix for suffix in ("", OWN) for system in BY_HAND]
+        for system in (*hand_written, "hello_pgmem hybrid", "hello_pgmem vector"):
             measured = result[system]
             # each ranking beside its hand-written counterparts: the hybrids, and the vector
             # searches, each as one statement and in a transaction of its own
             kind = "hand-written hybrid" if "hybrid" in system else "plain pgvector"
             ratios = " ".join(
                 f"{measured['latency_ms']['p50'] / result[reference]['latency_ms']['p50']:4.2f}x"
-                for reference in (kind, f"{kind}, own transaction")
+                for reference in (kind, kind + OWN)
             )
             print(
                 f"{name:8s} {system:36s} p50 {measured['latency_ms']['p50']:6.2f} ms ({ratios})"
