@@ -234,3 +234,20 @@ END $$;
 COMMENT ON FUNCTION _count_lexemes_row() IS
     'Internal (row trigger): move the term counts by a memory''s change of text or of being forgotten '
     '(and, on Citus, by an insert or delete; fired on a shard, it writes the worker''s shard of the counts).';
+
+CREATE OR REPLACE FUNCTION _merge_pending_terms()
+RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER  -- gin_clean_pending_list is for the index's owner
+SET search_path FROM CURRENT
+AS $$
+BEGIN
+    IF (SELECT count(*) FROM (SELECT 1 FROM new_rows LIMIT 2) AS r) = 2 THEN
+        PERFORM gin_clean_pending_list(i.indexrelid::regclass)
+        FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am a ON a.oid = c.relam
+        WHERE i.indrelid = TG_RELID AND a.amname = 'gin';
+    END IF;
+    RETURN NULL;
+END $$;
+COMMENT ON FUNCTION _merge_pending_terms() IS
+    'Internal (statement trigger): after an insert of more than one row, merge the pending lists of '
+    'the table''s GIN indexes into the indexes, so that no search reads those rows from a list.';

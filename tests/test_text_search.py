@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import psycopg
@@ -143,19 +143,65 @@ def test_the_migration_fills_the_text_of_existing_rows(
             conn.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(sql.Identifier(owner)))
 
 
-def test_lexical_indexes_write_through(clean: Database) -> None:
-    """GIN's pending list would make every search read the rows added since the last vacuum."""
+LEXICAL_INDEXES = {
+    "memories_user_lexemes": ["fastupdate=on", "gin_pending_list_limit=64"],
+    "chunks_namespace_lexemes": ["fastupdate=on", "gin_pending_list_limit=64"],
+}
+
+
+@pytest.fixture
+def pending_list(clean: Database) -> Iterator[Callable[[], tuple[int, int]]]:
+    """The pages and index tuples waiting in the memories' lexical index's pending list
+    (pgstattuple, in a schema of its own for the test)."""
+    with clean.connection() as conn:
+        conn.execute("CREATE SCHEMA gin_inspection")
+        conn.execute("CREATE EXTENSION pgstattuple SCHEMA gin_inspection")
+
+    def read() -> tuple[int, int]:
+        with clean.connection() as conn:
+            row = conn.execute(
+                "SELECT pending_pages, pending_tuples"
+                " FROM gin_inspection.pgstatginindex('memories_user_lexemes'::regclass)"
+            ).fetchone()
+        assert row is not None
+        return int(row[0]), int(row[1])
+
+    yield read
+    with clean.connection() as conn:
+        conn.execute("DROP SCHEMA gin_inspection CASCADE")
+
+
+def test_lexical_indexes_take_new_rows_into_a_small_pending_list(clean: Database) -> None:
+    """GIN's fast update with a pending list of at most 64 kB, which every search reads in full
+    (revision 0031)."""
     with clean.connection() as conn:
         options = dict(
             conn.execute(
-                "SELECT c.relname, c.reloptions FROM pg_class c"
-                " WHERE c.relname IN ('memories_user_lexemes', 'chunks_namespace_lexemes')"
+                "SELECT c.relname, c.reloptions FROM pg_class c WHERE c.relname = ANY (%s)",
+                (list(LEXICAL_INDEXES),),
             ).fetchall()
         )
-    assert options == {
-        "memories_user_lexemes": ["fastupdate=off"],
-        "chunks_namespace_lexemes": ["fastupdate=off"],
-    }
+    assert options == LEXICAL_INDEXES
+
+
+@pytest.mark.one_server  # on Citus the lists are the shards', on the workers
+def test_lexical_indexes_merge_a_statements_new_rows_when_it_ends(
+    make_manager: Callable[..., MemoryManager], pending_list: Callable[[], tuple[int, int]]
+) -> None:
+    """A statement's new rows wait in the pending list, merged into the index in bulk when the
+    statement ends; a single row's entries stay in the list, where the search finds them
+    (revision 0031)."""
+    manager = make_manager()
+    for start in range(0, 300, 100):
+        manager.add_memories(
+            [f"Trip {n}: the ferry from port {n} to island {n * 7} left at dawn" for n in range(start, start + 100)],
+            "episodic",
+        )
+        assert pending_list() == (0, 0)
+    manager.add_memory("The ferries to Naxos were cancelled", "episodic")
+    assert pending_list()[1] > 0  # its lexemes wait in the list
+    found = manager.retrieve_memories("ferry to Naxos", scoring="lexical", limit=1)
+    assert [m.content for m in found] == ["The ferries to Naxos were cancelled"]
 
 
 def test_a_memory_keeps_its_vector_in_its_row(
