@@ -14,10 +14,9 @@ compares the two).
 
 from __future__ import annotations
 
-import functools
 import itertools
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 import mmh3
 import numpy as np
@@ -47,21 +46,46 @@ def word_ngrams(text: str) -> list[str]:
     return tokens + [f"{a} {b}" for a, b in itertools.pairwise(tokens)]
 
 
-@functools.lru_cache(maxsize=1 << 20)
-def _bucket(feature: str, dimension: int) -> tuple[int, float]:
-    """The bucket and sign of one feature, as scikit-learn's FeatureHasher computes them."""
-    h = mmh3.hash(feature.encode("utf-8"), 0, signed=True)
-    index = (2**31) % dimension if h == _INT_MIN else abs(h) % dimension
-    return index, 1.0 if h >= 0 else -1.0
+_MAX_CACHED = 1 << 20
 
 
-def hashed_counts(features: Iterable[str], dimension: int) -> np.ndarray:
-    """Signed counts of the features' buckets."""
-    buckets = [_bucket(feature, dimension) for feature in features]
-    if not buckets:
-        return np.zeros(dimension, dtype=np.float64)
-    indices, signs = zip(*buckets, strict=True)
-    return np.bincount(indices, weights=signs, minlength=dimension)
+class _Buckets:
+    """Each feature's bucket and sign, as scikit-learn's FeatureHasher computes them, hashed once
+    per process (a bounded cache: emptied when it reaches ``_MAX_CACHED`` features)."""
+
+    def __init__(self, dimension: int) -> None:
+        self.dimension = dimension
+        self.signed: dict[str, int] = {}  # bucket + 1, negative for a negative sign
+
+    def of(self, features: list[str]) -> list[int]:
+        """The signed buckets (bucket + 1, with the feature's sign) of ``features``."""
+        known = self.signed.get  # never 0; one lookup, safe while another thread empties the cache
+        return [known(f) or self._hash(f) for f in features]
+
+    def _hash(self, feature: str) -> int:
+        if len(self.signed) >= _MAX_CACHED:
+            self.signed.clear()
+        h = mmh3.hash(feature.encode("utf-8"), 0, signed=True)
+        index = (2**31) % self.dimension if h == _INT_MIN else abs(h) % self.dimension
+        self.signed[feature] = value = index + 1 if h >= 0 else -(index + 1)
+        return value
+
+
+def hashed_counts(signed: list[list[int]], dimension: int) -> np.ndarray:
+    """Each text's signed counts of its features' buckets (len(signed) x dimension), from the
+    signed buckets of :meth:`_Buckets.of`."""
+    lengths = np.fromiter((len(row) for row in signed), dtype=np.int64, count=len(signed))
+    flat = np.fromiter(itertools.chain.from_iterable(signed), dtype=np.int64, count=int(lengths.sum()))
+    rows = np.repeat(np.arange(len(signed), dtype=np.int64), lengths)
+    cells = rows * dimension + np.abs(flat) - 1
+    counts = np.bincount(cells, weights=np.sign(flat).astype(np.float64), minlength=len(signed) * dimension)
+    return counts.reshape(len(signed), dimension)
+
+
+def sublinear(counts: np.ndarray) -> np.ndarray:
+    """Sublinear term frequency, keeping each sign: long texts are not dominated by repeated n-grams."""
+    result: np.ndarray = np.sign(counts) * np.log1p(np.abs(counts))
+    return result
 
 
 class HashingEmbedder(Embedder):
@@ -72,15 +96,14 @@ class HashingEmbedder(Embedder):
             raise ValueError(f"dimension must be between 8 and 4000, got {dimension}")
         self.dimension = dimension
         self.model_name = f"hashing-v{VERSION}-{dimension}"
+        self._buckets = _Buckets(dimension)
 
     def _encode(self, texts: Sequence[str]) -> np.ndarray:
-        vectors = np.zeros((len(texts), self.dimension), dtype=np.float64)
-        for row, text in enumerate(texts):
-            chars = hashed_counts(char_ngrams(text), self.dimension)
-            words = hashed_counts(word_ngrams(text), self.dimension)
-            # sublinear term frequency keeps long texts from being dominated by repeated n-grams
-            vectors[row] = CHAR_WEIGHT * np.sign(chars) * np.log1p(np.abs(chars))
-            vectors[row] += WORD_WEIGHT * np.sign(words) * np.log1p(np.abs(words))
+        buckets = self._buckets
+        chars = hashed_counts([buckets.of(char_ngrams(text)) for text in texts], self.dimension)
+        words = hashed_counts([buckets.of(word_ngrams(text)) for text in texts], self.dimension)
+        vectors = CHAR_WEIGHT * sublinear(chars)
+        vectors += WORD_WEIGHT * sublinear(words)
         # a text of only separators hashes to nothing; give it a fixed non-zero direction
         empty = ~np.any(vectors, axis=1)
         vectors[empty, 0] = 1.0
