@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from uuid import UUID
 
+import numpy as np
 import psycopg
 import pytest
 
-from hello_pgmem import Database, NotFoundError, ValidationError
+from hello_pgmem import Database, HashingEmbedder, NotFoundError, ValidationError
+from hello_pgmem.core.errors import EmbeddingError
 from hello_pgmem.core.models import MemoryItem
 from hello_pgmem.memory import MemoryManager
+from hello_pgmem.memory.longterm import STREAMED_ROWS
 from tests.conftest import Clock, row_counts
 from tests.deployments import TestServer
 
@@ -70,6 +73,35 @@ def test_batch_add_stores_every_item_searchable_and_graph_linked(
     assert ids[0] in {r[0] for r in linked}, "the graph is written in the same batch"
     episodic = manager.add_memories(["第一件事", "第二件事"], importance=0.4)
     assert [m.memory_type for m in map(manager.get_memory, episodic) if m] == ["episodic", "episodic"]
+
+
+class FailsOnItsSecondBatch(HashingEmbedder):
+    """The hashing embedder, down from its second call on."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+
+    def _encode(self, texts: Sequence[str]) -> np.ndarray:
+        self.calls += 1
+        if self.calls > 1:
+            raise EmbeddingError("the embedder went away")
+        return super()._encode(texts)
+
+
+def test_a_batch_embedded_in_parts_writes_nothing_when_a_later_part_fails(
+    make_manager: Callable[..., MemoryManager], clean: Database
+) -> None:
+    """An in-process embedder's batch is embedded a part at a time inside its transaction, each
+    part while the server writes the one before; a part that fails leaves nothing written."""
+    embedder = FailsOnItsSecondBatch()
+    manager = make_manager(embedder=embedder)
+    with pytest.raises(EmbeddingError, match="went away"):
+        manager.add_memories([f"note {n} about the harbour" for n in range(STREAMED_ROWS + 1)])
+    assert embedder.calls == 2  # the first part went to the server before the second was embedded
+    with clean.connection() as conn:
+        row = conn.execute("SELECT count(*) FROM memories WHERE user_id = %s", (manager.user_id,)).fetchone()
+    assert row == (0,)
 
 
 def test_update_and_remove_of_missing_ids(make_manager: Callable[..., MemoryManager]) -> None:

@@ -18,6 +18,9 @@ class Embedder(ABC):
 
     model_name: str
     dimension: int
+    encodes_in_process: bool = False
+    """True when ``encode`` runs here, on this machine's processor, in well under a millisecond a
+    text: a batch may then be embedded a part at a time inside its write transaction."""
 
     @abstractmethod
     def _encode(self, texts: Sequence[str]) -> np.ndarray:

@@ -91,6 +91,8 @@ def sublinear(counts: np.ndarray) -> np.ndarray:
 class HashingEmbedder(Embedder):
     """Signed feature hashing of character and word n-grams (default 384 dimensions)."""
 
+    encodes_in_process = True
+
     def __init__(self, dimension: int = 384) -> None:
         if not 8 <= dimension <= 4000:
             raise ValueError(f"dimension must be between 8 and 4000, got {dimension}")

@@ -36,6 +36,10 @@ from hello_pgmem.memory import ranked_queries as rq
 from hello_pgmem.memory.rows import memory_rows
 from hello_pgmem.memory.versions import Change
 
+STREAMED_ROWS = 100
+"""Rows per statement of a batch whose embedder runs in this process: the batch is embedded a part
+at a time, each part while the server writes the one before (two cores at work instead of one)."""
+
 
 class LongTermMemory:
     """What episodic, semantic and perceptual memory share: storage in ``memories``."""
@@ -104,11 +108,16 @@ class LongTermMemory:
         for item in items:
             if item.user_id != self.user_id:
                 raise InvalidInputError("user_id", f"must be {self.user_id!r}, the owner of this memory")
-        rows = self.rows(items)
         if prepared is None:
             prepared = self.prepare([item.content for item in items])
+        step = STREAMED_ROWS if self.embedder.encodes_in_process else len(items)
+        first = self.rows(items[:step])  # a remote embedder is never called inside the transaction
         with self.db.transaction(self.user_id, pipeline=True) as conn:
-            self.insert(conn, rows, prepared)
+            self.write_rows(conn, first)
+            for start in range(step, len(items), step):
+                # pipelined: the server writes the rows sent while the next ones are embedded
+                self.write_rows(conn, self.rows(items[start : start + step]))
+            self.write_extras(conn, [item.id for item in items], prepared, new=True)
         return [item.id for item in items]
 
     def rows(
@@ -121,8 +130,12 @@ class LongTermMemory:
 
     def insert(self, conn: Conn, rows: Sequence[dict[str, Any]], prepared: Sequence[Any]) -> None:
         """Write new memories' rows and what belongs to them, in the caller's transaction."""
-        self.db.insert_rows(conn, q.INSERT, q.INSERT_MANY, rows, q.INSERT_COLUMNS, user_id=self.user_id)
+        self.write_rows(conn, rows)
         self.write_extras(conn, [row["id"] for row in rows], prepared, new=True)
+
+    def write_rows(self, conn: Conn, rows: Sequence[dict[str, Any]]) -> None:
+        """Write new memories' rows alone, in the caller's transaction."""
+        self.db.insert_rows(conn, q.INSERT, q.INSERT_MANY, rows, q.INSERT_COLUMNS, user_id=self.user_id)
 
     def prepare(self, contents: Sequence[str]) -> list[Any]:
         """Work done before the transaction for each new or changed content (e.g. extraction)."""
