@@ -33,7 +33,7 @@ from longmemeval import load as load_longmemeval
 from retrieval import DEFAULT_DATA as LOCOMO
 from retrieval import load_locomo
 
-from hello_pgmem import Database, HashingEmbedder, MemoryConfig, MemoryManager
+from hello_pgmem import Database, HashingEmbedder, MemoryConfig, MemoryManager, Settings
 
 RESULTS = Path(__file__).resolve().parent / "results"
 BATCH = 500
@@ -91,7 +91,8 @@ def insert_all(conn: psycopg.Connection[Any], rows: int, statistics: bool) -> fl
     return seconds
 
 
-def measure(settings: Any, texts: list[str]) -> dict[str, Any]:
+def measure(settings: Settings, texts: list[str]) -> dict[str, Any]:
+    """Stage ``texts`` as one user's memories, then time their insert with and without the statistics."""
     with Database(settings) as db:
         manager = MemoryManager(user_id="stage", database=db, embedder=HashingEmbedder())
         for start in range(0, len(texts), BATCH):

@@ -241,13 +241,11 @@ LANGUAGE plpgsql SECURITY DEFINER  -- gin_clean_pending_list is for the index's 
 SET search_path FROM CURRENT
 AS $$
 BEGIN
-    IF (SELECT count(*) FROM (SELECT 1 FROM new_rows LIMIT 2) AS r) = 2 THEN
-        PERFORM gin_clean_pending_list(i.indexrelid::regclass)
-        FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am a ON a.oid = c.relam
-        WHERE i.indrelid = TG_RELID AND a.amname = 'gin';
+    IF EXISTS (SELECT 1 FROM new_rows OFFSET 1) THEN  -- more than one row
+        PERFORM gin_clean_pending_list(TG_ARGV[0]::regclass);
     END IF;
     RETURN NULL;
 END $$;
 COMMENT ON FUNCTION _merge_pending_terms() IS
-    'Internal (statement trigger): after an insert of more than one row, merge the pending lists of '
-    'the table''s GIN indexes into the indexes, so that no search reads those rows from a list.';
+    'Internal (statement trigger): after an insert of more than one row, merge the pending list of '
+    'the GIN index the trigger names into the index, so that no search reads those rows from a list.';

@@ -14,6 +14,7 @@ compares the two).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from collections.abc import Sequence
@@ -51,7 +52,7 @@ _MAX_CACHED = 1 << 20
 
 class _Buckets:
     """Each feature's bucket and sign, as scikit-learn's FeatureHasher computes them, hashed once
-    per process (a bounded cache: emptied when it reaches ``_MAX_CACHED`` features)."""
+    per process and dimension (a bounded cache: emptied when it reaches ``_MAX_CACHED`` features)."""
 
     def __init__(self, dimension: int) -> None:
         self.dimension = dimension
@@ -69,6 +70,12 @@ class _Buckets:
         index = (2**31) % self.dimension if h == _INT_MIN else abs(h) % self.dimension
         self.signed[feature] = value = index + 1 if h >= 0 else -(index + 1)
         return value
+
+
+@functools.cache
+def _buckets_of(dimension: int) -> _Buckets:
+    """The one cache of a dimension, shared by every embedder of it (a manager makes its own)."""
+    return _Buckets(dimension)
 
 
 def hashed_counts(signed: list[list[int]], dimension: int) -> np.ndarray:
@@ -98,7 +105,7 @@ class HashingEmbedder(Embedder):
             raise ValueError(f"dimension must be between 8 and 4000, got {dimension}")
         self.dimension = dimension
         self.model_name = f"hashing-v{VERSION}-{dimension}"
-        self._buckets = _Buckets(dimension)
+        self._buckets = _buckets_of(dimension)
 
     def _encode(self, texts: Sequence[str]) -> np.ndarray:
         buckets = self._buckets
