@@ -8,6 +8,7 @@ query's text, keep the caller to its own graph now.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import psycopg
@@ -266,3 +267,142 @@ def test_the_grant_lets_the_read_roles_joins_use_indexes(deployment: Deployment)
     with psycopg.connect(deployment.superuser.database_url) as conn:
         row = conn.execute("SELECT proleakproof FROM pg_proc WHERE oid = 'ag_catalog.graphid_eq'::regproc").fetchone()
     assert row == (True,)
+
+
+def bob_names(deployment: Deployment) -> list[str]:  # noqa: F811
+    """The names of Bob's entity vertices, read as a superuser."""
+    graph = deployment.superuser.graph_name
+    with psycopg.connect(deployment.superuser.database_url) as conn:
+        rows = conn.execute(
+            sql.SQL(
+                "SELECT properties FROM {} WHERE properties OPERATOR(ag_catalog.@>) %s ORDER BY id"
+            ).format(sql.Identifier(graph, "Entity")),
+            ('{"user_id": "bob"}',),
+        ).fetchall()
+    return [str(r[0]) for r in rows]
+
+
+def advisory_locks(deployment: Deployment, key: int) -> int:  # noqa: F811
+    """How many sessions hold the advisory lock ``key``."""
+    with psycopg.connect(deployment.superuser.database_url) as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = %s", (key,)
+        ).fetchone()
+    return int(row[0]) if row else 0
+
+
+# A "\r" ends a "//" comment for AGE's scanner: what follows it is Cypher, checked like the rest.
+CARRIAGE_RETURN_ATTACKS = [
+    "RETURN // x\rstartNode({{id: 1, start_id: {v}, end_id: {v}, label: 'RELATED', properties: {{}}}}::edge)",
+    "// x\rWITH {{id: {v}, label: 'Entity', properties: {{}}}}::vertex AS v SET v.name = 'x'",
+    "// x\rWITH {{id: {v}, label: 'Entity', properties: {{}}}}::vertex AS v DETACH DELETE v",
+    "RETURN // x\r[pg_catalog.pg_sleep(1::pg_float8)]",
+    "RETURN // x\rpg_catalog.pg_try_advisory_lock(71044::pg_bigint)",
+]
+
+
+@pytest.mark.parametrize("template", CARRIAGE_RETURN_ATTACKS)
+def test_what_follows_a_carriage_return_in_a_comment_is_checked(
+    graphs: dict[str, MemoryManager], deployment: Deployment, template: str  # noqa: F811
+) -> None:
+    query = template.format(v=bob_ids(deployment, "v")[0])
+    names, vertices = bob_names(deployment), bob_ids(deployment, "v")
+    started = time.monotonic()
+    with pytest.raises(InvalidInputError, match="query"):
+        graphs["alice"].cypher(query)
+    assert time.monotonic() - started < 1, "nothing slept"
+    assert (bob_names(deployment), bob_ids(deployment, "v")) == (names, vertices)
+    assert advisory_locks(deployment, 71044) == 0
+
+
+@pytest.mark.parametrize(
+    ("query", "reason"),
+    [
+        ("RETURN 1 /* never closed", "unterminated /\\* comment"),
+        ("RETURN 1 \x0b+ 1", "control character"),
+        ("RETURN 1 \x00", "control character"),
+        ("MATCH (e:Entity) RETURN e.名字", "is not ASCII"),
+        ("RETURN 'unterminated", "unterminated quoted string"),
+        ("RETURN '\\x41'", "invalid escape sequence"),
+        ("RETURN 1 AS `x", "unterminated quoted identifier"),
+        ("RETURN 1 AS a$cypher$b", "may not contain"),
+    ],
+)
+def test_text_the_scanner_cannot_read_as_age_does_is_refused(
+    graphs: dict[str, MemoryManager], query: str, reason: str
+) -> None:
+    with pytest.raises(InvalidInputError, match=reason) as caught:
+        graphs["alice"].cypher(query)
+    assert caught.value.field == "query"
+
+
+def test_odd_but_valid_text_runs_as_written(graphs: dict[str, MemoryManager]) -> None:
+    """Comments, a CRLF, a percent sign, quoted names and escapes still mean what AGE reads."""
+    query = (
+        "// the names\r\nMATCH (e:Entity) /* every entity */ WHERE e.name <> 'x\\'s $user_id //' "
+        "RETURN e.name AS `the ``name```, 7 % 4 AS `rest` ORDER BY e.name LIMIT 1"
+    )
+    rows = graphs["alice"].cypher(query, columns=("name", "rest"))
+    assert rows and rows[0][1] == 3
+    assert graphs["alice"].cypher("RETURN 'a\\u0041\\'%$'") == [("aA'%$",)]
+
+
+def test_params_with_nul_or_deep_nesting_are_refused(graphs: dict[str, MemoryManager]) -> None:
+    with pytest.raises(InvalidInputError, match="params: strings may not contain the NUL"):
+        graphs["alice"].cypher("RETURN $x", {"x": "a\x00b"})
+    deep: Any = 1
+    for _ in range(100):
+        deep = [deep]
+    with pytest.raises(InvalidInputError, match="params: may nest at most"):
+        graphs["alice"].cypher("RETURN $x", {"x": deep})
+
+
+def test_a_result_holding_another_users_vertex_fails(deployment: Deployment) -> None:  # noqa: F811
+    """Defence in depth: whatever reached AGE, a vertex or an edge of another user in the result
+    stops the call."""
+    from hello_pgmem.db.age import parse_agtype
+    from hello_pgmem.graph.passthrough import check_owner
+
+    graph = deployment.superuser.graph_name
+    with psycopg.connect(deployment.superuser.database_url) as conn:
+        conn.execute("LOAD 'age'")
+        conn.execute("SET search_path = ag_catalog, public")
+        vertex, edge = conn.execute(
+            sql.SQL(
+                "SELECT * FROM cypher({}, $$ MATCH (a:Entity {{user_id: 'bob'}})-[r]->() RETURN a, r LIMIT 1 $$)"
+                " AS (a agtype, r agtype)"
+            ).format(sql.Literal(graph))
+        ).fetchone() or (None, None)
+    found = [(parse_agtype(vertex),), ([{"x": parse_agtype(edge)}],)]
+    check_owner(found, "bob")
+    for row in found:
+        with pytest.raises(GraphError, match="of another user"):
+            check_owner([row], "alice")
+
+
+def test_nothing_a_throwaway_transaction_does_outlives_it(
+    app_db: Database, deployment: Deployment  # noqa: F811
+) -> None:
+    """The passthrough's transaction: rolled back, and its connection closed, so a session lock,
+    a session setting or a row it wrote is gone afterwards."""
+    with app_db.throwaway_transaction("alice") as conn:
+        conn.execute("SELECT pg_advisory_lock(71045), set_config('pgmem.probe', 'left', false)")
+        conn.execute(
+            "INSERT INTO working_memories (user_id, id, session_id, content, token_count, expires_at)"
+            " VALUES ('alice', gen_random_uuid(), 's', 'planted', 1, now() + interval '1 hour')"
+        )
+    assert advisory_locks(deployment, 71045) == 0
+    with app_db.transaction("alice") as conn:
+        assert conn.execute("SELECT count(*) FROM working_memories WHERE content = 'planted'").fetchone() == (0,)
+        assert conn.execute("SELECT current_setting('pgmem.probe', true)").fetchone() in ((None,), ("",))
+
+
+def test_a_passthrough_query_ends_at_its_time_limit(deployment: Deployment, graphs: dict[str, MemoryManager]) -> None:  # noqa: F811
+    from hello_pgmem.core.errors import DatabaseTimeoutError
+
+    quick = deployment.app.model_copy(update={"cypher_timeout_ms": 100})
+    with Database(quick) as db:
+        manager = MemoryManager(user_id="alice", database=db, embedder=HashingEmbedder())
+        with pytest.raises(DatabaseTimeoutError):
+            manager.cypher("UNWIND range(1, 4000) AS a UNWIND range(1, 4000) AS b RETURN count(*)")
+        assert manager.cypher("RETURN 1") == [(1,)]

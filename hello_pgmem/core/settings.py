@@ -48,6 +48,10 @@ class Settings(BaseSettings):
     statement_timeout_ms: int = Field(
         default=30_000, ge=0, validation_alias=AliasChoices("PGMEM_STATEMENT_TIMEOUT_MS")
     )
+    cypher_timeout_ms: int = Field(
+        default=10_000, ge=1, le=600_000, validation_alias=AliasChoices("PGMEM_CYPHER_TIMEOUT_MS")
+    )
+    """How long a caller's Cypher query (the passthrough) may run."""
     lock_timeout_ms: int = Field(default=5_000, ge=0, validation_alias=AliasChoices("PGMEM_LOCK_TIMEOUT_MS"))
     retries: int = Field(default=3, ge=0, le=10, validation_alias=AliasChoices("PGMEM_RETRIES"))
     hnsw_m: int = Field(default=16, ge=2, le=100, validation_alias=AliasChoices("PGMEM_HNSW_M"))

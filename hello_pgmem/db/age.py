@@ -19,7 +19,8 @@ from psycopg import sql
 from hello_pgmem.core.errors import GraphError
 from hello_pgmem.core.settings import IDENTIFIER
 
-_TAG = "$cypher$"
+DOLLAR_TAG = "$cypher$"
+"""The dollar quote a query travels in: no query may contain it."""
 
 
 def _check_name(value: str, what: str) -> str:
@@ -33,13 +34,14 @@ def cypher_sql(graph: str, query: str, columns: Sequence[str]) -> sql.Composed:
     _check_name(graph, "graph name")
     if not columns:
         raise ValueError("columns must name at least one result column")
-    if _TAG in query:
-        raise ValueError(f"a Cypher query may not contain {_TAG!r}")
+    if DOLLAR_TAG in query:
+        raise ValueError(f"a Cypher query may not contain {DOLLAR_TAG!r}")
     return sql.SQL(
         "SELECT * FROM ag_catalog.cypher({graph}, {query}, %s::ag_catalog.agtype) AS ({cols})"
     ).format(
         graph=sql.Literal(graph),
-        query=sql.SQL(_TAG + query + _TAG),
+        # "%" is Cypher's modulo operator, not a driver placeholder
+        query=sql.SQL(DOLLAR_TAG + query.replace("%", "%%") + DOLLAR_TAG),
         cols=sql.SQL(", ").join(
             sql.SQL("{} ag_catalog.agtype").format(sql.Identifier(_check_name(c, "column name")))
             for c in columns

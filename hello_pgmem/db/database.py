@@ -362,6 +362,43 @@ class Database:
                 self._limit_to_deadline(conn)
                 yield conn
 
+    @contextmanager
+    def throwaway_transaction(self, user_id: str) -> Iterator[psycopg.Connection[Any]]:
+        """A transaction scoped to ``user_id`` that is always rolled back, on a connection whose
+        session is discarded afterwards (``DISCARD ALL``, then configured again): nothing its
+        statements did to the session — settings, advisory locks, a role — outlives it. For
+        statements written by a caller."""
+        check_deadline()
+        with self.connection() as conn:
+            try:
+                with conn.transaction(force_rollback=True):
+                    set_scope(conn, (user_id, "", "off"), self.citus)
+                    self._limit_to_deadline(conn)
+                    yield conn
+            finally:
+                self._discard_session(conn)
+
+    def _discard_session(self, conn: psycopg.Connection[Any]) -> None:
+        """Reset an idle connection's session to what the pool made; close it when that fails."""
+        if conn.closed:
+            return
+        try:
+            conn.autocommit = True
+            conn.execute("DISCARD ALL")
+            conn.autocommit = False
+            self._configure(conn)
+        except psycopg.Error:
+            log.warning("a session could not be reset after a caller's statements: its connection is closed")
+            conn.close()
+
+    def limit_statements(self, conn: psycopg.Connection[Any], limit_ms: int) -> None:
+        """End the transaction's statements after ``limit_ms`` at most (SET LOCAL; a shorter limit
+        already set, the configured one or the call's deadline, stays)."""
+        row = conn.execute("SELECT current_setting('statement_timeout')::interval").fetchone()
+        current = row[0].total_seconds() * 1000 if row else 0
+        if current == 0 or limit_ms < current:
+            conn.execute("SELECT set_config('statement_timeout', %s, true)", (str(limit_ms),))
+
     def _limit_to_deadline(self, conn: psycopg.Connection[Any]) -> None:
         """Under a call's time limit, the transaction's statements end at it (SET LOCAL)."""
         left = remaining_ms()

@@ -56,8 +56,7 @@ class UserGraph:
                 "Apache AGE is not installed in this database: the Cypher interface is "
                 "unavailable (graph queries through SQL still work)"
             )
-        with self.db.transaction(self.user_id) as conn:
-            return read_cypher(conn, self.db.settings, self.user_id, query, params, columns)
+        return read_cypher(self.db, self.user_id, query, params, columns)
 
 
 class GraphQuestions:
