@@ -30,8 +30,9 @@ from harness import fresh_database, machine, percentiles
 from suite import bulk_load
 
 from hello_pgmem import Database, HashingEmbedder, KnowledgeBase, MemoryManager, Settings
+from hello_pgmem.access import Identity
 from hello_pgmem.store import Store
-from hello_pgmem.ui import Access, Viewer, ui_app
+from hello_pgmem.ui import Login, ui_app
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from tests.browser import chromium
@@ -141,7 +142,7 @@ def timing(runs: int) -> dict[str, Any]:
         for user, size in users.items():
             paths = pages(settings, user)
             with Store(viewing) as store:
-                app = ui_app(store, Access(Viewer(user, (user,))))
+                app = ui_app(store, Login(Identity(user, (user,))))
                 with Served(app) as served:
                     paths["memory"] = first_memory(served.url)
                     results["sizes"][size] = time_pages(served.url, paths, runs)
@@ -192,7 +193,7 @@ def screenshots(folder: Path) -> list[Path]:
     with fresh_database() as settings:
         moved = seed_demo(settings)
         with Store(settings.model_copy(update={"read_only": True})) as store:
-            app = ui_app(store, Access(Viewer("alice", ("handbook",))))
+            app = ui_app(store, Login(Identity("alice", ("handbook",))))
             with Served(app) as served, chromium() as browser:
                 page = browser.new_page(viewport={"width": 1200, "height": 760})
                 shots = {

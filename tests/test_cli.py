@@ -248,7 +248,7 @@ def test_chat_with_a_model(
 
 
 def test_token_create_list_and_revoke(env: Settings, capsys: pytest.CaptureFixture[str]) -> None:
-    from hello_pgmem.mcp_server.tokens import resolve_token
+    from hello_pgmem.access import resolve_token
 
     assert main(["--json", "token", "create", "--user", "tina", "--namespace", "handbook"]) == 0
     made = json.loads(capsys.readouterr().out)

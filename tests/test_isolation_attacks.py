@@ -218,7 +218,7 @@ def test_erase_takes_the_users_tokens_and_rag_questions_and_names_what_it_left(
     """As the application role: erasing a user deletes its tokens and what the retrieval log
     holds of it, RAG questions included (logged under the user who asked), and says which shared
     namespaces keep their documents."""
-    from hello_pgmem.mcp_server.tokens import create_token, resolve_token
+    from hello_pgmem.access import create_token, resolve_token
     from hello_pgmem.ops.erase import erase_report
     from hello_pgmem.tools.rag_tool import RAGTool
 

@@ -20,13 +20,13 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import ReadResourceResult, TextResourceContents
 
 from hello_pgmem import Database, Settings
+from hello_pgmem.access import create_token, list_tokens, resolve_token, revoke_token
 from hello_pgmem.core.i18n import has_cjk
 from hello_pgmem.dev.chroot import DevDB
 from hello_pgmem.dev.scratch import ScratchServer
-from hello_pgmem.mcp_server.access import TOOLS
 from hello_pgmem.mcp_server.http import http_app
 from hello_pgmem.mcp_server.limits import Limits
-from hello_pgmem.mcp_server.tokens import create_token, list_tokens, resolve_token, revoke_token
+from hello_pgmem.mcp_server.permissions import TOOLS
 from tests.served import Served, free_port
 from tests.test_faults import migrated_database
 from tests.test_security import Deployment, deployment  # noqa: F401  (a fixture of this module too)
@@ -174,7 +174,7 @@ def test_two_tokens_never_see_each_others_memories(served: HttpServer, owner_db:
             assert other.is_error and "namespace" in text(other)
             assert "Friday" not in text(await client.call_tool("rag_search", {"query": "ship friday"}))
             namespaces = await client.read_resource("rag://namespaces")
-            assert resource_text(namespaces) == "bob_mcp"  # a token without namespaces gets its own
+            assert resource_text(namespaces) == "user:bob_mcp"  # a token without namespaces gets its own
 
     anyio.run(scenario)
 
@@ -367,8 +367,8 @@ def test_failed_tokens_are_throttled_and_no_oauth_server_is_advertised(
 
 
 def test_every_identity_shares_one_embedder_and_chat_model(deployment: Deployment) -> None:  # noqa: F811
+    from hello_pgmem.access import Identity
     from hello_pgmem.mcp_server.server import PgMemServer
-    from hello_pgmem.mcp_server.tokens import Identity
 
     with Database(deployment.app) as db:
         server = PgMemServer(db, lambda ctx: Identity("x", ()))
@@ -529,8 +529,8 @@ def test_http_refuses_to_serve_as_a_role_that_bypasses_row_level_security(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    from hello_pgmem.access.exposure import privileged_role
     from hello_pgmem.cli import main
-    from hello_pgmem.mcp_server.exposure import privileged_role
 
     roles = {"app": deployment.app, "owner": deployment.owner, "superuser": deployment.superuser}
     found = {}

@@ -76,17 +76,17 @@ def test_only_a_long_term_search_has_sql_to_show(make_manager: Callable[..., Mem
 
 
 def test_the_store_builds_tools_and_mcp_boxes_on_its_one_pool(database: Database) -> None:
-    from hello_pgmem.mcp_server.server import ToolBox
-    from hello_pgmem.mcp_server.tokens import Identity
+    from hello_pgmem.access import Identity
+    from hello_pgmem.mcp_server.server import IdentityTools
 
     with hello_pgmem.Store(database=database, embedder=HashingEmbedder()) as store:
         try:
             tool = store.memory_tool("alice", session_id="s-1")
             assert tool.memory_manager.db is store.db and tool.memory_manager.embedder is store.embedder
             assert tool.current_session_id == tool.memory_manager.session_id == "s-1"
-            box = ToolBox(store, Identity("bob", ()))
+            box = IdentityTools(store, Identity("bob", ()))
             assert box.memory.memory_manager.user_id == "bob" and box.memory.memory_manager.db is store.db
-            assert box.rag.namespaces == frozenset({"bob"}) and box.rag.user_id == "bob"
+            assert box.rag.namespaces == frozenset({"user:bob"}) and box.rag.user_id == "bob"
         finally:
             wipe(database)
 

@@ -21,14 +21,15 @@ from playwright.sync_api import Browser, BrowserContext, Page, expect
 from starlette.testclient import TestClient
 
 from hello_pgmem import Database, HashingEmbedder, KnowledgeBase, ReadOnlyError, Settings
-from hello_pgmem.mcp_server.tokens import create_token, list_tokens, revoke_token
+from hello_pgmem.access import Identity, create_token, list_tokens, revoke_token
 from hello_pgmem.memory import MemoryManager
 from hello_pgmem.store import Store
-from hello_pgmem.ui import Access, Viewer, ui_app
+from hello_pgmem.ui import Login, ui_app
 from tests.browser import chromium
 from tests.served import Served, free_port
 from tests.test_security import Deployment, deployment  # noqa: F401  (a fixture of this module too)
 
+ORIGIN = {"origin": "http://127.0.0.1"}
 LEAVE = " ".join(f"Leave rule {i}: twenty-five days a year, planned with the team." for i in range(60))
 TRAVEL = " ".join(f"Travel rule {i}: book trains, not planes, for trips under six hours." for i in range(60))
 HANDBOOK = f"# Handbook\n\n## Leave\n\n{LEAVE}\n\n## Travel\n\n{TRAVEL}"
@@ -122,7 +123,8 @@ def test_a_bad_token_is_refused_and_a_good_one_kept_in_an_httponly_cookie(
     assert context.cookies() == []
     page = log_in(context, served, seeded.alice_token)
     (cookie,) = context.cookies()
-    assert cookie["httpOnly"] and cookie["sameSite"] == "Strict" and cookie["value"] == seeded.alice_token
+    assert cookie["httpOnly"] and cookie["sameSite"] == "Strict" and cookie["name"] == "pgmem_ui_session"
+    assert seeded.alice_token not in cookie["value"], "the cookie holds a session of its own, not the token"
     assert page.evaluate("document.cookie") == ""  # no script can read it
     expect(page.locator("#viewer")).to_have_text("alice")
     page.click("form.logout button")
@@ -320,11 +322,14 @@ def test_a_revoked_token_stops_at_the_next_request(
 
 
 def test_the_view_cannot_write(served: Served, seeded: Seeded) -> None:
-    client = TestClient(ui_app(Store(seeded.app.model_copy(update={"read_only": True}))))
-    client.cookies.set("pgmem_ui_token", seeded.alice_token)
+    client = TestClient(
+        ui_app(Store(seeded.app.model_copy(update={"read_only": True}))), base_url="http://127.0.0.1"
+    )
+    login = client.post("/login", data={"token": seeded.alice_token}, headers=ORIGIN, follow_redirects=False)
+    assert login.status_code == 303
     for method in ("POST", "PUT", "PATCH", "DELETE"):
-        assert client.request(method, "/memories").status_code == 405
-        assert client.request(method, f"/memories/{seeded.alice_fact}").status_code == 405
+        assert client.request(method, "/memories", headers=ORIGIN).status_code == 405
+        assert client.request(method, f"/memories/{seeded.alice_fact}", headers=ORIGIN).status_code == 405
     with Store(seeded.app.model_copy(update={"read_only": True})) as store:
         with store.db.transaction("alice") as conn:
             assert conn.execute("SHOW transaction_read_only").fetchone() == ("on",)
@@ -342,7 +347,7 @@ def test_the_view_cannot_write(served: Served, seeded: Seeded) -> None:
 def test_pages_speak_chinese_with_language_zh(seeded: Seeded) -> None:
     settings = seeded.app.model_copy(update={"read_only": True, "language": "zh"})
     with Store(settings) as store:
-        client = TestClient(ui_app(store, Access(Viewer("alice", ("team_a",)))))
+        client = TestClient(ui_app(store, Login(Identity("alice", ("team_a",)))), base_url="http://127.0.0.1")
         page = client.get("/memories")
         assert page.status_code == 200
         assert "记忆" in page.text and "知识图谱" in page.text and "只读视图" in page.text
@@ -356,7 +361,7 @@ def test_the_view_refuses_a_writable_store(seeded: Seeded) -> None:
 
 def test_the_pages_forbid_scripts_and_framing(seeded: Seeded) -> None:
     with Store(seeded.app.model_copy(update={"read_only": True})) as store:
-        client = TestClient(ui_app(store, Access(Viewer("alice", ("team_a",)))))
+        client = TestClient(ui_app(store, Login(Identity("alice", ("team_a",)))), base_url="http://127.0.0.1")
         page = client.get("/search", params={"q": "<script>alert(1)</script>"})
         assert "<script>alert(1)</script>" not in page.text  # escaped
         assert "&lt;script&gt;" in page.text
@@ -364,13 +369,40 @@ def test_the_pages_forbid_scripts_and_framing(seeded: Seeded) -> None:
         assert "default-src 'none'" in policy and "frame-ancestors 'none'" in policy
 
 
-def test_an_address_that_keeps_failing_waits(seeded: Seeded) -> None:
+def test_an_address_that_keeps_failing_waits_but_a_good_token_does_not(seeded: Seeded) -> None:
     with Store(seeded.app.model_copy(update={"read_only": True})) as store:
-        client = TestClient(ui_app(store, failed_logins_per_minute=3))
-        statuses = [client.post("/login", data={"token": f"pgm_guess{i}"}).status_code for i in range(4)]
+        client = TestClient(ui_app(store, failed_logins_per_minute=3), base_url="http://127.0.0.1")
+        for _ in range(20):  # requests without any credential cost nothing and count for nothing
+            assert client.get("/memories", follow_redirects=False).status_code == 303
+        first = client.post("/login", data={"token": seeded.alice_token}, headers=ORIGIN, follow_redirects=False)
+        assert first.status_code == 303
+        client.cookies.clear()
+        statuses = [
+            client.post("/login", data={"token": f"pgm_guess{i}"}, headers=ORIGIN).status_code for i in range(4)
+        ]
         assert statuses == [401, 401, 401, 429]
-        client.cookies.set("pgmem_ui_token", seeded.alice_token)  # even a good token waits now
+        client.cookies.set("pgmem_ui_session", "a-forged-session")
         assert client.get("/memories", follow_redirects=False).status_code == 429
+        client.cookies.clear()
+        again = client.post("/login", data={"token": seeded.alice_token}, headers=ORIGIN, follow_redirects=False)
+        assert again.status_code == 303, "a token that worked is not shut out by another's guesses"
+        assert client.get("/memories").status_code == 200
+
+
+def test_posts_from_other_sites_and_foreign_hosts_are_refused(seeded: Seeded) -> None:
+    """Login CSRF and DNS rebinding: a POST whose Origin is another site's gets 403, a request for
+    a Host that is not this loopback server's gets 421, and nothing is logged in."""
+    with Store(seeded.app.model_copy(update={"read_only": True})) as store:
+        client = TestClient(ui_app(store), base_url="http://127.0.0.1")
+        for origin in ({"origin": "http://attacker.example"}, {"origin": "null"}, {}):
+            answer = client.post("/login", data={"token": seeded.alice_token}, headers=origin)
+            assert answer.status_code == 403 and "pgmem_ui_session" not in answer.cookies
+        fixed = TestClient(
+            ui_app(store, Login(Identity("alice", ("team_a",)))), base_url="http://attacker.example"
+        )
+        assert fixed.get("/memories").status_code == 421
+        same = TestClient(ui_app(store, Login(Identity("alice", ("team_a",)))), base_url="http://localhost:8377")
+        assert same.get("/memories").status_code == 200
 
 
 def first_answer(url: str, server: subprocess.Popen[bytes], seconds: float = 30) -> str:

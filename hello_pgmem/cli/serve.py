@@ -80,11 +80,11 @@ def mcp(
     """
     import anyio
 
-    from hello_pgmem.mcp_server.exposure import LOOPBACK, privileged_role
+    from hello_pgmem.access import Identity
+    from hello_pgmem.access.exposure import cleartext_warning, privileged_refusal, privileged_role
     from hello_pgmem.mcp_server.http import serve_http
     from hello_pgmem.mcp_server.limits import Limits
     from hello_pgmem.mcp_server.server import serve_stdio
-    from hello_pgmem.mcp_server.tokens import Identity
 
     limits = Limits(
         calls_per_minute=rate,
@@ -100,17 +100,10 @@ def mcp(
         if use_http:
             privileged = privileged_role(db)
             if privileged and not allow_privileged_role:
-                raise click.ClickException(
-                    f"refusing to serve remote callers as {privileged}: row-level security would not "
-                    "hold them to their users; connect as the application role (hello-pgmem grant "
-                    "--app), or pass --allow-privileged-role"
-                )
-            if host not in LOOPBACK and not certfile:
-                click.echo(
-                    f"warning: serving on {host} without TLS: bearer tokens cross the network in clear "
-                    "text (give --certfile and --keyfile, or put a TLS proxy in front)",
-                    err=True,
-                )
+                raise click.ClickException(privileged_refusal(privileged, "remote callers"))
+            warning = cleartext_warning(host, bool(certfile))
+            if warning:
+                click.echo(warning, err=True)
             scheme = "https" if certfile else "http"
             click.echo(f"serving MCP at {scheme}://{host}:{port}/mcp (Ctrl-C stops)", err=True)
             serve_http(db, host, port, limits, public_url, certfile=certfile, keyfile=keyfile)
@@ -138,11 +131,16 @@ def split_modes(namespaces: tuple[str, ...]) -> tuple[list[str], dict[str, str]]
     """``NAME`` or ``NAME=MODE`` options as the namespaces and the modes they name."""
     names, modes = [], {}
     for item in namespaces:
-        name, _, mode = item.rpartition("=")
-        if name and mode in MODES:
-            modes[name] = mode
-        else:
+        name, equals, mode = item.rpartition("=")
+        if not equals:
             name = item
+        elif mode not in MODES or not name:
+            raise click.BadParameter(
+                f"{item!r}: give NAME or NAME=MODE, the mode one of {', '.join(MODES)}",
+                param_hint="--namespace",
+            )
+        else:
+            modes[name] = mode
         names.append(name)
     return names, modes
 
@@ -177,9 +175,9 @@ def token_create(
 ) -> None:
     """Make a token for --user and print it (only its hash is stored: it cannot be shown again).
 
-    Without --namespace the token's knowledge base is a namespace named after the user.
+    Without --namespace the token's knowledge base is the user's own namespace, user:<user>.
     """
-    from hello_pgmem.mcp_server.tokens import check_mode, create_token
+    from hello_pgmem.access import check_mode, create_token
 
     owner = for_user(state, user)
     names, modes = split_modes(namespaces)
@@ -215,7 +213,7 @@ def token_create(
 @click.pass_obj
 def token_list(state: State, user: str | None, all_users: bool) -> None:
     """The tokens (never the secrets): id, user, namespaces, label, dates."""
-    from hello_pgmem.mcp_server.tokens import TokenInfo, list_tokens
+    from hello_pgmem.access import TokenInfo, list_tokens
 
     with open_store() as store:
         db = store.db
@@ -239,7 +237,7 @@ def token_list(state: State, user: str | None, all_users: bool) -> None:
 @click.pass_obj
 def token_revoke(state: State, user: str | None, token_id: str) -> None:
     """Revoke --user's token whose id starts with TOKEN_ID (at least 8 characters)."""
-    from hello_pgmem.mcp_server.tokens import revoke_token
+    from hello_pgmem.access import revoke_token
 
     owner = for_user(state, user)
     with open_store() as store:

@@ -16,6 +16,12 @@ from hello_pgmem.cli.app import State, cli, load_settings
     is_flag=True,
     help="Ask for a bearer token at a login form, even on loopback (always off loopback).",
 )
+@click.option(
+    "--allowed-host",
+    "allowed",
+    multiple=True,
+    help="Off loopback: a name clients reach the view by; other Host headers get 421 (repeat).",
+)
 @click.option("--certfile", type=click.Path(exists=True, dir_okay=False), help="Serve HTTPS with it.")
 @click.option("--keyfile", type=click.Path(exists=True, dir_okay=False), help="The key of --certfile.")
 @click.option(
@@ -29,6 +35,7 @@ def ui(
     host: str,
     port: int,
     use_tokens: bool,
+    allowed: tuple[str, ...],
     certfile: str | None,
     keyfile: str | None,
     allow_privileged_role: bool,
@@ -36,35 +43,43 @@ def ui(
     """Serve a read-only web view of memories, searches, the graph and documents (needs: pip
     install 'hello-pgmem[ui]').
 
-    On loopback it shows --user's memories and --namespace's documents. Off loopback (or with
-    --tokens) it asks for a bearer token made by "hello-pgmem token create", kept in an HttpOnly
+    On loopback it shows --user's memories and --namespace's documents, and answers only requests
+    addressed to a loopback name. Off loopback (or with --tokens) it asks for a bearer token made
+    by "hello-pgmem token create" and keeps a session of its own in an HttpOnly, SameSite=Strict
     cookie: the token's user and namespaces are what its holder sees, enforced by row-level
     security, so run it as the application role. Every transaction it opens is READ ONLY.
     """
-    import uvicorn
-
-    from hello_pgmem.mcp_server.exposure import LOOPBACK, privileged_role
+    from hello_pgmem.access import Identity
+    from hello_pgmem.access.exposure import (
+        cleartext_warning,
+        is_loopback,
+        privileged_refusal,
+        privileged_role,
+    )
+    from hello_pgmem.access.serving import serve
     from hello_pgmem.store import Store
-    from hello_pgmem.ui import Access, Viewer, ui_app
+    from hello_pgmem.ui import Login, ui_app
 
     if bool(certfile) != bool(keyfile):
         raise click.UsageError("--certfile and --keyfile go together")
-    tokens = use_tokens or host not in LOOPBACK
+    tokens = use_tokens or not is_loopback(host)
     settings = load_settings(read_only=True, retrieval_log=False)
     with Store(settings) as store:
-        if tokens:
-            privileged = privileged_role(store.db)
-            if privileged and not allow_privileged_role:
-                raise click.ClickException(
-                    f"refusing to serve tokens as {privileged}: row-level security would not hold "
-                    "their holders to their users; connect as the application role (hello-pgmem grant "
-                    "--app), or pass --allow-privileged-role"
-                )
-        fixed = None if tokens else Viewer(state.user, (state.namespace,))
-        app = ui_app(store, Access(fixed, secure_cookie=bool(certfile)))
+        privileged = privileged_role(store.db)
+        if privileged and tokens and not allow_privileged_role:
+            raise click.ClickException(privileged_refusal(privileged, "token holders"))
+        if privileged and not tokens:
+            click.echo(
+                f"warning: connected as {privileged}: row-level security does not bind it; the view "
+                f"shows {state.user!r} alone by its own queries",
+                err=True,
+            )
+        warning = cleartext_warning(host, bool(certfile))
+        if warning:
+            click.echo(warning, err=True)
+        fixed = None if tokens else Identity(state.user, (state.namespace,))
+        app = ui_app(store, Login(fixed, secure_cookie=bool(certfile)), hosts=allowed, bind_host=host)
         scheme = "https" if certfile else "http"
         who = "token holders" if tokens else f"user {state.user!r}"
         click.echo(f"serving the web view for {who} at {scheme}://{host}:{port}/ (Ctrl-C stops)", err=True)
-        uvicorn.run(
-            app, host=host, port=port, log_level="warning", ssl_certfile=certfile, ssl_keyfile=keyfile
-        )
+        serve(app, host, port, certfile=certfile, keyfile=keyfile)

@@ -29,6 +29,7 @@ SELECT current_setting('server_version'),
          WHERE e.extname = 'vector'),
        (SELECT extversion FROM pg_extension WHERE extname = 'age'),
        (SELECT rolsuper FROM pg_roles WHERE rolname = current_user),
+       (SELECT rolbypassrls FROM pg_roles WHERE rolname = current_user),
        to_regclass(%(version_table)s) IS NOT NULL,
        (SELECT extversion FROM pg_extension WHERE extname = 'citus')
 """
@@ -76,6 +77,7 @@ class ServerInfo:
     functions: tuple[str, ...] = ()
     graph_exists: bool = False
     citus_version: str | None = None
+    bypasses_rls: bool = False
 
 
 def probe(conn: psycopg.Connection[Any], schema: str, graph: str | None = None) -> ServerInfo:
@@ -83,7 +85,7 @@ def probe(conn: psycopg.Connection[Any], schema: str, graph: str | None = None) 
     version_table = f'"{schema}".alembic_version'
     row = conn.execute(_PROBE, {"version_table": version_table}).fetchone()
     assert row is not None
-    server, vector, vector_schema, age, superuser, migrated, citus = row
+    server, vector, vector_schema, age, superuser, bypass, migrated, citus = row
     revision = None
     functions: tuple[str, ...] = ()
     graph_exists: bool = False
@@ -102,6 +104,7 @@ def probe(conn: psycopg.Connection[Any], schema: str, graph: str | None = None) 
         vector_schema=None if vector_schema is None else str(vector_schema),
         age_version=None if age is None else str(age),
         superuser=bool(superuser),
+        bypasses_rls=bool(superuser or bypass),
         schema=schema,
         revision=revision,
         functions=functions,

@@ -8,10 +8,12 @@ from uuid import UUID
 import anyio
 from mcp.shared.exceptions import MCPError
 
+from hello_pgmem.access import Identity, check_mode, resolve_token
+from hello_pgmem.access.serving import serve
+from hello_pgmem.access.throttle import FailedTokens, bearer_token, throttle_failed_tokens
 from hello_pgmem.db import Database
-from hello_pgmem.mcp_server.limits import FailedTokens, Limits, throttle_failed_tokens
+from hello_pgmem.mcp_server.limits import Limits
 from hello_pgmem.mcp_server.server import INVALID_PARAMS, PgMemServer
-from hello_pgmem.mcp_server.tokens import Identity, check_mode, resolve_token
 
 SCOPE_PREFIX = "namespace:"
 MODE_PREFIX = "mode:"
@@ -77,7 +79,7 @@ def http_app(db: Database, public_url: str, limits: Limits | None = None, host: 
         max_request_body_size=limits.max_request_bytes,
         host=host,
     )
-    return throttle_failed_tokens(app, FailedTokens(limits.failed_tokens_per_minute))
+    return throttle_failed_tokens(app, FailedTokens(limits.failed_tokens_per_minute), bearer_token)
 
 
 def serve_http(
@@ -91,9 +93,8 @@ def serve_http(
     keyfile: str | None = None,
 ) -> None:
     """Serve over streamable HTTP at ``http(s)://host:port/mcp`` until interrupted (HTTPS with
-    ``certfile`` and ``keyfile``)."""
-    import uvicorn
-
+    ``certfile`` and ``keyfile``), with the connections and request times bounded
+    (:mod:`hello_pgmem.access.serving`)."""
     scheme = "https" if certfile else "http"
     app = http_app(db, public_url or f"{scheme}://{host}:{port}", limits, host)
-    uvicorn.run(app, host=host, port=port, log_level="warning", ssl_certfile=certfile, ssl_keyfile=keyfile)
+    serve(app, host, port, certfile=certfile, keyfile=keyfile)

@@ -1,16 +1,13 @@
 """What one identity may ask of the MCP server: requests a minute, requests at once, a call's
-time, a request's size; and, over HTTP, how many bad tokens one address may try."""
+time, a request's size; and, over HTTP, how many bad tokens one address may try
+(:mod:`hello_pgmem.access.throttle`)."""
 
 from __future__ import annotations
 
 import time
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from threading import Lock
-from typing import Any
-
-MAX_ADDRESSES = 1000  # bad-token records kept, the most recent addresses
 
 
 @dataclass(frozen=True)
@@ -73,67 +70,3 @@ class ConcurrencyGate:
 
 class Refused(Exception):
     """A request the limits turn away, with the text that says why."""
-
-
-@dataclass
-class FailedTokens:
-    """Bad bearer tokens per client address in the last minute; past the limit, 429 without a
-    database lookup until the minute has passed."""
-
-    per_minute: int
-    _seen: OrderedDict[str, list[float]] = field(default_factory=OrderedDict)
-    _lock: Lock = field(default_factory=Lock)
-
-    def _recent(self, client: str, now: float) -> list[float]:
-        times = [t for t in self._seen.get(client, []) if now - t < 60]
-        self._seen[client] = times
-        self._seen.move_to_end(client)
-        while len(self._seen) > MAX_ADDRESSES:  # bounded memory, whatever the number of addresses
-            self._seen.popitem(last=False)
-        return times
-
-    def blocked(self, client: str, now: float | None = None) -> float:
-        """Seconds until ``client`` may try again (0: it may)."""
-        moment = time.monotonic() if now is None else now
-        with self._lock:
-            times = self._recent(client, moment)
-            return 60 - (moment - times[0]) if len(times) >= self.per_minute else 0.0
-
-    def failed(self, client: str, now: float | None = None) -> None:
-        moment = time.monotonic() if now is None else now
-        with self._lock:
-            self._recent(client, moment).append(moment)
-
-
-def throttle_failed_tokens(app: Any, gate: FailedTokens) -> Any:
-    """ASGI middleware: a client address whose tokens keep failing gets 429 for the rest of the
-    minute, so guessing costs neither a database lookup nor a hash per try."""
-
-    async def throttled(scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            await app(scope, receive, send)
-            return
-        client = (scope.get("client") or ("unknown",))[0]
-        wait = gate.blocked(client)
-        if wait:
-            await send(
-                {
-                    "type": "http.response.start",
-                    "status": 429,
-                    "headers": [(b"retry-after", b"%d" % (int(wait) + 1)), (b"content-type", b"text/plain")],
-                }
-            )
-            await send({"type": "http.response.body", "body": b"too many failed tokens; retry later\n"})
-            return
-        status: list[int] = []
-
-        async def watch(message: Any) -> None:
-            if message["type"] == "http.response.start":
-                status.append(int(message["status"]))
-            await send(message)
-
-        await app(scope, receive, watch)
-        if status and status[0] == 401:
-            gate.failed(client)
-
-    return throttled

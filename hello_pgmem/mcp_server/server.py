@@ -30,13 +30,13 @@ import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
+from hello_pgmem.access import Identity
 from hello_pgmem.core.deadline import call_deadline
 from hello_pgmem.core.i18n import Language, say
 from hello_pgmem.db import Database
-from hello_pgmem.mcp_server.access import TOOLS, refusal, visible
 from hello_pgmem.mcp_server.limits import ConcurrencyGate, Limits, RateGate, Refused
+from hello_pgmem.mcp_server.permissions import TOOLS, refusal, visible
 from hello_pgmem.mcp_server.remote import inside, scrub
-from hello_pgmem.mcp_server.tokens import Identity
 from hello_pgmem.rag.chunking import MAX_CHUNK_SIZE, MIN_CHUNK_SIZE, check_sizes
 from hello_pgmem.store import Store
 from hello_pgmem.tools.base import ToolRegistry, ToolText
@@ -106,15 +106,15 @@ DOCUMENTS = types.ResourceTemplate(
 )
 
 
-class ToolBox:
+class IdentityTools:
     """The memory and rag tools of one identity, from the server's store (one database pool,
     embedder and chat model for all). An identity given no namespace gets one of its own, named
-    after its user."""
+    after its user (``user:<user>``)."""
 
     def __init__(self, store: Store, identity: Identity, files_root: Path | None = None) -> None:
         self.identity = identity
         self.memory = store.memory_tool(identity.user_id, session_id="mcp", expandable=True)
-        namespaces = identity.namespaces or (identity.user_id,)
+        namespaces = identity.knowledge
         self.rag = store.rag_tool(
             namespaces[0],
             namespaces=namespaces,
@@ -127,7 +127,7 @@ class ToolBox:
         self.registry.register_tool(self.rag)
 
 
-def tool_list(box: ToolBox) -> list[types.Tool]:
+def tool_list(box: IdentityTools) -> list[types.Tool]:
     """The tools of a box that its token may call, as MCP tools (the same JSON Schema as the
     OpenAI form) with their annotations, and rag_ingest."""
     tools = []
@@ -171,7 +171,7 @@ class PgMemServer:
         self.gate = RateGate(self.limits.calls_per_minute)
         self.running = ConcurrencyGate(self.limits.concurrent_calls)
         self.store = Store(database=db)  # one embedder and chat model for every identity
-        self._boxes: OrderedDict[Identity, ToolBox] = OrderedDict()  # the most recently used
+        self._boxes: OrderedDict[Identity, IdentityTools] = OrderedDict()  # the most recently used
         self._lock = Lock()
         self.server: Server[Any] = Server(
             "hello-pgmem",
@@ -184,13 +184,13 @@ class PgMemServer:
             on_read_resource=self.read_resource,
         )
 
-    def box(self, identity: Identity) -> ToolBox:
+    def box(self, identity: Identity) -> IdentityTools:
         with self._lock:
             if identity in self._boxes:
                 self._boxes.move_to_end(identity)
             else:
                 root = self.limits.files_root if self.remote else None
-                self._boxes[identity] = ToolBox(self.store, identity, root)
+                self._boxes[identity] = IdentityTools(self.store, identity, root)
                 while len(self._boxes) > MAX_BOXES:
                     self._boxes.popitem(last=False)
             return self._boxes[identity]
@@ -285,7 +285,7 @@ class PgMemServer:
             return "❌ file_path: must be inside the folder the server may read from (its --files-root)"
         return None
 
-    async def ingest(self, ctx: Any, box: ToolBox, arguments: dict[str, Any]) -> types.CallToolResult:
+    async def ingest(self, ctx: Any, box: IdentityTools, arguments: dict[str, Any]) -> types.CallToolResult:
         """rag_ingest: every file, one progress notification per file."""
         paths = arguments.get("paths")
         if not isinstance(paths, list) or not paths or not all(isinstance(p, str) for p in paths):
@@ -319,7 +319,7 @@ class PgMemServer:
         identity = self.identify(ctx)
         try:
             async with self.admitted(identity):
-                namespaces = identity.namespaces or (identity.user_id,)
+                namespaces = identity.knowledge
                 documents = [
                     types.Resource(name=f"documents of {n}", uri=f"rag://{n}/documents", mime_type=TEXT)
                     for n in namespaces
@@ -357,7 +357,7 @@ class PgMemServer:
         if uri == "memory://stats":
             return box.memory.run("stats")
         if uri == "rag://namespaces":
-            return "\n".join(identity.namespaces or (identity.user_id,))
+            return "\n".join(identity.knowledge)
         if uri.startswith("rag://") and uri.endswith("/documents"):
             namespace = uri.removeprefix("rag://").removesuffix("/documents")
             return box.rag.run("list_documents", namespace=namespace, limit=1000)

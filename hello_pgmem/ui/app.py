@@ -5,10 +5,10 @@ the analytics views. No JavaScript; every read is a READ ONLY transaction of a r
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 from uuid import UUID
 
 from starlette.applications import Starlette
@@ -19,13 +19,14 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
+from hello_pgmem.access import Identity
+from hello_pgmem.access.exposure import allowed_hosts, check_host
+from hello_pgmem.access.throttle import FailedTokens, client_address
 from hello_pgmem.core.errors import InvalidInputError, NotFoundError
 from hello_pgmem.core.models import check_scoring
-from hello_pgmem.mcp_server.limits import FailedTokens, throttle_failed_tokens
 from hello_pgmem.store import Store
 from hello_pgmem.ui import drawing, reads
-from hello_pgmem.ui.access import Access, viewer_of_token
-from hello_pgmem.ui.reads import Viewer
+from hello_pgmem.ui.login import Login, identity_of_token
 from hello_pgmem.ui.text import translator
 
 HERE = Path(__file__).resolve().parent
@@ -36,26 +37,27 @@ HEADERS = {
     "content-security-policy": "default-src 'none'; style-src 'self'; img-src 'self' data:; "
     "form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
     "x-content-type-options": "nosniff",
-    "referrer-policy": "no-referrer",
+    "referrer-policy": "same-origin",  # a POST of its own pages carries their Origin
     "cache-control": "no-store",
 }
-Handler = Callable[[Request, Viewer], tuple[str, dict[str, Any]]]
+Handler = Callable[[Request, Identity], tuple[str, dict[str, Any]]]
 
 
 class WebView:
-    """The pages of one read-only store, for the viewers ``access`` lets in."""
+    """The pages of one read-only store, for the viewers ``login`` lets in."""
 
-    def __init__(self, store: Store, access: Access) -> None:
+    def __init__(self, store: Store, login: Login, failed: FailedTokens) -> None:
         if not store.settings.read_only:
             raise ValueError("the web view needs a read-only store (Settings.read_only)")
         self.store = store
         self.db = store.db
-        self.access = access
+        self.login_of = login
+        self.failed = failed
         self.t = translator(store.settings.language)
         self.templates = Jinja2Templates(directory=str(HERE / "templates"))
 
     def render(self, request: Request, name: str, context: dict[str, Any], status: int = 200) -> Response:
-        base = {"t": self.t, "language": self.store.settings.language, "tokens": self.access.fixed is None}
+        base = {"t": self.t, "language": self.store.settings.language, "tokens": self.login_of.fixed is None}
         response = self.templates.TemplateResponse(request, name, {**base, **context}, status_code=status)
         response.headers.update(HEADERS)
         return response
@@ -65,12 +67,20 @@ class WebView:
         wrong (400 naming the field, 404)."""
 
         def endpoint(request: Request) -> Response:
-            viewer = self.access.viewer(self.db, request)
-            if viewer is None and self.access.holds_token(request):
-                # a token that no longer works: 401 (it counts against the address) and forgotten
+            session = self.login_of.session(request)
+            client = client_address(request.scope)
+            wait = self.failed.admits(client, session) if session else 0
+            if wait:
+                return self.too_many(request, wait)
+            viewer = self.login_of.identity(self.db, request)
+            if viewer is None and session:
+                # a session that no longer works: 401, counted against the address, and forgotten
+                self.failed.failed(client)
                 failed = self.render(request, "login.html", {"viewer": None, "failed": True}, 401)
-                self.access.forget(failed)
+                self.login_of.end(request, failed)
                 return failed
+            if session:
+                self.failed.worked(session)
             if viewer is None:
                 return RedirectResponse("/login", status_code=303)
             try:
@@ -85,27 +95,40 @@ class WebView:
 
     # ------------------------------------------------------------------ login
 
+    def too_many(self, request: Request, wait: float) -> Response:
+        """429: the address's credentials failed too often in the last minute."""
+        response = self.render(request, "login.html", {"viewer": None, "failed": True}, 429)
+        response.headers["retry-after"] = str(int(wait) + 1)
+        return response
+
     def login_form(self, request: Request) -> Response:
         return self.render(request, "login.html", {"viewer": None, "failed": False})
 
     async def login(self, request: Request) -> Response:
         form = await request.form(max_files=0, max_fields=4, max_part_size=4096)
-        token = str(form.get("token") or "")
-        viewer = await run_in_threadpool(viewer_of_token, self.db, token) if token else None
-        if viewer is None:  # a 401 counts against the client address (throttle_failed_tokens)
+        token = str(form.get("token") or "").strip()
+        client = client_address(request.scope)
+        wait = self.failed.admits(client, token or None)
+        if wait:
+            return self.too_many(request, wait)
+        viewer = await run_in_threadpool(identity_of_token, self.db, token) if token else None
+        if viewer is None:
+            if token:
+                self.failed.failed(client)
             return self.render(request, "login.html", {"viewer": None, "failed": True}, 401)
         response = RedirectResponse("/memories", status_code=303)
-        self.access.remember(response, token.strip())
+        self.failed.worked(token)
+        self.failed.worked(self.login_of.start(response, token))
         return response
 
     def logout(self, request: Request) -> Response:
         response = RedirectResponse("/login", status_code=303)
-        self.access.forget(response)
+        self.login_of.end(request, response)
         return response
 
     # ------------------------------------------------------------------ pages
 
-    def memories(self, request: Request, viewer: Viewer) -> tuple[str, dict[str, Any]]:
+    def memories(self, request: Request, viewer: Identity) -> tuple[str, dict[str, Any]]:
         filters = reads.ListFilters.parse(request.query_params)
         page = reads.memory_page(self.db, viewer, filters)
         counts, sessions = reads.overview(self.db, viewer, with_counts=filters.before_at is None)
@@ -121,7 +144,7 @@ class WebView:
             "first_link": f"?{urlencode(query)}" if filters.before_at else None,
         }
 
-    def memory(self, request: Request, viewer: Viewer) -> tuple[str, dict[str, Any]]:
+    def memory(self, request: Request, viewer: Identity) -> tuple[str, dict[str, Any]]:
         try:
             memory_id = UUID(request.path_params["memory_id"])
         except ValueError:
@@ -131,7 +154,7 @@ class WebView:
             raise NotFoundError(f"no memory {memory_id} for this user")
         return "memory.html", {"memory": found}
 
-    def search(self, request: Request, viewer: Viewer) -> tuple[str, dict[str, Any]]:
+    def search(self, request: Request, viewer: Identity) -> tuple[str, dict[str, Any]]:
         params = request.query_params
         text = (params.get("q") or "").strip()
         scoring = check_scoring(params.get("scoring") or "hybrid")
@@ -164,7 +187,7 @@ class WebView:
             )
         return "search.html", context
 
-    def graph(self, request: Request, viewer: Viewer) -> tuple[str, dict[str, Any]]:
+    def graph(self, request: Request, viewer: Identity) -> tuple[str, dict[str, Any]]:
         params = request.query_params
         entity = (params.get("entity") or "").strip()
         depth = _int(params.get("depth"), "depth", 1, 1, 3)
@@ -191,24 +214,24 @@ class WebView:
             context["missing"] = str(exc)
         return "graph.html", context
 
-    def knowledge(self, request: Request, viewer: Viewer) -> tuple[str, dict[str, Any]]:
+    def knowledge(self, request: Request, viewer: Identity) -> tuple[str, dict[str, Any]]:
         return "knowledge.html", {"namespaces": reads.namespaces(self.db, viewer)}
 
-    def documents(self, request: Request, viewer: Viewer) -> tuple[str, dict[str, Any]]:
+    def documents(self, request: Request, viewer: Identity) -> tuple[str, dict[str, Any]]:
         namespace = request.path_params["namespace"]
         return "documents.html", {
             "namespace": namespace,
             "documents": reads.documents(self.db, viewer, namespace),
         }
 
-    def document(self, request: Request, viewer: Viewer) -> tuple[str, dict[str, Any]]:
+    def document(self, request: Request, viewer: Identity) -> tuple[str, dict[str, Any]]:
         namespace, document_id = request.path_params["namespace"], request.path_params["document_id"]
         found, chunks = reads.document(self.db, viewer, namespace, document_id)
         if found is None:
             raise NotFoundError(f"no document {document_id!r} in namespace {namespace!r}")
         return "document.html", {"namespace": namespace, "document": found, "chunks": chunks}
 
-    def stats(self, request: Request, viewer: Viewer) -> tuple[str, dict[str, Any]]:
+    def stats(self, request: Request, viewer: Identity) -> tuple[str, dict[str, Any]]:
         found = reads.statistics(self.db, viewer)
         chart = drawing.monthly_bars(found["monthly"])
         return "stats.html", {**found, "chart": chart, "colours": drawing.TYPE_COLOURS}
@@ -231,7 +254,7 @@ class WebView:
         ]
 
 
-def _error(viewer: Viewer, title: str, message: str) -> dict[str, Any]:
+def _error(viewer: Identity, title: str, message: str) -> dict[str, Any]:
     return {"viewer": viewer, "title": title, "message": message}
 
 
@@ -254,10 +277,39 @@ def _int(value: str | None, name: str, default: int, low: int, high: int) -> int
     return number
 
 
-def ui_app(store: Store, access: Access | None = None, failed_logins_per_minute: int = 10) -> Any:
-    """The web view's ASGI application on ``store`` (read-only): for ``access.fixed`` alone, or
-    for the users of bearer tokens (a client address whose tokens keep failing waits a minute)."""
-    view = WebView(store, access or Access())
+def same_origin_posts(app: Any) -> Any:
+    """ASGI middleware: a POST must come from a page of this server (its Origin, else its Referer,
+    names the Host it was sent to), or it gets 403: no other site can log a browser in or out."""
+
+    async def checked(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST":
+            headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope.get("headers") or []}
+            source = headers.get("origin") or headers.get("referer") or ""
+            sent_to = headers.get("host", "")
+            parsed = urlsplit(source)
+            if source == "null" or not parsed.netloc or parsed.netloc.lower() != sent_to.lower():
+                response = Response("cross-site request refused\n", status_code=403, media_type="text/plain")
+                await response(scope, receive, send)
+                return
+        await app(scope, receive, send)
+
+    return checked
+
+
+def ui_app(
+    store: Store,
+    login: Login | None = None,
+    *,
+    hosts: Iterable[str] = (),
+    bind_host: str = "127.0.0.1",
+    failed_logins_per_minute: int = 10,
+) -> Any:
+    """The web view's ASGI application on ``store`` (read-only): for ``login.fixed`` alone, or for
+    the holders of bearer tokens (an address whose tokens or sessions keep failing waits a minute).
+    It answers requests for the Host names a server bound to ``bind_host`` should (loopback names
+    on loopback, else ``hosts``) and POSTs from its own pages only."""
+    failed = FailedTokens(failed_logins_per_minute)
+    view = WebView(store, login or Login(), failed)
     app = Starlette(routes=view.routes())
     app.state.view = view
-    return throttle_failed_tokens(app, FailedTokens(failed_logins_per_minute))
+    return check_host(same_origin_posts(app), allowed_hosts(bind_host, hosts))

@@ -11,6 +11,7 @@ from uuid import UUID
 
 from psycopg.rows import dict_row
 
+from hello_pgmem.access import Identity
 from hello_pgmem.core.errors import InvalidInputError, NotFoundError
 from hello_pgmem.core.models import LONG_TERM_TYPES, MEMORY_TYPES
 from hello_pgmem.db import Database
@@ -20,14 +21,6 @@ from hello_pgmem.ui import queries as q
 
 TYPES = MEMORY_TYPES
 PAGE_SIZE = 50
-
-
-@dataclass(frozen=True)
-class Viewer:
-    """Whose data a request may see: one user, and the RAG namespaces it may read."""
-
-    user_id: str
-    namespaces: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -116,7 +109,7 @@ class MemoryPage:
     next_cursor: str | None
 
 
-def memory_page(db: Database, viewer: Viewer, filters: ListFilters, size: int = PAGE_SIZE) -> MemoryPage:
+def memory_page(db: Database, viewer: Identity, filters: ListFilters, size: int = PAGE_SIZE) -> MemoryPage:
     """One page of the user's memories, newest first, and the cursor of the next page."""
     params = {
         "user_id": viewer.user_id,
@@ -141,7 +134,7 @@ def memory_page(db: Database, viewer: Viewer, filters: ListFilters, size: int = 
 
 
 def overview(
-    db: Database, viewer: Viewer, with_counts: bool = True
+    db: Database, viewer: Identity, with_counts: bool = True
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The user's counts per type (they read every row: 50 ms at 100,000 memories, so only the
     first page asks) and their sessions, most recent first (an index-only scan)."""
@@ -151,7 +144,7 @@ def overview(
     return counts, sessions
 
 
-def memory_detail(db: Database, viewer: Viewer, memory_id: UUID) -> dict[str, Any] | None:
+def memory_detail(db: Database, viewer: Identity, memory_id: UUID) -> dict[str, Any] | None:
     """One memory with its entities, relations, pending accesses and earlier versions."""
     params = {"user_id": viewer.user_id, "id": memory_id, "memory_id": memory_id}
     with db.transaction(viewer.user_id) as conn, conn.cursor(row_factory=dict_row) as cur:
@@ -172,11 +165,11 @@ def memory_detail(db: Database, viewer: Viewer, memory_id: UUID) -> dict[str, An
     }
 
 
-def top_entities(db: Database, viewer: Viewer, limit: int = 40) -> list[dict[str, Any]]:
+def top_entities(db: Database, viewer: Identity, limit: int = 40) -> list[dict[str, Any]]:
     return _rows(db, viewer, q.TOP_ENTITIES, {"user_id": viewer.user_id, "limit": limit})
 
 
-def statistics(db: Database, viewer: Viewer) -> dict[str, Any]:
+def statistics(db: Database, viewer: Identity) -> dict[str, Any]:
     """The analytics views of the user (and of each namespace it may read)."""
     params = {"user_id": viewer.user_id}
     with db.transaction(viewer.user_id) as conn, conn.cursor(row_factory=dict_row) as cur:
@@ -193,23 +186,23 @@ def statistics(db: Database, viewer: Viewer) -> dict[str, Any]:
     }
 
 
-def namespaces(db: Database, viewer: Viewer) -> list[dict[str, Any]]:
+def namespaces(db: Database, viewer: Identity) -> list[dict[str, Any]]:
     """Each namespace the viewer may read, with its totals (zeros when it holds nothing)."""
     found = []
-    for name in viewer.namespaces:
+    for name in viewer.knowledge:
         rows = _rows(db, viewer, q.NAMESPACES, {"namespace": name}, name)
         empty = {"namespace": name, "documents": 0, "chunks": 0, "tokens": 0, "last_ingest": None}
         found.append(rows[0] if rows else empty)
     return found
 
 
-def documents(db: Database, viewer: Viewer, namespace: str) -> list[dict[str, Any]]:
+def documents(db: Database, viewer: Identity, namespace: str) -> list[dict[str, Any]]:
     _check_reads(viewer, namespace)
     return _rows(db, viewer, q.DOCUMENTS, {"namespace": namespace}, namespace)
 
 
 def document(
-    db: Database, viewer: Viewer, namespace: str, document_id: str
+    db: Database, viewer: Identity, namespace: str, document_id: str
 ) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
     """A document and its chunks in order, with their heading paths."""
     _check_reads(viewer, namespace)
@@ -223,16 +216,16 @@ def document(
     return found, chunks
 
 
-def _check_reads(viewer: Viewer, namespace: str) -> None:
+def _check_reads(viewer: Identity, namespace: str) -> None:
     """NotFoundError unless ``viewer`` may read ``namespace`` (one it may not does not exist for
     it)."""
-    if namespace not in viewer.namespaces:
+    if namespace not in viewer.knowledge:
         raise NotFoundError(f"no namespace {namespace!r} for this user")
 
 
 def _rows(
     db: Database,
-    viewer: Viewer,
+    viewer: Identity,
     statement: str,
     params: Mapping[str, Any],
     namespace: str | None = None,

@@ -14,7 +14,7 @@ from typing import Any
 
 import mcp_types as types
 
-from hello_pgmem.mcp_server.tokens import Identity, Mode
+from hello_pgmem.access import Identity, Mode
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,7 @@ def namespace_of(tool: str, arguments: Mapping[str, Any], identity: Identity) ->
     named = arguments.get("namespace")
     if isinstance(named, str) and named:
         return named
-    return (identity.namespaces or (identity.user_id,))[0]
+    return identity.knowledge[0]
 
 
 def refusal(identity: Identity, tool: str, arguments: Mapping[str, Any]) -> str | None:
@@ -91,4 +91,4 @@ def visible(identity: Identity, tool: str) -> bool:
         return True
     if not tool.startswith("rag_"):
         return identity.may(access.needs)
-    return any(identity.may(access.needs, n) for n in identity.namespaces or (identity.user_id,))
+    return any(identity.may(access.needs, n) for n in identity.knowledge)

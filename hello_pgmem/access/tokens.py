@@ -1,4 +1,5 @@
-"""Bearer tokens of the MCP server: made here, stored as their SHA-256 only, resolved in SQL.
+"""Bearer tokens: made here, stored as their SHA-256 only, resolved in SQL. The MCP server over
+HTTP and the web view's login take them.
 
 Tokens are managed by an operator (``hello-pgmem token create|list|revoke``, as the schema owner);
 the server, as the application role, resolves a token through ``token_identity`` and never reads
@@ -11,18 +12,16 @@ import hashlib
 import json
 import secrets
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Literal
 from uuid import UUID
 
+from hello_pgmem.access.identity import PERSONAL, Identity, Mode, check_mode, personal_namespace
 from hello_pgmem.core.errors import InvalidInputError
 from hello_pgmem.core.models import check_name, check_user_id
 from hello_pgmem.db import Database
 
 PREFIX = "pgm_"
-Mode = Literal["read", "write", "admin"]
-MODES: tuple[Mode, ...] = ("read", "write", "admin")  # each may do what the one before may, and more
 DEFAULT_LIFETIME = timedelta(days=90)
 
 CREATE = """
@@ -47,25 +46,6 @@ RESOLVE = "SELECT token_id, user_id, namespaces, mode, namespace_modes FROM toke
 
 
 @dataclass(frozen=True)
-class Identity:
-    """Whom a request works for: one user, the RAG namespaces it may use, and what it may do
-    (``mode`` for the user's memory and every namespace ``namespace_modes`` does not name)."""
-
-    user_id: str
-    namespaces: tuple[str, ...]
-    token_id: UUID | None = None
-    mode: Mode = "admin"
-    namespace_modes: tuple[tuple[str, Mode], ...] = field(default=())
-
-    def mode_of(self, namespace: str | None = None) -> Mode:
-        """The mode for the user's memory (None) or for one namespace."""
-        return dict(self.namespace_modes).get(namespace, self.mode) if namespace else self.mode
-
-    def may(self, needed: Mode, namespace: str | None = None) -> bool:
-        return MODES.index(self.mode_of(namespace)) >= MODES.index(needed)
-
-
-@dataclass(frozen=True)
 class TokenInfo:
     """A token as ``token list`` shows it (never the token itself)."""
 
@@ -79,13 +59,6 @@ class TokenInfo:
     last_used_at: datetime | None
     mode: Mode
     namespace_modes: dict[str, Mode]
-
-
-def check_mode(value: object, field_name: str = "mode") -> Mode:
-    for mode in MODES:
-        if value == mode:
-            return mode
-    raise InvalidInputError(field_name, f"must be one of {', '.join(MODES)}")
 
 
 def token_hash(token: str) -> bytes:
@@ -110,6 +83,12 @@ def create_token(
     """
     user = check_user_id(user_id)
     allowed = sorted({check_name(n, "namespace") for n in namespaces})
+    if any(n.startswith(PERSONAL) and n != personal_namespace(user) for n in allowed):
+        raise InvalidInputError(
+            "namespace",
+            f"names starting with {PERSONAL!r} are users' own namespaces: a token may name only its "
+            f"user's ({personal_namespace(user)!r}), which it uses when given no namespace",
+        )
     if label is not None and len(label) > 200:
         raise InvalidInputError("label", "must be at most 200 characters")
     modes = {check_name(n, "namespace"): check_mode(m) for n, m in (namespace_modes or {}).items()}
