@@ -406,3 +406,141 @@ def test_a_passthrough_query_ends_at_its_time_limit(deployment: Deployment, grap
         with pytest.raises(DatabaseTimeoutError):
             manager.cypher("UNWIND range(1, 4000) AS a UNWIND range(1, 4000) AS b RETURN count(*)")
         assert manager.cypher("RETURN 1") == [(1,)]
+
+
+def test_erase_takes_the_users_own_namespace_with_its_cached_embeddings(
+    app_db: Database,  # noqa: F811
+    deployment: Deployment,  # noqa: F811
+) -> None:
+    """A token without --namespace uses user:<user>: erasing the user removes that namespace's
+    documents, chunks and cached embeddings, and does not name it among those left."""
+    from hello_pgmem import KnowledgeBase
+    from hello_pgmem.access import create_token, personal_namespace, resolve_token
+    from hello_pgmem.ops.erase import erase_report
+
+    with Database(deployment.owner) as owner_db:
+        token, _ = create_token(owner_db, "olga", [])
+    identity = resolve_token(app_db, token)
+    assert identity is not None and identity.knowledge == (personal_namespace("olga"),)
+    own = KnowledgeBase(app_db, HashingEmbedder(), personal_namespace("olga"))
+    own.add_text("# Diary\n\nOlga's private plans for the spring.", document_id="diary")
+    counts, left = erase_report(app_db, "olga")
+    assert (counts["documents"], counts["embedding_cache"]) == (1, 1) and counts["chunks"] >= 1
+    assert left == []
+    assert own.stats().documents == 0
+    with psycopg.connect(deployment.superuser.database_url) as conn:
+        schema = deployment.superuser.schema_name
+        row = conn.execute(
+            sql.SQL("SELECT count(*) FROM {}.chunks WHERE namespace = %s").format(sql.Identifier(schema)),
+            (personal_namespace("olga"),),
+        ).fetchone()
+    assert row == (0,)
+
+
+def test_a_user_named_like_a_shared_namespace_cannot_reach_it(
+    app_db: Database,  # noqa: F811
+    deployment: Deployment,  # noqa: F811
+) -> None:
+    from hello_pgmem import KnowledgeBase
+    from hello_pgmem.access import create_token, resolve_token
+    from hello_pgmem.mcp_server.server import IdentityTools
+    from hello_pgmem.store import Store
+
+    KnowledgeBase(app_db, HashingEmbedder(), "handbook").add_text("# Pay\n\nSalaries are secret.", "pay")
+    with Database(deployment.owner) as owner_db:
+        token, _ = create_token(owner_db, "handbook", [])
+        with pytest.raises(InvalidInputError, match="namespace"):
+            create_token(owner_db, "mallory", ["user:handbook"])
+    identity = resolve_token(app_db, token)
+    assert identity is not None
+    with Store(database=app_db, embedder=HashingEmbedder()) as store:
+        tools = IdentityTools(store, identity)
+        found = tools.rag.run("search", query="salaries")
+        listed = tools.rag.run("list_documents")
+    assert "secret" not in found and "pay" not in listed
+
+
+def test_an_import_of_another_users_file_is_refused_unless_asked(
+    app_db: Database,  # noqa: F811
+    tmp_path: Any,
+) -> None:
+    from hello_pgmem.ops.transfer import export_user, import_user
+
+    source = MemoryManager(user_id="ivan", database=app_db, embedder=HashingEmbedder())
+    source.add_memory("Ivan keeps bees in the garden", "episodic")
+    lines = list(export_user(app_db, "ivan"))
+    victim = MemoryManager(user_id="judy", database=app_db, embedder=HashingEmbedder())
+    with pytest.raises(InvalidInputError, match="user_id: the file holds user 'ivan', not 'judy'"):
+        import_user(app_db, lines, "judy")
+    assert victim.get_memory_stats().total_memories == 0
+    counts = import_user(app_db, lines, "judy", as_user="judy")
+    assert counts["memory"] == 1 and victim.get_memory_stats().total_memories == 1
+
+
+def test_an_import_registers_no_embedding_model(
+    app_db: Database,  # noqa: F811
+    deployment: Deployment,  # noqa: F811
+) -> None:
+    """An import naming unknown models would add three HNSW indexes per name: it is refused, and
+    no index is made."""
+    import json as json_module
+
+    from hello_pgmem.ops.transfer import FORMAT, import_user
+
+    def indexes() -> int:
+        with psycopg.connect(deployment.superuser.database_url) as conn:
+            row = conn.execute("SELECT count(*) FROM pg_indexes WHERE indexdef LIKE '%hnsw%'").fetchone()
+        return int(row[0]) if row else 0
+
+    header = json_module.dumps({"format": FORMAT, "version": 1, "user_id": "kim"})
+    records = [
+        json_module.dumps(
+            {
+                "kind": "memory",
+                "id": f"00000000-0000-4000-8000-{i:012d}",
+                "memory_type": "episodic",
+                "content": f"memory {i}",
+                "importance": 0.5,
+                "created_at": "2026-01-01T00:00:00+00:00",
+                "updated_at": "2026-01-01T00:00:00+00:00",
+                "embedding": [0.1, 0.2, 0.3],
+                "embedding_model": f"planted-model-{i}",
+            }
+        )
+        for i in range(5)
+    ]
+    before = indexes()
+    with pytest.raises(InvalidInputError, match=r"embedding_model: model 'planted-model-0'.*not registered"):
+        import_user(app_db, [header, *records], "kim")
+    assert indexes() == before
+
+
+def test_a_zip_bomb_is_refused_before_it_is_unpacked(tmp_path: Any) -> None:
+    import io
+    import zipfile
+
+    from hello_pgmem.core.errors import InvalidInputError as Refused
+    from hello_pgmem.rag.isolated import convert_isolated
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
+        for i in range(3):
+            archive.writestr(f"part{i}.txt", b"a" * (110 * 1024 * 1024))
+    data = buffer.getvalue()
+    assert len(data) < 1_000_000
+    started = time.monotonic()
+    with pytest.raises(Refused, match="unpack"):
+        convert_isolated(data, ".zip", "bomb.zip")
+    assert time.monotonic() - started < 2
+
+
+def test_nul_in_a_session_and_deeply_nested_metadata_are_refused(app_db: Database) -> None:  # noqa: F811
+    with pytest.raises(InvalidInputError, match="session_id"):
+        MemoryManager(user_id="nina", database=app_db, embedder=HashingEmbedder(), session_id="s\x00")
+    nina = MemoryManager(user_id="nina", database=app_db, embedder=HashingEmbedder())
+    deep: dict[str, Any] = {}
+    for _ in range(1000):
+        deep = {"a": deep}
+    with pytest.raises(InvalidInputError, match="metadata: may nest at most"):
+        nina.add_memory("a fact", "episodic", metadata=deep)
+    assert nina.get_memory_stats().total_memories == 0

@@ -333,3 +333,20 @@ def test_an_upgrade_keeps_the_app_role_able_to_add_memories(test_server: TestSer
         with psycopg.connect(server_url, autocommit=True) as conn:
             for role in (app, owner):
                 conn.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(sql.Identifier(role)))
+
+
+def test_the_library_says_when_row_level_security_does_not_bind_its_role(
+    deployment: Deployment, caplog: pytest.LogCaptureFixture
+) -> None:
+    """One warning line when the library connects as a superuser (or a BYPASSRLS role) to a
+    database that is not the development server; none as the application role."""
+    import logging
+
+    with caplog.at_level(logging.INFO, logger="hello_pgmem.db.database"):
+        with Database(deployment.superuser) as db:
+            db.open()
+        with Database(deployment.app) as db:
+            db.open()
+    said = [r for r in caplog.records if "row-level security does not bind" in r.getMessage()]
+    assert [r.levelno for r in said] == [logging.WARNING]
+    assert "a superuser" in said[0].getMessage()

@@ -136,10 +136,11 @@ def export_command(state: State, output: TextIO) -> None:
 
 @cli.command("import")
 @click.argument("source", type=click.File("rb"))
-@click.option("--as-user", help="Import under another user id than the exported one.")
+@click.option("--as-user", help="Import under this user id, whichever user the file holds.")
 @click.pass_obj
 def import_command(state: State, source: BinaryIO, as_user: str | None) -> None:
-    """Read a JSON Lines export (validated whole before anything is written); idempotent by id."""
+    """Read a JSON Lines export of --user (validated whole before anything is written); idempotent
+    by id. A file of another user is refused unless --as-user names the user to import it as."""
     from hello_pgmem.core.errors import InvalidInputError
     from hello_pgmem.ops.transfer import import_user
 
@@ -152,7 +153,7 @@ def import_command(state: State, source: BinaryIO, as_user: str | None) -> None:
         ) from exc
     with open_store() as store:
         db = store.db
-        counts = import_user(db, text.splitlines(keepends=True), as_user)
+        counts = import_user(db, text.splitlines(keepends=True), state.user, as_user=as_user)
     emit(state, counts, "imported " + ", ".join(f"{k} {v}" for k, v in counts.items()))
     sys.stdout.flush()
 

@@ -207,12 +207,43 @@ def check_name(value: object, field: str) -> str:
     return name
 
 
+MAX_METADATA_DEPTH = 32
+
+
+def check_session_id(value: object, field: str = "session_id") -> str | None:
+    """A session id (or None): text of at most 255 characters without control characters."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInputError(field, "must be a non-empty string or None")
+    if len(value) > 255:
+        raise InvalidInputError(field, "must be at most 255 characters")
+    if any(ord(ch) < 32 for ch in value):
+        raise InvalidInputError(field, "must not contain control characters (NUL included)")
+    return value
+
+
+def _depth(value: object) -> int:
+    """How deeply lists and dicts nest in ``value`` (counted without recursion)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list | tuple):
+            deepest = max(deepest, depth)
+            if depth <= MAX_METADATA_DEPTH:
+                stack.extend((v, depth + 1) for v in (item.values() if isinstance(item, dict) else item))
+    return deepest
+
+
 def check_metadata(metadata: object, field: str = "metadata") -> dict[str, Any]:
-    """Return ``metadata`` if it is a JSON object (string keys, finite numbers, valid text)."""
+    """Return ``metadata`` if it is a JSON object (string keys, finite numbers, valid text) that
+    nests at most ``MAX_METADATA_DEPTH`` levels."""
     if metadata is None:
         return {}
     if not isinstance(metadata, dict):
         raise InvalidInputError(field, "must be a JSON object (a dict)")
+    if _depth(metadata) > MAX_METADATA_DEPTH:
+        raise InvalidInputError(field, f"may nest at most {MAX_METADATA_DEPTH} levels of objects and lists")
     try:
         text = json.dumps(metadata, ensure_ascii=False, allow_nan=False)
         text.encode("utf-8")

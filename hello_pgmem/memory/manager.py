@@ -28,6 +28,7 @@ from hello_pgmem.core.models import (
     check_limit,
     check_memory_type,
     check_metadata,
+    check_session_id,
     check_strategy,
     check_timestamp,
     check_timestamps,
@@ -82,7 +83,7 @@ class MemoryManager(SessionSearch, GraphQuestions, WritesInTransaction, SharesDa
         base = settings or (database.settings if database else Settings())
         self.settings = Settings(**{**base.model_dump(), **self.config.settings_overrides()})
         self.db, self._owns_db = Database.shared(database, self.settings)
-        self.session_id = session_id
+        self.session_id = session_id = check_session_id(session_id)
         self.clock = clock or utcnow
         flags = (enable_working, enable_episodic, enable_semantic, enable_perceptual)
         self.enabled_types: list[MemoryType] = [t for t, on in zip(MEMORY_TYPES, flags, strict=True) if on]

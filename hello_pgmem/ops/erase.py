@@ -1,18 +1,21 @@
 """Right to erasure: everything of one user, in one transaction, with counts.
 
 Memories of every type and session, the graph and its AGE vertices, the access log, what the
-retrieval log holds of the user (memory searches and the RAG questions the user asked), and the
-user's MCP tokens. Documents belong to namespaces, which users share: they stay, and the result
-names the namespaces the user's tokens could use.
+retrieval log holds of the user (memory searches and the RAG questions the user asked), the
+user's tokens, and the user's own namespace (``user:<user>``: its documents, chunks and cached
+embeddings). Other namespaces are shared: their documents stay, and the result names those the
+user's tokens could use.
 """
 
 from __future__ import annotations
 
+from hello_pgmem.access import personal_namespace
 from hello_pgmem.db import Database
 from hello_pgmem.db.retrieval_log import erase_log
 from hello_pgmem.graph.projection import AgeProjection
 from hello_pgmem.graph.store import GraphStore
 from hello_pgmem.memory import table
+from hello_pgmem.rag import store as documents
 
 ERASE_TOKENS = "SELECT tokens, namespaces FROM erase_user_tokens()"
 
@@ -25,11 +28,12 @@ def erase_user(db: Database, user_id: str) -> dict[str, int]:
 
 
 def erase_report(db: Database, user_id: str) -> tuple[dict[str, int], list[str]]:
-    """Erase ``user_id``: the rows per table, and the namespaces its tokens could use, whose
-    documents (shared with other users) are left in place."""
+    """Erase ``user_id``: the rows per table, and the shared namespaces its tokens could use, whose
+    documents are left in place."""
     projection = AgeProjection(db.settings.graph_name) if db.graph_enabled else None
     graph = GraphStore(user_id, projection)
-    with db.transaction(user_id) as conn:
+    own = personal_namespace(user_id)
+    with db.transaction(user_id, namespace=own) as conn:
         mentions, relations = graph.link_counts(conn)  # they go with the memories and entities
         counts = {
             "retrieval_log": erase_log(conn, user_id),
@@ -40,6 +44,7 @@ def erase_report(db: Database, user_id: str) -> tuple[dict[str, int], list[str]]
         }
         row = conn.execute(ERASE_TOKENS).fetchone()
         counts["access_tokens"], left = (int(row[0]), list(row[1])) if row else (0, [])
+        counts.update(documents.erase_namespace(conn, own))
     names = (
         "memories",
         "working_memories",
@@ -49,5 +54,8 @@ def erase_report(db: Database, user_id: str) -> tuple[dict[str, int], list[str]]
         "retrieval_log",
         "memory_accesses",
         "access_tokens",
+        "documents",
+        "chunks",
+        "embedding_cache",
     )
-    return {name: counts[name] for name in names}, left
+    return {name: counts[name] for name in names}, [n for n in left if n != own]

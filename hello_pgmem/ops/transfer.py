@@ -207,7 +207,6 @@ INSERTS = {
                      %(valid_to)s, %(recorded_at)s, %(superseded_at)s, %(single_valued)s)
                    ON CONFLICT DO NOTHING""",
 }
-REGISTER = "SELECT register_embedding_model(%s, %s)"
 
 
 def _json(value: Any) -> Any:
@@ -261,10 +260,30 @@ def parse(lines: Iterable[str]) -> tuple[Header, list[BaseModel]]:
     return header, records
 
 
-def import_user(db: Database, lines: Iterable[str], as_user: str | None = None) -> dict[str, int]:
-    """Validate everything, then write everything in one transaction; counts of new rows per kind."""
+REGISTERED = "SELECT model, dimension FROM embedding_models WHERE model = ANY(%(models)s)"
+
+
+def import_user(
+    db: Database, lines: Iterable[str], user_id: str | None = None, *, as_user: str | None = None
+) -> dict[str, int]:
+    """Validate everything, then write everything in one transaction; counts of new rows per kind.
+
+    The rows go to the user the file's header names, which must be ``user_id`` when given; with
+    ``as_user`` they go to that user instead, whoever the file names. Vectors must be of models
+    this database has registered, with their dimension: an import registers none (each model
+    would add three HNSW indexes; the schema owner registers models)."""
     header, records = parse(lines)
-    user_id = check_user_id(as_user or header.user_id)
+    if as_user is not None:
+        target = check_user_id(as_user)
+    elif user_id is not None and check_user_id(user_id) != header.user_id:
+        raise InvalidInputError(
+            "user_id",
+            f"the file holds user {header.user_id!r}, not {user_id!r}: name that user, or import it "
+            f"as {user_id!r} on purpose (--as-user)",
+        )
+    else:
+        target = check_user_id(header.user_id)
+    user_id = target
     models: dict[str, int] = {}
     for record in records:
         if isinstance(record, MemoryRecord):
@@ -283,9 +302,16 @@ def import_user(db: Database, lines: Iterable[str], as_user: str | None = None) 
                 ):
                     raise InvalidInputError("embedding", f"model {model!r} has vectors of two dimensions")
     counts = dict.fromkeys(RECORDS, 0)
-    for model, dimension in models.items():
-        db.ensure_embedding_model(model, dimension)
     with db.transaction(user_id) as conn:
+        registered = dict(conn.execute(REGISTERED, {"models": list(models)}).fetchall()) if models else {}
+        for model, dimension in models.items():
+            if registered.get(model) != dimension:
+                known = f"registered with {registered[model]} dimensions" if model in registered else "not registered"
+                raise InvalidInputError(
+                    "embedding_model",
+                    f"model {model!r} ({dimension} dimensions) is {known} in this database: an import "
+                    "registers no model (the schema owner does, by using it once)",
+                )
         # a file written before the two clocks: its rows are recorded now (as the server sees it)
         row = conn.execute("SELECT now()").fetchone()
         assert row is not None

@@ -9,7 +9,6 @@ embedding anything.
 from __future__ import annotations
 
 import hashlib
-import re
 import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
@@ -36,13 +35,6 @@ from hello_pgmem.rag.models import IngestResult
 MAX_CHUNKS_PER_DOCUMENT = 20_000
 MAX_BATCH_DOCUMENTS = 10_000
 MAX_TEXT_CHARS = 5_000_000
-_MARKUP = [
-    (re.compile(r"^#{1,6}\s*", re.M), ""),
-    (re.compile(r"\[([^\]]*)\]\([^)]*\)"), r"\1"),
-    (re.compile(r"[*_]{1,3}([^*_\n]+)[*_]{1,3}"), r"\1"),
-    (re.compile(r"`{1,3}"), ""),
-    (re.compile(r"[ \t]+"), " "),
-]
 
 Progress = Callable[[int, int, IngestResult], None]
 
@@ -56,15 +48,6 @@ class TextDocument:
     source_path: str | None = None
     title: str | None = None
     metadata: dict[str, Any] | None = None
-
-
-def embedding_text(chunk: Chunk) -> str:
-    """What is embedded for a chunk: its heading path, then its text without Markdown markup."""
-    text = chunk.content
-    for pattern, replacement in _MARKUP:
-        text = pattern.sub(replacement, text)
-    heading = " > ".join(chunk.heading_path)
-    return f"{heading}\n{text.strip()}" if heading else text.strip()
 
 
 class Ingest(store.Namespaced):
@@ -137,7 +120,7 @@ class Ingest(store.Namespaced):
                 )
             planned.append((doc, document_id, chunks, content_hash))
         changed = [p for p in planned if p[1] not in unchanged_chunks]
-        texts = [embedding_text(c) for p in changed for c in p[2]]
+        texts = [store.embedding_text(c.content, c.heading_path) for p in changed for c in p[2]]
         vectors, embedded = store.embed_cached(
             self.db, self.registered_embedder(), texts, self.batch_size, namespace=self.namespace
         )

@@ -1,9 +1,12 @@
 """Binary documents converted where a hostile file can do no harm: a checked archive, a process
 that a timeout kills, memory capped.
 
-- Archives (docx, xlsx, pptx, epub, zip) are refused before conversion when they would unpack to
-  more than ``MAX_UNPACKED_BYTES`` or hold more than ``MAX_MEMBERS`` files (a zip bomb is a few
-  kilobytes that unpack to gigabytes).
+- Archives (docx, xlsx, pptx, epub, zip) are refused before conversion when their directory says
+  they would unpack to more than ``MAX_UNPACKED_BYTES``, hold more than ``MAX_MEMBERS`` files, or
+  hold a member that unpacks to more than ``MAX_RATIO`` times its packed size (a zip bomb is a
+  few kilobytes that unpack to gigabytes); in the worker, before conversion, every member is
+  unpacked as a stream and counted, so an archive whose directory understates its members stops
+  at the same limit.
 - A PDF of more than ``MAX_PDF_PAGES`` pages is refused (counted in the worker, before its text
   is extracted); the Markdown a document gives is held to the ingest's character limit.
 - The converter runs in a process of its own, forked from a single-threaded fork server that has
@@ -29,7 +32,9 @@ from hello_pgmem.core.errors import InvalidInputError
 log = logging.getLogger(__name__)
 
 ARCHIVES = {".docx", ".xlsx", ".pptx", ".epub", ".zip"}
-MAX_UNPACKED_BYTES = 512 * 1024 * 1024
+MAX_UNPACKED_BYTES = 64 * 1024 * 1024  # a 5M-character document is far less as XML
+MAX_RATIO = 200  # unpacked to packed, for a member of more than RATIO_FROM bytes
+RATIO_FROM = 1024 * 1024
 MAX_MEMBERS = 20_000
 MAX_PDF_PAGES = 2_000
 MAX_WORKER_BYTES = 4 * 1024**3
@@ -39,13 +44,28 @@ _lock = Lock()
 _context: Any = None
 
 
-def check_archive(data: bytes, name: str) -> None:
-    """Refuse an archive that would unpack to too much (by its own directory of members)."""
+def check_archive(data: bytes, name: str, *, unpack: bool = False) -> None:
+    """Refuse an archive that would unpack to too much: by its own directory of members, and with
+    ``unpack`` by unpacking every member as a stream and counting what comes out."""
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             members = archive.infolist()
-    except zipfile.BadZipFile as exc:
+            _check_directory(members, name)
+            if unpack:
+                total = 0
+                for member in members:
+                    with archive.open(member) as stream:
+                        while piece := stream.read(1024 * 1024):
+                            total += len(piece)
+                            if total > MAX_UNPACKED_BYTES:
+                                raise InvalidInputError(
+                                    "file_path", f"{name!r} unpacks to more than {MAX_UNPACKED_BYTES} bytes"
+                                )
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, EOFError) as exc:
         raise InvalidInputError("file_path", f"{name!r} is corrupt or cannot be converted: {exc}") from exc
+
+
+def _check_directory(members: list[zipfile.ZipInfo], name: str) -> None:
     if len(members) > MAX_MEMBERS:
         raise InvalidInputError("file_path", f"{name!r} holds more than {MAX_MEMBERS} files")
     unpacked = sum(member.file_size for member in members)
@@ -53,6 +73,13 @@ def check_archive(data: bytes, name: str) -> None:
         raise InvalidInputError(
             "file_path", f"{name!r} would unpack to {unpacked} bytes, more than {MAX_UNPACKED_BYTES}"
         )
+    for member in members:
+        if member.file_size > RATIO_FROM and member.file_size > MAX_RATIO * max(member.compress_size, 1):
+            raise InvalidInputError(
+                "file_path",
+                f"{name!r} holds {member.filename!r}, which would unpack to more than {MAX_RATIO} times "
+                "its packed size",
+            )
 
 
 def check_pages(data: bytes, name: str, limit: int = MAX_PDF_PAGES) -> None:
@@ -87,6 +114,8 @@ def _work(out: Connection, data: bytes, extension: str, name: str, memory: int) 
     try:
         if extension == ".pdf":
             check_pages(data, name)
+        if extension in ARCHIVES:
+            check_archive(data, name, unpack=True)
         out.send((True, convert_bytes(data, extension, name)))
     except InvalidInputError as exc:
         out.send((False, exc.rule))

@@ -85,9 +85,10 @@ class KnowledgeBase(Ingest, Search):
 
     @retry_transient
     def clear(self) -> int:
-        """Delete every document (and chunk) of this namespace only; return how many documents."""
+        """Delete every document and chunk of this namespace only, and the cached embeddings of
+        its chunks; return how many documents."""
         with self.transaction() as conn:
-            return conn.execute(store.CLEAR_NAMESPACE, self.params()).rowcount
+            return store.erase_namespace(conn, self.namespace)["documents"]
 
     def stats(self) -> KnowledgeStats:
         with self.transaction() as conn:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Any
@@ -118,6 +119,8 @@ FROM documents WHERE namespace = %(namespace)s ORDER BY updated_at DESC, id LIMI
 """
 DELETE_DOCUMENT = "DELETE FROM documents WHERE namespace = %(namespace)s AND id = %(id)s"
 CLEAR_NAMESPACE = "DELETE FROM documents WHERE namespace = %(namespace)s"
+NAMESPACE_CHUNKS = "SELECT content, heading_path FROM chunks WHERE namespace = %(namespace)s"
+CACHE_FORGET = "DELETE FROM embedding_cache WHERE content_hash = ANY(%(hashes)s)"
 STATS = """
 SELECT (SELECT count(*) FROM documents WHERE namespace = %(namespace)s),
        (SELECT count(*) FROM chunks WHERE namespace = %(namespace)s),
@@ -145,6 +148,35 @@ class Namespaced:
     def params(self, **extra: Any) -> dict[str, Any]:
         """Statement parameters with this namespace."""
         return {"namespace": self.namespace, **extra}
+
+
+_MARKUP = [
+    (re.compile(r"^#{1,6}\s*", re.M), ""),
+    (re.compile(r"\[([^\]]*)\]\([^)]*\)"), r"\1"),
+    (re.compile(r"[*_]{1,3}([^*_\n]+)[*_]{1,3}"), r"\1"),
+    (re.compile(r"`{1,3}"), ""),
+    (re.compile(r"[ \t]+"), " "),
+]
+
+
+def embedding_text(content: str, heading_path: Sequence[str]) -> str:
+    """What is embedded (and cached) for a chunk: its heading path, then its text without
+    Markdown markup."""
+    text = content
+    for pattern, replacement in _MARKUP:
+        text = pattern.sub(replacement, text)
+    heading = " > ".join(heading_path)
+    return f"{heading}\n{text.strip()}" if heading else text.strip()
+
+
+def erase_namespace(conn: Conn, namespace: str) -> dict[str, int]:
+    """Delete every document and chunk of ``namespace`` and the cached embeddings of its chunks'
+    texts, in the caller's transaction (scoped to the namespace); rows per table."""
+    chunks = conn.execute(NAMESPACE_CHUNKS, {"namespace": namespace}).fetchall()
+    hashes = list({cache_key(namespace, embedding_text(content, heading)) for content, heading in chunks})
+    cached = conn.execute(CACHE_FORGET, {"hashes": hashes}).rowcount if hashes else 0
+    documents = conn.execute(CLEAR_NAMESPACE, {"namespace": namespace}).rowcount
+    return {"documents": documents, "chunks": len(chunks), "embedding_cache": cached}
 
 
 def sha256(text: str) -> bytes:
