@@ -6,7 +6,7 @@ from alembic import context
 from sqlalchemy import create_engine, pool, text
 
 from hello_pgmem.core.settings import Settings
-from hello_pgmem.db.migrations import sqlalchemy_url
+from hello_pgmem.db.migrations import apply_live_sql, prepare_sql_session, sqlalchemy_url
 from hello_pgmem.db.tables import metadata
 
 config = context.config
@@ -33,6 +33,20 @@ def run_migrations_online() -> None:
                 quoted = connection.dialect.identifier_preparer.quote_identifier(schema)
                 connection.exec_driver_sql(f"CREATE SCHEMA {quoted}")
             context.run_migrations()
+            if _upgrading_to_head():
+                prepare_sql_session(connection)
+                apply_live_sql(connection)
+
+
+def _upgrading_to_head() -> bool:
+    """Whether this run upgrades to head (``hello-pgmem migrate``, or ``alembic upgrade head``): the
+    files of sql/ that changed are applied then."""
+    if "live_sql" in config.attributes:
+        return bool(config.attributes["live_sql"])
+    options = config.cmd_opts
+    command = getattr(options, "cmd", None)
+    name = getattr(command[0], "__name__", "") if command else ""
+    return name == "upgrade" and getattr(options, "revision", None) == "head"
 
 
 if context.is_offline_mode():

@@ -135,10 +135,10 @@ def bulk_load(
 # --------------------------------------------------------------------------- search
 
 SEARCH = (
-    "SELECT id FROM search_episodic(%(user)s, %(model)s, %(q)s, %(k)s, p_session_id => %(session)s,"
+    "SELECT id FROM search_by_recency(%(user)s, %(model)s, %(q)s, p_limit => %(k)s, p_session_id => %(session)s,"
     " p_now => %(now)s)"
 )
-# the candidates search_episodic ranks: limit x 5 by vector; recall compares their top k to exact
+# the candidates search_by_recency ranks: limit x 5 by vector; recall compares their top k to exact
 CANDIDATES = (
     "SELECT 1 - vector_score FROM memory_candidates(%(user)s, %(model)s, %(q)s, %(k)s * 5,"
     " p_session_id => %(session)s) ORDER BY vector_score DESC LIMIT %(k)s"

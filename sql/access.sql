@@ -1,6 +1,6 @@
 -- Accesses of memories: the access log folded into the counters, and decay applied.
--- The live definitions (what `\df+` shows at head); tests/test_sql_live.py holds them equal
--- to a migrated database. Alembic's revisions run the frozen scripts under alembic/sql/.
+-- Applied by every migration in which this file changed (sql/README.md); tests/test_sql_live.py
+-- holds it equal to a migrated database.
 
 CREATE OR REPLACE FUNCTION fold_accesses(p_user_id text DEFAULT NULL)
 RETURNS bigint
@@ -41,9 +41,7 @@ AS $$
 DECLARE
     v_evicted integer;
 BEGIN
-    IF p_user_id IS NULL OR btrim(p_user_id) = '' THEN
-        RAISE EXCEPTION 'user_id must be a non-empty string' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    PERFORM _require_text(p_user_id, 'user_id');
     IF p_max_memories IS NULL OR p_max_memories < 0 THEN
         RAISE EXCEPTION 'max_memories must be zero or more, got %', coalesce(p_max_memories::text, 'NULL')
             USING ERRCODE = 'invalid_parameter_value';

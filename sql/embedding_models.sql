@@ -1,6 +1,6 @@
 -- Embedding models: one vector column and its indexes per registered model.
--- The live definitions (what `\df+` shows at head); tests/test_sql_live.py holds them equal
--- to a migrated database. Alembic's revisions run the frozen scripts under alembic/sql/.
+-- Applied by every migration in which this file changed (sql/README.md); tests/test_sql_live.py
+-- holds it equal to a migrated database.
 
 CREATE OR REPLACE FUNCTION vector_type_for(p_dimension integer)
 RETURNS text

@@ -1,6 +1,6 @@
 -- Scoring formulas of the HelloAgents memory chapter and the decay of long-term memories.
--- The live definitions (what `\df+` shows at head); tests/test_sql_live.py holds them equal
--- to a migrated database. Alembic's revisions run the frozen scripts under alembic/sql/.
+-- Applied by every migration in which this file changed (sql/README.md); tests/test_sql_live.py
+-- holds it equal to a migrated database.
 
 CREATE OR REPLACE FUNCTION _require_range(p_value double precision, p_name text,
                                p_low double precision, p_high double precision)
@@ -16,6 +16,18 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION _require_range(double precision, text, double precision, double precision) IS
     'Internal: return p_value if it lies in [p_low, p_high], else raise 22023 naming p_name.';
+
+CREATE OR REPLACE FUNCTION _require_text(p_value text, p_name text)
+RETURNS text
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
+BEGIN
+    IF p_value IS NULL OR btrim(p_value) = '' THEN
+        RAISE EXCEPTION '% must be a non-empty string', p_name USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    RETURN p_value;
+END $$;
+COMMENT ON FUNCTION _require_text(text, text) IS
+    'Internal: return p_value if it is a non-blank text, else raise 22023 naming p_name.';
 
 CREATE OR REPLACE FUNCTION importance_weight(importance double precision)
 RETURNS double precision
@@ -47,12 +59,22 @@ RETURN greatest(0.1, exp(-0.1 * _require_range(age_hours, 'age_hours', 0, 1e308)
 COMMENT ON FUNCTION perceptual_recency(double precision) IS
     'Perceptual recency max(0.1, exp(-0.1 * age_hours / 24)), in [0.1, 1]; age_hours >= 0.';
 
+CREATE OR REPLACE FUNCTION _weighted_score(vector_score double precision, vector_weight double precision,
+                                           other double precision, other_name text,
+                                           importance double precision)
+RETURNS double precision
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN (_require_range(vector_score, 'vector_score', -1, 1) * vector_weight
+        + _require_range(other, other_name, 0, 1) * (1 - vector_weight)) * importance_weight(importance);
+COMMENT ON FUNCTION _weighted_score(double precision, double precision, double precision, text, double precision) IS
+    'Internal: (vector_score * vector_weight + other * (1 - vector_weight)) * importance_weight, '
+    'vector_score in [-1, 1] and other (named other_name in errors) in [0, 1].';
+
 CREATE OR REPLACE FUNCTION episodic_score(vector_score double precision, recency double precision,
                                importance double precision)
 RETURNS double precision
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN (_require_range(vector_score, 'vector_score', -1, 1) * 0.8
-        + _require_range(recency, 'recency', 0, 1) * 0.2) * importance_weight(importance);
+RETURN _weighted_score(vector_score, 0.8, recency, 'recency', importance);
 COMMENT ON FUNCTION episodic_score(double precision, double precision, double precision) IS
     'Episodic (and perceptual) score (vector_score * 0.8 + recency * 0.2) * importance_weight; '
     'vector_score is the cosine similarity in [-1, 1], recency in [0, 1].';
@@ -61,11 +83,9 @@ CREATE OR REPLACE FUNCTION semantic_score(vector_score double precision, graph_s
                                importance double precision)
 RETURNS double precision
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN (_require_range(vector_score, 'vector_score', -1, 1) * 0.7
-        + _require_range(graph_score, 'graph_score', 0, 1) * 0.3) * importance_weight(importance);
+RETURN _weighted_score(vector_score, 0.7, graph_score, 'graph_score', importance);
 COMMENT ON FUNCTION semantic_score(double precision, double precision, double precision) IS
-    'Semantic score (vector_score * 0.7 + graph_score * 0.3) * importance_weight; '
-    'graph_score in [0, 1].';
+    'Semantic score (vector_score * 0.7 + graph_score * 0.3) * importance_weight; graph_score in [0, 1].';
 
 CREATE OR REPLACE FUNCTION working_priority(importance double precision, time_decay double precision)
 RETURNS double precision

@@ -1,6 +1,6 @@
 -- Search: the hybrid ranking of memories across types, its candidate pool and graph branch, the reference's per-type searches, and the search of document chunks.
--- The live definitions (what `\df+` shows at head); tests/test_sql_live.py holds them equal
--- to a migrated database. Alembic's revisions run the frozen scripts under alembic/sql/.
+-- Applied by every migration in which this file changed (sql/README.md); tests/test_sql_live.py
+-- holds it equal to a migrated database.
 
 CREATE OR REPLACE FUNCTION _query_dimension(p_model text, p_query vector)
 RETURNS integer
@@ -24,6 +24,28 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION _query_dimension(text, vector) IS
     'Internal: the dimension of a registered model, after checking that the query vector has it.';
+
+CREATE OR REPLACE FUNCTION _passes_filters(
+    p_memory_type text, p_session_id text, p_created_at timestamptz, p_importance double precision,
+    p_modality text, p_metadata jsonb, p_memory_types text[], p_want_session text,
+    p_since timestamptz, p_until timestamptz, p_min_importance double precision, p_want_modality text,
+    p_session_prefix text, p_where jsonpath, p_where_vars jsonb)
+RETURNS boolean
+LANGUAGE sql IMMUTABLE PARALLEL SAFE  -- inlined where it is called: the planner sees the conditions
+AS $$
+    SELECT (p_memory_types IS NULL OR p_memory_type = ANY (p_memory_types))
+       AND (p_want_session IS NULL OR p_session_id = p_want_session)
+       AND (p_since IS NULL OR p_created_at >= p_since)
+       AND (p_until IS NULL OR p_created_at <= p_until)
+       AND (p_min_importance IS NULL OR p_importance >= p_min_importance)
+       AND (p_want_modality IS NULL OR p_modality = p_want_modality)
+       AND (p_session_prefix IS NULL OR starts_with(p_session_id, p_session_prefix))
+       AND (p_where IS NULL OR jsonb_path_match(p_metadata, p_where, coalesce(p_where_vars, '{}'), true))
+$$;
+COMMENT ON FUNCTION _passes_filters(text, text, timestamptz, double precision, text, jsonb, text[], text,
+                                    timestamptz, timestamptz, double precision, text, text, jsonpath, jsonb) IS
+    'Internal: whether a memory meets a search''s filters (types, session, time, importance, modality, '
+    'session prefix, metadata predicate); each filter NULL passes all.';
 
 CREATE OR REPLACE FUNCTION hnsw_ef_search(p_model text, p_pool integer, p_space text DEFAULT 'embedding')
 RETURNS integer
@@ -76,27 +98,13 @@ DECLARE
     v_matching bigint;
     v_user_rows bigint;  -- the user's live memories (memory_text_totals)
 BEGIN
-    IF p_user_id IS NULL OR btrim(p_user_id) = '' THEN
-        RAISE EXCEPTION 'user_id must be a non-empty string' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF p_pool IS NULL OR p_pool NOT BETWEEN 1 AND 10000 THEN
-        RAISE EXCEPTION 'pool must be between 1 and 10000, got %', coalesce(p_pool::text, 'NULL')
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    PERFORM _require_text(p_user_id, 'user_id');
+    PERFORM _require_range(p_pool, 'pool', 1, 10000);
     IF p_space IS NULL OR p_space NOT IN ('embedding', 'text_embedding') THEN
         RAISE EXCEPTION 'space must be embedding or text_embedding, got %', coalesce(quote_literal(p_space), 'NULL')
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    SELECT dimension INTO v_dimension FROM embedding_models WHERE model = p_model;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'model % is not registered: call register_embedding_model first',
-            coalesce(quote_literal(p_model), 'NULL') USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF p_query IS NULL OR vector_dims(p_query) <> v_dimension THEN
-        RAISE EXCEPTION 'query must be a vector of % dimensions for model %, got %', v_dimension,
-            quote_literal(p_model), coalesce(vector_dims(p_query)::text, 'NULL')
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    v_dimension := _query_dimension(p_model, p_query);
     v_type := vector_type_for(v_dimension);
     SELECT coalesce(max(t.memories), 0) INTO v_user_rows FROM memory_text_totals t WHERE t.user_id = p_user_id;
     IF v_user_rows <= exact_scan_rows() AND p_space = 'embedding' AND v_type = 'vector'
@@ -247,6 +255,26 @@ COMMENT ON FUNCTION graph_memories(text, text[], integer, integer, integer, inte
     'p_max_entities nearest entities, p_per_entity most recent memories per entity). '
     'graph_score = min(1, sum over the memory''s reached entities of 0.5^hops / number of seeds).';
 
+-- search_memories ranks a user's long-term memories of any types in one statement:
+--   lexical  BM25 of the memory's own terms, of its context (the two memories before and the two
+--            after it in its session) and of its session, all with the user's inverse document
+--            frequencies (memory_term_counts, kept by triggers); plus a match of the memory's speaker
+--            (metadata.speaker) with a name the query gives. Candidates: the memories with a query
+--            term that is not common (in at most 200 of the user's memories), and their neighbours
+--            with any query term; when every term is common, at most 200 memories with all of them
+--            and the vector candidates that have them all.
+--   vector   cosine similarity; candidates: the pool nearest (memory_candidates, HNSW), episodic
+--            and semantic memories by their text vector, perceptual ones by their description's.
+--   graph    for semantic memories, the knowledge-graph expansion of the entities the query names
+--            that are specific (mentioned by at most 5% of the memories, or 20).
+-- Each component is normalised by its best value among the candidates, then
+--   relevance = 0.8 × (0.4 own + 0.6 context + 0.3 session + 0.3 speaker) / 1.6 + 0.2 × vector
+--               (+ 0.2 × graph, + 0.2 when the memory falls in the time range the query names)
+-- or, with p_fusion => 'rrf', 30 × (1/(60 + lexical rank) + 1/(60 + vector rank)). Recency and
+-- importance only break near-ties: together they add at most 0.02. Weights were chosen on LoCoMo's
+-- development conversations (bench/retrieval.py, docs/search.md); p_mode => 'lexical' or 'vector'
+-- keeps one branch. The reference's formulas stay in search_episodic, search_semantic and
+-- search_perceptual.
 CREATE OR REPLACE FUNCTION search_memories(
     p_user_id text, p_model text, p_query vector, p_query_text text, p_limit integer DEFAULT 10,
     p_memory_types text[] DEFAULT NULL, p_session_id text DEFAULT NULL,
@@ -298,10 +326,7 @@ DECLARE
     v_scan tsquery;  -- what the full-text index looks up: v_query, or the rarest of its terms
     v_narrowed boolean := false;  -- v_scan is fewer terms than v_query, which then filters
 BEGIN
-    IF p_limit IS NULL OR p_limit NOT BETWEEN 1 AND 1000 THEN
-        RAISE EXCEPTION 'limit must be between 1 and 1000, got %', coalesce(p_limit::text, 'NULL')
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    PERFORM _require_range(p_limit, 'limit', 1, 1000);
     IF p_mode IS NULL OR p_mode NOT IN ('hybrid', 'lexical', 'vector') THEN
         RAISE EXCEPTION 'mode must be hybrid, lexical or vector, got %', coalesce(quote_literal(p_mode), 'NULL')
             USING ERRCODE = 'invalid_parameter_value';
@@ -327,7 +352,7 @@ BEGIN
     IF v_any IS NOT NULL AND v_documents <= v_cap THEN
         v_query := v_any;  -- few memories: every match is a candidate, frequencies counted below
     ELSIF v_any IS NOT NULL AND v_documents IS NOT NULL THEN
-        -- Each term's live memories, from the counts the triggers keep (revision 0014). The
+        -- Each term's live memories, from the counts the triggers keep. The
         -- candidates are the memories with a rarer term; when every term found is common, the
         -- memories with all of those, at most the cap (a speaker's name, in half of a chat, does
         -- not make every turn a candidate).
@@ -442,14 +467,9 @@ BEGIN
           AND m.user_id = p_user_id AND m.lexemes @@ v_scan AND m.forgotten_at IS NULL
           AND (NOT v_narrowed OR ts_match_vq(m.lexemes, v_query))  -- the function: a filter, not
                                                                      -- a second index lookup
-          AND (p_memory_types IS NULL OR m.memory_type = ANY (p_memory_types))
-          AND (p_session_id IS NULL OR m.session_id = p_session_id)
-          AND (p_since IS NULL OR m.created_at >= p_since)
-          AND (p_until IS NULL OR m.created_at <= p_until)
-          AND (p_min_importance IS NULL OR m.importance >= p_min_importance)
-          AND (p_modality IS NULL OR m.modality = p_modality)
-          AND (p_session_prefix IS NULL OR starts_with(m.session_id, p_session_prefix))
-          AND (p_where IS NULL OR jsonb_path_match(m.metadata, p_where, coalesce(p_where_vars, '{}'), true))
+          AND _passes_filters(m.memory_type, m.session_id, m.created_at, m.importance, m.modality,
+                              m.metadata, p_memory_types, p_session_id, p_since, p_until,
+                              p_min_importance, p_modality, p_session_prefix, p_where, p_where_vars)
         LIMIT v_candidates
     ), lexical AS MATERIALIZED (  -- those, and the nearest that have them
         SELECT x.id, x.session_id, x.created_at, x.seq, x.term_count, x.hits FROM capped x
@@ -580,14 +600,9 @@ BEGIN
                            WHERE k.id IS NULL AND x.user_id = p_user_id AND x.id = f.id OFFSET 0) AS m ON true
         WHERE k.id IS NOT NULL  -- the full-text scan applied the filters; a row read by key meets them here
            OR (m.forgotten_at IS NULL
-               AND (p_memory_types IS NULL OR m.memory_type = ANY (p_memory_types))
-               AND (p_session_id IS NULL OR m.session_id = p_session_id)
-               AND (p_since IS NULL OR m.created_at >= p_since)
-               AND (p_until IS NULL OR m.created_at <= p_until)
-               AND (p_min_importance IS NULL OR m.importance >= p_min_importance)
-               AND (p_modality IS NULL OR m.modality = p_modality)
-               AND (p_session_prefix IS NULL OR starts_with(m.session_id, p_session_prefix))
-               AND (p_where IS NULL OR jsonb_path_match(m.metadata, p_where, coalesce(p_where_vars, '{}'), true)))
+               AND _passes_filters(m.memory_type, m.session_id, m.created_at, m.importance, m.modality,
+                                   m.metadata, p_memory_types, p_session_id, p_since, p_until,
+                                   p_min_importance, p_modality, p_session_prefix, p_where, p_where_vars))
     ), normalised AS (
         SELECT c.*,
                c.vector_raw / nullif(max(c.vector_raw) OVER (), 0) AS vector_n,
@@ -635,7 +650,7 @@ END $$;
 COMMENT ON FUNCTION search_memories(text, text, vector, text, integer, text[], text, timestamptz, timestamptz,
                                    double precision, text, text, timestamptz, text[], text[], integer,
                                    timestamptz, timestamptz, text, text, integer, integer, text, jsonpath, jsonb) IS
-    'Hybrid search of one user''s long-term memories (see the header of search--0014.sql): BM25 of '
+    'Hybrid search of one user''s long-term memories (sql/search.sql explains it): BM25 of '
     'the memory, of the memory with the two before and the two after it in its session, of its session, a speaker the query names, cosine '
     'similarity, knowledge-graph expansion for semantic memories and a time range the query names; '
     'each component normalised by its best candidate; recency and importance only break near-ties '
@@ -643,13 +658,17 @@ COMMENT ON FUNCTION search_memories(text, text, vector, text, integer, text[], t
     'memory type; p_session_prefix, p_where (a jsonpath predicate on the metadata, with the '
     'variables p_where_vars) filter the candidates before any limit. Every component is returned.';
 
-CREATE OR REPLACE FUNCTION search_episodic(
-    p_user_id text, p_model text, p_query vector, p_limit integer DEFAULT 5,
-    p_session_id text DEFAULT NULL, p_since timestamptz DEFAULT NULL,
-    p_until timestamptz DEFAULT NULL, p_min_importance double precision DEFAULT NULL,
-    p_now timestamptz DEFAULT now())
+-- The reference's episodic and perceptual searches: limit * 5 candidates nearest by vector with the
+-- filters inside, each scored (vector_score * 0.8 + recency * 0.2) * importance_weight; episodic
+-- recency counts days, perceptual recency hours (floored at 0.1).
+CREATE OR REPLACE FUNCTION search_by_recency(
+    p_user_id text, p_model text, p_query vector, p_memory_type text DEFAULT 'episodic',
+    p_limit integer DEFAULT 5, p_session_id text DEFAULT NULL, p_modality text DEFAULT NULL,
+    p_since timestamptz DEFAULT NULL, p_until timestamptz DEFAULT NULL,
+    p_min_importance double precision DEFAULT NULL, p_now timestamptz DEFAULT now(),
+    p_space text DEFAULT 'embedding')
 RETURNS TABLE (id uuid, memory_type text, content text, importance double precision,
-               session_id text, metadata jsonb, created_at timestamptz,
+               session_id text, modality text, metadata jsonb, created_at timestamptz,
                vector_score double precision, recency_score double precision,
                importance_weight double precision, score double precision)
 LANGUAGE plpgsql STABLE
@@ -657,28 +676,35 @@ SET search_path FROM CURRENT
 AS $$
 #variable_conflict use_column
 BEGIN
-    IF p_limit IS NULL OR p_limit NOT BETWEEN 1 AND 1000 THEN
-        RAISE EXCEPTION 'limit must be between 1 and 1000, got %', coalesce(p_limit::text, 'NULL')
-            USING ERRCODE = 'invalid_parameter_value';
+    IF p_memory_type IS NULL OR p_memory_type NOT IN ('episodic', 'perceptual') THEN
+        RAISE EXCEPTION 'memory_type must be episodic or perceptual, got %',
+            coalesce(quote_literal(p_memory_type), 'NULL') USING ERRCODE = 'invalid_parameter_value';
     END IF;
+    PERFORM _require_range(p_limit, 'limit', 1, 1000);
     RETURN QUERY
-    SELECT m.id, m.memory_type, m.content, m.importance, m.session_id, m.metadata, m.created_at,
-           c.vector_score, r.recency, importance_weight(m.importance),
-           episodic_score(c.vector_score, r.recency, m.importance)
-    FROM memory_candidates(p_user_id, p_model, p_query, p_limit * 5, ARRAY['episodic'],
-                           p_session_id, p_since, p_until, p_min_importance, NULL) AS c
+    SELECT m.id, m.memory_type, m.content, m.importance, m.session_id, m.modality, m.metadata,
+           m.created_at, c.vector_score, r.recency, importance_weight(m.importance),
+           episodic_score(greatest(-1, least(1, c.vector_score)), r.recency, m.importance)
+    FROM memory_candidates(p_user_id, p_model, p_query,
+                           p_limit * 5, ARRAY[p_memory_type],
+                           p_session_id, p_since, p_until, p_min_importance, p_modality, p_space) AS c
     JOIN memories m ON m.user_id = p_user_id AND m.id = c.id
     CROSS JOIN LATERAL (
-        SELECT episodic_recency(greatest(0, extract(epoch FROM p_now - m.created_at)::float8 / 86400))
-            AS recency) AS r
-    ORDER BY 11 DESC, 1
+        SELECT CASE p_memory_type
+                   WHEN 'episodic'
+                   THEN episodic_recency(greatest(0, extract(epoch FROM p_now - m.created_at)::float8 / 86400))
+                   ELSE perceptual_recency(greatest(0, extract(epoch FROM p_now - m.created_at)::float8 / 3600))
+               END AS recency) AS r
+    ORDER BY 12 DESC, 1
     LIMIT p_limit;
 END $$;
-COMMENT ON FUNCTION search_episodic(text, text, vector, integer, text, timestamptz, timestamptz,
-                                    double precision, timestamptz) IS
-    'Ranked episodic search: candidates = limit * 5 nearest by vector with the filters inside, '
+COMMENT ON FUNCTION search_by_recency(text, text, vector, text, integer, text, text, timestamptz,
+                                      timestamptz, double precision, timestamptz, text) IS
+    'The reference''s ranked episodic or perceptual search (p_memory_type): candidates = limit * 5 '
+    'nearest by vector (p_model, p_space embedding or text_embedding) with the filters inside, '
     'score = (vector_score * 0.8 + recency * 0.2) * importance_weight, recency = 1 / (1 + age_days) '
-    'at p_now. Returns each score component.';
+    'for episodic memories, max(0.1, exp(-0.1 * age_hours / 24)) for perceptual ones, at p_now. '
+    'Returns each score component.';
 
 CREATE OR REPLACE FUNCTION search_semantic(
     p_user_id text, p_model text, p_query vector, p_seeds text[], p_limit integer DEFAULT 5,
@@ -688,19 +714,13 @@ RETURNS TABLE (id uuid, memory_type text, content text, importance double precis
                session_id text, metadata jsonb, created_at timestamptz,
                vector_score double precision, graph_score double precision,
                importance_weight double precision, score double precision)
-LANGUAGE plpgsql STABLE
+LANGUAGE sql STABLE
 SET search_path FROM CURRENT
 AS $$
-#variable_conflict use_column
-BEGIN
-    IF p_limit IS NULL OR p_limit NOT BETWEEN 1 AND 1000 THEN
-        RAISE EXCEPTION 'limit must be between 1 and 1000, got %', coalesce(p_limit::text, 'NULL')
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    RETURN QUERY
     WITH by_vector AS (
         SELECT c.id, c.vector_score
-        FROM memory_candidates(p_user_id, p_model, p_query, p_limit * 5, ARRAY['semantic'], NULL,
+        FROM memory_candidates(p_user_id, p_model, p_query,
+                               _require_range(p_limit, 'limit', 1, 1000)::integer * 5, ARRAY['semantic'], NULL,
                                p_since, p_until, p_min_importance) AS c
     ), by_graph AS (
         SELECT g.memory_id AS id, g.graph_score
@@ -723,50 +743,13 @@ BEGIN
       AND (p_until IS NULL OR m.created_at <= p_until)
       AND (p_min_importance IS NULL OR m.importance >= p_min_importance)
     ORDER BY 11 DESC, 1
-    LIMIT p_limit;
-END $$;
+    LIMIT p_limit
+$$;
 COMMENT ON FUNCTION search_semantic(text, text, vector, text[], integer, integer, timestamptz,
                                    timestamptz, double precision) IS
     'Ranked semantic search: limit * 5 candidates by vector and limit * 5 by the knowledge graph '
     '(graph_memories from the seed entities), merged by memory id; score = (vector_score * 0.7 + '
     'graph_score * 0.3) * importance_weight. A graph-only hit gets its real cosine similarity.';
-
-CREATE OR REPLACE FUNCTION search_perceptual(
-    p_user_id text, p_model text, p_query vector, p_limit integer DEFAULT 5,
-    p_modality text DEFAULT NULL, p_since timestamptz DEFAULT NULL,
-    p_until timestamptz DEFAULT NULL, p_min_importance double precision DEFAULT NULL,
-    p_now timestamptz DEFAULT now(), p_space text DEFAULT 'embedding')
-RETURNS TABLE (id uuid, memory_type text, content text, importance double precision,
-               modality text, metadata jsonb, created_at timestamptz,
-               vector_score double precision, recency_score double precision,
-               importance_weight double precision, score double precision)
-LANGUAGE plpgsql STABLE
-SET search_path FROM CURRENT
-AS $$
-#variable_conflict use_column
-BEGIN
-    IF p_limit IS NULL OR p_limit NOT BETWEEN 1 AND 1000 THEN
-        RAISE EXCEPTION 'limit must be between 1 and 1000, got %', coalesce(p_limit::text, 'NULL')
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    RETURN QUERY
-    SELECT m.id, m.memory_type, m.content, m.importance, m.modality, m.metadata, m.created_at,
-           c.vector_score, r.recency, importance_weight(m.importance),
-           episodic_score(greatest(-1, least(1, c.vector_score)), r.recency, m.importance)
-    FROM memory_candidates(p_user_id, p_model, p_query, p_limit * 5, ARRAY['perceptual'],
-                           NULL, p_since, p_until, p_min_importance, p_modality, p_space) AS c
-    JOIN memories m ON m.user_id = p_user_id AND m.id = c.id
-    CROSS JOIN LATERAL (
-        SELECT perceptual_recency(greatest(0, extract(epoch FROM p_now - m.created_at)::float8 / 3600))
-            AS recency) AS r
-    ORDER BY 11 DESC, 1
-    LIMIT p_limit;
-END $$;
-COMMENT ON FUNCTION search_perceptual(text, text, vector, integer, text, timestamptz, timestamptz,
-                                      double precision, timestamptz, text) IS
-    'Ranked perceptual search in one embedding space (model, and p_space embedding or '
-    'text_embedding), optionally one modality: score = (vector_score * 0.8 + recency * 0.2) * '
-    'importance_weight, recency = max(0.1, exp(-0.1 * age_hours / 24)) at p_now.';
 
 CREATE OR REPLACE FUNCTION search_chunks(
     p_namespace text, p_model text, p_query vector, p_query_text text, p_limit integer DEFAULT 5,
@@ -796,13 +779,8 @@ DECLARE
     v_stat_terms text[];  -- the query terms the planner's statistics know, and their frequencies
     v_stat_freqs real[];
 BEGIN
-    IF p_namespace IS NULL OR btrim(p_namespace) = '' THEN
-        RAISE EXCEPTION 'namespace must be a non-empty string' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF p_limit IS NULL OR p_limit NOT BETWEEN 1 AND 1000 THEN
-        RAISE EXCEPTION 'limit must be between 1 and 1000, got %', coalesce(p_limit::text, 'NULL')
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    PERFORM _require_text(p_namespace, 'namespace');
+    PERFORM _require_range(p_limit, 'limit', 1, 1000);
     IF v_pool NOT BETWEEN 1 AND 10000 THEN
         RAISE EXCEPTION 'pool must be between 1 and 10000, got %', v_pool USING ERRCODE = 'invalid_parameter_value';
     END IF;

@@ -1,6 +1,6 @@
 -- Row-level security: whose rows a session sees, and the graph's rows read through Cypher.
--- The live definitions (what `\df+` shows at head); tests/test_sql_live.py holds them equal
--- to a migrated database. Alembic's revisions run the frozen scripts under alembic/sql/.
+-- Applied by every migration in which this file changed (sql/README.md); tests/test_sql_live.py
+-- holds it equal to a migrated database.
 
 CREATE OR REPLACE FUNCTION all_rows_requested() RETURNS boolean
 LANGUAGE sql STABLE PARALLEL SAFE

@@ -1,6 +1,6 @@
 -- Facts with two clocks: what held at a time (valid time), as the store knew it at a time
--- (recorded time). The live definitions (what `\df+` shows at head); tests/test_sql_live.py holds
--- them equal to a migrated database. Alembic's revisions run the frozen scripts under alembic/sql/.
+-- (recorded time). Applied by every migration in which this file changed (sql/README.md);
+-- tests/test_sql_live.py holds it equal to a migrated database.
 
 CREATE OR REPLACE FUNCTION holds_as_of(p_from timestamptz, p_to timestamptz, p_recorded timestamptz,
                                        p_superseded timestamptz, p_valid_at timestamptz,
@@ -29,20 +29,17 @@ CREATE OR REPLACE FUNCTION memories_as_of(p_user_id text, p_valid_at timestamptz
 RETURNS TABLE (memory_id uuid, version_id uuid, memory_type text, content text, importance double precision,
                session_id text, valid_from timestamptz, valid_to timestamptz, recorded_at timestamptz,
                superseded_at timestamptz)
-LANGUAGE plpgsql STABLE
+LANGUAGE sql STABLE
 SET search_path FROM CURRENT
 AS $$
-#variable_conflict use_column
-BEGIN
-    RETURN QUERY
     SELECT coalesce(m.version_of, m.id), m.id, m.memory_type, m.content, m.importance, m.session_id,
            m.created_at, m.valid_to, m.recorded_at, m.superseded_at
     FROM memories m
     WHERE m.user_id = p_user_id
       AND memory_as_of(m.created_at, m.valid_to, m.recorded_at, m.superseded_at, m.forgotten_at,
                        m.version_of, p_valid_at, p_known_at)
-    ORDER BY m.created_at, m.seq;
-END $$;
+    ORDER BY m.created_at, m.seq
+$$;
 COMMENT ON FUNCTION memories_as_of(text, timestamptz, timestamptz) IS
     'The long-term memories of a user that held at p_valid_at, as the store knew them at p_known_at '
     '(both default to now: the current truth as currently known), one version each.';
@@ -51,12 +48,9 @@ CREATE OR REPLACE FUNCTION relations_as_of(p_user_id text, p_valid_at timestampt
                                            p_known_at timestamptz DEFAULT now())
 RETURNS TABLE (source text, relation_type text, target text, memory_id uuid, valid_from timestamptz,
                valid_to timestamptz, recorded_at timestamptz, superseded_at timestamptz)
-LANGUAGE plpgsql STABLE
+LANGUAGE sql STABLE
 SET search_path FROM CURRENT
 AS $$
-#variable_conflict use_column
-BEGIN
-    RETURN QUERY
     SELECT s.name, r.relation_type, t.name, r.memory_id, r.valid_from, r.valid_to, r.recorded_at,
            r.superseded_at
     FROM relations r
@@ -64,8 +58,8 @@ BEGIN
     JOIN entities t ON t.user_id = r.user_id AND t.id = r.target_id
     WHERE r.user_id = p_user_id
       AND holds_as_of(r.valid_from, r.valid_to, r.recorded_at, r.superseded_at, p_valid_at, p_known_at)
-    ORDER BY s.name, r.relation_type, t.name, r.valid_from;
-END $$;
+    ORDER BY s.name, r.relation_type, t.name, r.valid_from
+$$;
 COMMENT ON FUNCTION relations_as_of(text, timestamptz, timestamptz) IS
     'The relations of a user''s graph that held at p_valid_at, as the store knew them at p_known_at '
     '(both default to now), with their clocks.';
@@ -79,12 +73,9 @@ RETURNS TABLE (id uuid, memory_type text, content text, importance double precis
                modality text, metadata jsonb, created_at timestamptz, vector_score double precision,
                text_score double precision, recency_score double precision,
                importance_weight double precision, score double precision)
-LANGUAGE plpgsql STABLE
+LANGUAGE sql STABLE
 SET search_path FROM CURRENT
 AS $$
-#variable_conflict use_column
-BEGIN
-    RETURN QUERY
     WITH visible AS (
         SELECT m.id, m.memory_type, m.content, m.importance, m.session_id, m.modality, m.metadata,
                m.created_at, m.lexemes,
@@ -109,8 +100,8 @@ BEGIN
            ranking_score(s.t_score + 0.2 * s.v_score, s.recency, s.importance)
     FROM scored s
     ORDER BY 13 DESC, s.importance DESC, s.id
-    LIMIT p_limit;
-END $$;
+    LIMIT p_limit
+$$;
 COMMENT ON FUNCTION search_memories_as_of(text, text, vector, text, integer, text[], timestamptz, timestamptz, double precision) IS
     'Search the memories that held at p_valid_at as known at p_known_at: text rank (ts_rank_cd over '
     'the query''s terms) plus 0.2 x cosine, each over its best among them, with recency (seen from '

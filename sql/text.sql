@@ -1,6 +1,16 @@
 -- Text of memories and chunks: the text search configuration, lexemes, term counts and the query's terms.
--- The live definitions (what `\df+` shows at head); tests/test_sql_live.py holds them equal
--- to a migrated database. Alembic's revisions run the frozen scripts under alembic/sql/.
+-- Applied by every migration in which this file changed (sql/README.md); tests/test_sql_live.py
+-- holds it equal to a migrated database.
+
+CREATE OR REPLACE FUNCTION fts_term_count(p_vector tsvector)
+RETURNS integer
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE STRICT
+AS $$
+BEGIN
+    RETURN (SELECT coalesce(sum(coalesce(array_length(u.positions, 1), 1)), 0) FROM unnest(p_vector) AS u);
+END $$;
+COMMENT ON FUNCTION fts_term_count(tsvector) IS
+    'How many terms (with repeats) a tsvector holds: the document length of BM25.';
 
 CREATE OR REPLACE FUNCTION text_config_for(p_text text)
 RETURNS regconfig
@@ -45,16 +55,6 @@ RETURN to_tsvector(p_config, fts_segment(p_text));
 COMMENT ON FUNCTION text_lexemes(text, regconfig) IS
     'The lexemes of a text under a configuration, CJK runs as character pairs (fts_segment).';
 
-CREATE OR REPLACE FUNCTION fts_term_count(p_vector tsvector)
-RETURNS integer
-LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE STRICT
-AS $$
-BEGIN
-    RETURN (SELECT coalesce(sum(coalesce(array_length(u.positions, 1), 1)), 0) FROM unnest(p_vector) AS u);
-END $$;
-COMMENT ON FUNCTION fts_term_count(tsvector) IS
-    'How many terms (with repeats) a tsvector holds: the document length of BM25.';
-
 CREATE OR REPLACE FUNCTION terms_query(p_terms text[])
 RETURNS tsquery
 LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT
@@ -62,11 +62,9 @@ RETURN (SELECT to_tsquery('simple'::regconfig, string_agg(quote_literal(t), ' | 
 COMMENT ON FUNCTION terms_query(text[]) IS
     'A tsquery matching any of the terms (already lexemes: nothing is stemmed again); NULL for none.';
 
--- query_terms calls fts_segment and text_config_for by their bare names. On one server the
--- caller's search_path finds them; on a Citus worker, where a shard query calls it, nothing
--- does ("function fts_segment(text) does not exist"). It is made again with the schema's
--- search_path (CREATE: Citus refuses ALTER FUNCTION ... SET ... FROM CURRENT on a function it
--- has distributed). Same body as in text--0009.sql.
+-- query_terms calls fts_segment and text_config_for by their bare names: it carries the schema's
+-- search_path, which a Citus worker, where a shard query calls it, would not otherwise have
+-- ("function fts_segment(text) does not exist").
 CREATE OR REPLACE FUNCTION query_terms(p_query text)
 RETURNS text[]
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE STRICT

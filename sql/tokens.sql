@@ -1,6 +1,6 @@
 -- Access tokens of the MCP server: a token's identity, and a user's tokens erased.
--- The live definitions (what `\df+` shows at head); tests/test_sql_live.py holds them equal
--- to a migrated database. Alembic's revisions run the frozen scripts under alembic/sql/.
+-- Applied by every migration in which this file changed (sql/README.md); tests/test_sql_live.py
+-- holds it equal to a migrated database.
 
 CREATE OR REPLACE FUNCTION token_identity(p_token_hash bytea)
 RETURNS TABLE (token_id uuid, user_id text, namespaces text[], mode text, namespace_modes jsonb)
@@ -26,6 +26,7 @@ COMMENT ON FUNCTION token_identity(bytea) IS
     'The user, namespaces and modes of a live token, given its SHA-256 (no row for an unknown, '
     'revoked or expired token); records its use unless the transaction is read-only. The '
     'application role may call it; it may not read access_tokens.';
+REVOKE ALL ON FUNCTION token_identity(bytea) FROM PUBLIC;
 
 CREATE OR REPLACE FUNCTION erase_user_tokens()
 RETURNS TABLE (tokens integer, namespaces text[])

@@ -15,7 +15,6 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from hello_pgmem import Database, HashingEmbedder, KnowledgeBase, MemoryManager, Settings
 from hello_pgmem.db import migrations, values_statements
-from hello_pgmem.db.resources import read_sql
 from hello_pgmem.dev.chroot import DevDB
 from hello_pgmem.dev.citus import NODES, CitusCluster, installed
 from hello_pgmem.memory import queries as q
@@ -175,40 +174,6 @@ def test_the_schema_distributes_and_serves_each_user_from_one_shard(database: st
         conn.execute("SET search_path = pgmem")
         added = "\n".join(row[0] for row in conn.execute("EXPLAIN " + statement, params).fetchall())
     assert "Task Count: 1" in added, added
-
-
-def test_a_schema_distributed_before_the_term_counts_gets_them_on_its_shards(database: str) -> None:
-    """Revision 0014 on a schema distributed already: the counts table joins the users' shards, is
-    filled from the memories there, and row triggers keep it (statement triggers with transition
-    tables do not run on shards); the search reads it and keeps planning each call. (The
-    revision's downgrade script runs there too; search--0012.sql, which the downgrade runs after
-    it, is refused there: "cannot insert multiple commands into a prepared statement".)"""
-    settings = Settings(database_url=database, age="off")
-    migrations.upgrade(settings)
-    embedder = HashingEmbedder()
-    with Database(settings) as db:
-        alice = MemoryManager(user_id="alice", database=db, embedder=embedder)
-        alice.add_memories(["Alice adopted a cat named Biscuit", "Biscuit sleeps on the sofa"], "episodic")
-    with psycopg.connect(database) as conn:  # back to a schema distributed at revision 0013
-        conn.execute("SET search_path = pgmem, public")
-        conn.execute(read_sql("downgrade--0014.sql"))
-        conn.execute("UPDATE alembic_version SET version_num = '0013'")
-    migrations.upgrade(settings)
-    count = "SELECT memories FROM memory_term_counts WHERE user_id = 'alice' AND lexeme = 'biscuit'"
-    with Database(settings) as db:
-        with db.transaction(all_rows=True) as conn:
-            placed = conn.execute(
-                "SELECT p.colocationid = m.colocationid FROM pg_dist_partition p, pg_dist_partition m"
-                " WHERE p.logicalrelid = 'memory_term_counts'::regclass AND m.logicalrelid = 'memories'::regclass"
-            ).fetchone()
-            assert placed == (True,)
-            assert conn.execute(count).fetchone() == (2,)  # filled on the shards
-        alice = MemoryManager(user_id="alice", database=db, embedder=embedder)
-        alice.add_memory("Biscuit chased a moth", "episodic")
-        with db.transaction(all_rows=True) as conn:
-            assert conn.execute(count).fetchone() == (3,)  # kept by the row triggers
-        found = alice.retrieve_memories("where does Biscuit sleep?", limit=1)
-        assert found[0].content == "Biscuit sleeps on the sofa"
 
 
 def test_doctor_checks_the_nodes_the_placement_and_every_shards_security(database: str) -> None:

@@ -49,7 +49,7 @@ def test_info_json(env: Settings, capsys: pytest.CaptureFixture[str]) -> None:
     assert payload["revision"] == payload["head"] == migrations.head_revision()
     assert payload["vector_version"].startswith("0.8")
     assert payload["age_version"]
-    assert "search_episodic" in payload["functions"]
+    assert "search_by_recency" in payload["functions"]
 
 
 def test_migrate_prints_the_confirmation(env: Settings, capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,9 +1,11 @@
-"""Migrations: up, down, up again; idempotent; nothing in public; Core tables equal the DDL."""
+"""Migrations: up, down, up again; idempotent; nothing in public; a table changed in
+hello_pgmem.db.tables without a revision is caught; a changed sql/ file is applied on upgrade."""
 
 from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -11,10 +13,11 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import create_engine, pool
 
-from hello_pgmem import Settings
+from hello_pgmem import ConfigurationError, Settings
 from hello_pgmem.db import migrations
 from hello_pgmem.db.tables import metadata
 
+REPO = Path(__file__).resolve().parent.parent
 OBJECTS_IN_SCHEMA = """
 SELECT 'table ' || relname FROM pg_class WHERE relnamespace = to_regnamespace(%(s)s)
 UNION ALL SELECT 'function ' || proname FROM pg_proc WHERE pronamespace = to_regnamespace(%(s)s)
@@ -52,7 +55,7 @@ def test_up_down_up(new_database: Callable[[], str]) -> None:
     settings = Settings(database_url=url)
     migrations.upgrade(settings)
     first = objects(url)
-    assert "table memories" in first and "function search_episodic" in first
+    assert "table memories" in first and "function search_by_recency" in first
     assert graph_exists(url)
 
     migrations.downgrade(settings, "base")
@@ -97,7 +100,7 @@ def test_custom_schema_and_graph_names(new_database: Callable[[], str]) -> None:
 def test_without_age_everything_but_the_graph_is_created(new_database: Callable[[], str]) -> None:
     url = new_database()
     migrations.upgrade(Settings(database_url=url, age="off"))
-    assert "function search_episodic" in objects(url)
+    assert "function search_by_recency" in objects(url)
     with psycopg.connect(url) as conn:
         assert conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'age'").fetchone() is None
 
@@ -111,11 +114,41 @@ def test_core_tables_match_the_migrated_schema(settings: Settings) -> None:
         diff = [
             d
             for d in compare_metadata(context, metadata)
-            # Alembic's own table, and the per-model HNSW indexes register_embedding_model adds.
-            if "alembic_version" not in str(d) and "_embedding_" not in str(d)
+            # the migrations' own tables, and the per-model HNSW indexes register_embedding_model adds
+            if not any(name in str(d) for name in ("alembic_version", "sql_applied", "_embedding_"))
         ]
     engine.dispose()
     assert diff == []
+
+
+def test_an_upgrade_applies_the_sql_files_that_changed(new_database: Callable[[], str]) -> None:
+    """A function changed in the database since its file was applied comes back as the file says
+    once the file is recorded as changed; an unchanged file is not run again."""
+    url = new_database()
+    settings = Settings(database_url=url)
+    migrations.upgrade(settings)
+    described = "SELECT obj_description(%s::regproc, 'pg_proc')"
+    with psycopg.connect(url) as conn:
+        original = conn.execute(described, ("pgmem.importance_weight",)).fetchone()
+        conn.execute("COMMENT ON FUNCTION pgmem.importance_weight(double precision) IS 'drifted'")
+        conn.execute("COMMENT ON FUNCTION pgmem.holds_as_of IS 'drifted too'")  # temporal.sql
+        conn.execute("UPDATE pgmem.sql_applied SET checksum = 'older' WHERE file = 'scoring.sql'")
+    migrations.upgrade(settings)
+    with psycopg.connect(url) as conn:
+        assert conn.execute(described, ("pgmem.importance_weight",)).fetchone() == original
+        assert conn.execute(described, ("pgmem.holds_as_of",)).fetchone() == ("drifted too",)
+        assert conn.execute("SELECT count(*) FROM pgmem.sql_applied WHERE checksum = 'older'").fetchone() == (0,)
+    assert set(migrations.LIVE_FILES) == {p.name for p in (REPO / "sql").glob("*.sql")}
+
+
+def test_a_schema_of_an_unknown_revision_is_named(new_database: Callable[[], str]) -> None:
+    url = new_database()
+    settings = Settings(database_url=url)
+    migrations.upgrade(settings)
+    with psycopg.connect(url) as conn:
+        conn.execute("UPDATE pgmem.alembic_version SET version_num = '0031'")
+    with pytest.raises(ConfigurationError, match="revision this version of hello_pgmem does not know"):
+        migrations.upgrade(settings)
 
 
 def test_first_migration_failure_leaves_nothing(new_database: Callable[[], str]) -> None:

@@ -93,7 +93,7 @@ def test_search_uses_the_partial_hnsw_index(populated: Conn) -> None:
     # With sorting forbidden the planner must order by the index: the partial HNSW index has to
     # match the function's expression and predicate for this plan to exist at all.
     populated.execute("SET LOCAL enable_sort = off")
-    rows, plan = plans(populated, "SELECT * FROM search_episodic('u0', %s, %s, 10)", (MODEL, query))
+    rows, plan = plans(populated, "SELECT * FROM search_by_recency('u0', %s, %s, p_limit => 10)", (MODEL, query))
     assert len(rows) == 10
     assert "Index Scan using memories_embedding_" in plan
 
@@ -106,7 +106,7 @@ def test_selective_filter_still_returns_the_full_limit(populated: Conn) -> None:
     populated.execute("SET LOCAL enable_sort = off")
     rows, plan = plans(
         populated,
-        "SELECT id, session_id FROM search_episodic('u0', %s, %s, 10, p_session_id => 's-small')",
+        "SELECT id, session_id FROM search_by_recency('u0', %s, %s, p_limit => 10, p_session_id => 's-small')",
         (MODEL, query),
     )
     assert "Index Scan using memories_embedding_" in plan
@@ -178,7 +178,7 @@ def test_scores_follow_the_episodic_formula(populated: Conn) -> None:
     query = unit(np.random.default_rng(4))
     rows = populated.execute(
         "SELECT vector_score, recency_score, importance_weight, score, created_at"
-        " FROM search_episodic('u1', %s, %s, 5, p_now => %s)",
+        " FROM search_by_recency('u1', %s, %s, p_limit => 5, p_now => %s)",
         (MODEL, query, NOW),
     ).fetchall()
     assert len(rows) == 5
@@ -195,7 +195,7 @@ def test_time_and_importance_filters_apply(populated: Conn) -> None:
     populated.execute("UPDATE memories SET importance = 0.9 WHERE user_id = 'u2' AND content LIKE '%%-1_'")
     query = unit(np.random.default_rng(5))
     rows = populated.execute(
-        "SELECT importance, created_at FROM search_episodic('u2', %s, %s, 50,"
+        "SELECT importance, created_at FROM search_by_recency('u2', %s, %s, p_limit => 50,"
         " p_min_importance => 0.8, p_since => %s)",
         (MODEL, query, NOW - timedelta(days=15)),
     ).fetchall()
@@ -207,13 +207,13 @@ def test_forgotten_memories_never_come_back(populated: Conn) -> None:
     populated.execute("UPDATE memories SET forgotten_at = now() WHERE user_id = 'u4'")
     query = unit(np.random.default_rng(6))
     assert (
-        populated.execute("SELECT * FROM search_episodic('u4', %s, %s, 5)", (MODEL, query)).fetchall() == []
+        populated.execute("SELECT * FROM search_by_recency('u4', %s, %s, p_limit => 5)", (MODEL, query)).fetchall() == []
     )
 
 
 def test_other_users_are_never_returned(populated: Conn) -> None:
     query = unit(np.random.default_rng(8))
-    ids = populated.execute("SELECT id FROM search_episodic('u5', %s, %s, 50)", (MODEL, query)).fetchall()
+    ids = populated.execute("SELECT id FROM search_by_recency('u5', %s, %s, p_limit => 50)", (MODEL, query)).fetchall()
     owners = populated.execute(
         "SELECT DISTINCT user_id FROM memories WHERE id = ANY(%s)", ([row[0] for row in ids],)
     ).fetchall()
@@ -224,14 +224,15 @@ def test_other_users_are_never_returned(populated: Conn) -> None:
     ("call", "message"),
     [
         (
-            "search_episodic('u0', 'no-such-model', %s, 5)",
+            "search_by_recency('u0', 'no-such-model', %s, p_limit => 5)",
             "model 'no-such-model' is not registered",
         ),
         (
-            "search_episodic('u0', 'test-random-16', %s, 0)",
-            "limit must be between 1 and 1000, got 0",
+            "search_by_recency('u0', 'test-random-16', %s, p_limit => 0)",
+            "limit must be a number between 1 and 1000, got 0",
         ),
-        ("search_episodic('', 'test-random-16', %s, 5)", "user_id must be a non-empty string"),
+        ("search_by_recency('', 'test-random-16', %s, p_limit => 5)", "user_id must be a non-empty string"),
+        ("search_by_recency('u0', 'test-random-16', %s, 'semantic')", "memory_type must be episodic or perceptual"),
     ],
 )
 def test_bad_search_arguments(populated: Conn, call: str, message: str) -> None:
@@ -242,7 +243,7 @@ def test_bad_search_arguments(populated: Conn, call: str, message: str) -> None:
 def test_query_of_the_wrong_dimension_is_rejected(populated: Conn) -> None:
     with pytest.raises(psycopg.errors.InvalidParameterValue, match="query must be a vector of 16 dimensions"):
         populated.execute(
-            "SELECT * FROM search_episodic('u0', %s, %s, 5)", (MODEL, np.ones(8, dtype=np.float32))
+            "SELECT * FROM search_by_recency('u0', %s, %s, p_limit => 5)", (MODEL, np.ones(8, dtype=np.float32))
         )
 
 
@@ -279,5 +280,5 @@ def test_models_above_2000_dimensions_use_halfvec(conn: Conn) -> None:
         " VALUES ('big', gen_random_uuid(), 'episodic', 'x', %s, 'm-big')",
         (v,),
     )
-    rows = conn.execute("SELECT vector_score FROM search_episodic('big', 'm-big', %s, 1)", (v,)).fetchall()
+    rows = conn.execute("SELECT vector_score FROM search_by_recency('big', 'm-big', %s, p_limit => 1)", (v,)).fetchall()
     assert rows[0][0] == pytest.approx(1.0, abs=1e-3)

@@ -5,18 +5,12 @@ from __future__ import annotations
 
 import contextlib
 import threading
-import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 
-import psycopg
 import pytest
-from psycopg import sql
-from psycopg.conninfo import make_conninfo
 
-from hello_pgmem import Database, HashingEmbedder, KnowledgeBase, MemoryManager, Settings
-from hello_pgmem.db import migrations
-from hello_pgmem.ops import grants
+from hello_pgmem import Database, HashingEmbedder, KnowledgeBase, MemoryManager
 from hello_pgmem.ops.check import TERM_COUNTS
 
 
@@ -101,46 +95,6 @@ def test_lexemes_and_totals_follow_every_change(
     assert scalar(clean, "SELECT count(*) FROM memory_text_totals") == 0
     assert scalar(clean, "SELECT count(*) FROM memory_term_counts") == 0
     assert scalar(clean, "SELECT count(*) FROM chunk_text_totals") == 0
-
-
-def test_the_migration_fills_the_text_of_existing_rows(
-    new_database: Callable[[], str], server_url: str
-) -> None:
-    """The owner migrates, as a DBA would have it: row-level security binds the owner too, and the
-    backfill must still see every user's rows."""
-    url, owner = new_database(), f"pgmem_owner_{uuid.uuid4().hex[:8]}"
-    superuser = Settings(database_url=url)
-    with psycopg.connect(url) as conn:
-        grants.apply(conn, grants.owner_statements(conn, superuser, owner, create=True))
-    settings = Settings(database_url=make_conninfo(url, user=owner))
-    try:
-        migrations.upgrade(settings, "0008")
-        with psycopg.connect(url) as conn:
-            conn.execute("SET search_path TO pgmem, public")
-            conn.execute(
-                "INSERT INTO memories (user_id, id, memory_type, content) VALUES"
-                " ('u', gen_random_uuid(), 'episodic', 'The ferries to Naxos were cancelled'),"
-                " ('v', gen_random_uuid(), 'semantic', '李四是前端工程师')"
-            )
-        migrations.upgrade(settings)
-        with Database(superuser) as db:
-            with db.transaction(all_rows=True) as conn:
-                rows = conn.execute(
-                    "SELECT text_config::text, lexemes::text, term_count FROM memories ORDER BY content"
-                ).fetchall()
-            assert rows[0] == ("english", "'cancel':6 'ferri':2 'naxo':4", 3)
-            assert rows[1][0] == "simple" and "'前端'" in rows[1][1]
-            assert totals_agree(db)
-            manager = MemoryManager.of_types("u", ["episodic"], database=db, embedder=HashingEmbedder())
-            found = manager.retrieve_memories("ferry to Naxos", scoring="lexical")
-            assert [m.content for m in found] == ["The ferries to Naxos were cancelled"]
-    finally:
-        dbname = psycopg.conninfo.conninfo_to_dict(url)["dbname"]
-        with psycopg.connect(server_url, autocommit=True) as conn:
-            conn.execute(
-                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(str(dbname)))
-            )
-            conn.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(sql.Identifier(owner)))
 
 
 LEXICAL_INDEXES = {

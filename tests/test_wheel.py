@@ -31,7 +31,7 @@ def run(*cmd: str | Path, cwd: Path, env: dict[str, str] | None = None) -> str:
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The wheel, built from the sdist (so the sdist is proved complete too)."""
     out = tmp_path_factory.mktemp("dist")
-    run(sys.executable, "-m", "build", "--sdist", "--wheel", "--outdir", out, REPO, cwd=out)
+    run(sys.executable, "-m", "build", "--outdir", out, REPO, cwd=out)  # the wheel made from the sdist
     wheels = list(out.glob("hello_pgmem-*.whl"))
     assert len(wheels) == 1 and list(out.glob("hello_pgmem-*.tar.gz"))
     return wheels[0]

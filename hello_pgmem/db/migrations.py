@@ -2,19 +2,27 @@
 
 The same revisions run through ``hello-pgmem migrate`` and through ``alembic`` with
 ``alembic.ini``; both take the database and schema from :class:`~hello_pgmem.core.settings.Settings`.
+
+Two kinds of change, each kept once (sql/README.md):
+
+- the revisions of ``alembic/versions`` change tables and data, each once, in order;
+- the files of ``sql/`` hold the functions and views as they are now. :func:`apply_live_sql` runs
+  every file whose text changed since it was last applied (``sql_applied`` holds each file's
+  SHA-256), at the end of every upgrade to head, in the upgrade's transaction.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from hello_pgmem.core.errors import DatabaseUnavailableError
+from hello_pgmem.core.errors import ConfigurationError, DatabaseUnavailableError
 from hello_pgmem.core.settings import Settings
-from hello_pgmem.db.resources import resource_dir
+from hello_pgmem.db.resources import read_live_sql, resource_dir
 
 if TYPE_CHECKING:
     from alembic.config import Config
@@ -59,6 +67,57 @@ def alembic_config(settings: Settings | None = None) -> Config:
     return config
 
 
+LIVE_FILES = (
+    "security.sql",
+    "scoring.sql",
+    "text.sql",
+    "embedding_models.sql",
+    "access.sql",
+    "tokens.sql",
+    "temporal.sql",
+    "search.sql",
+    "views.sql",  # last: a view needs the functions it calls
+)
+"""The files of sql/ in the order they are applied."""
+
+_APPLIED_TABLE = """
+CREATE TABLE IF NOT EXISTS sql_applied (
+    file       text PRIMARY KEY,
+    checksum   text NOT NULL,
+    applied_at timestamptz NOT NULL DEFAULT now()
+)
+"""
+_APPLIED = "SELECT file, checksum FROM sql_applied"
+_RECORD = """
+INSERT INTO sql_applied (file, checksum) VALUES (%s, %s)
+ON CONFLICT (file) DO UPDATE SET checksum = EXCLUDED.checksum, applied_at = now()
+"""
+
+
+def apply_live_sql(conn: Connection) -> list[str]:
+    """Run the files of sql/ whose text changed since they were last applied (all of them on a new
+    schema), in the migration's transaction and search_path; the names of those run.
+
+    Function bodies are checked when they are called, not when they are created
+    (``check_function_bodies`` off, as pg_restore does), so a function may name a table or a
+    function another file makes; views are checked as they are made, after every function."""
+    driver = conn.connection.driver_connection
+    assert driver is not None
+    driver.execute(_APPLIED_TABLE)
+    applied = dict(driver.execute(_APPLIED).fetchall())
+    driver.execute("SELECT set_config('check_function_bodies', 'off', true)")
+    ran = []
+    for name in LIVE_FILES:
+        script = read_live_sql(name)
+        checksum = hashlib.sha256(script.encode("utf-8")).hexdigest()
+        if applied.get(name) != checksum:
+            driver.execute(script)
+            driver.execute(_RECORD, (name, checksum))
+            ran.append(name)
+    driver.execute("SELECT set_config('check_function_bodies', 'on', true)")
+    return ran
+
+
 def upgrade(settings: Settings | None = None, revision: str = "head", distribute: bool = True) -> None:
     """Migrate the schema up to ``revision`` (idempotent: at head it does nothing). Run by a
     superuser, it also prepares the Cypher read role
@@ -68,8 +127,10 @@ def upgrade(settings: Settings | None = None, revision: str = "head", distribute
     from alembic import command
 
     settings = settings or Settings()
-    with _connection_errors():
-        command.upgrade(alembic_config(settings), revision)
+    config = alembic_config(settings)
+    config.attributes["live_sql"] = revision == "head"
+    with _connection_errors(), _unknown_revision(settings):
+        command.upgrade(config, revision)
     if revision == "head":
         _prepare_cypher_reader(settings)
     if distribute and revision == "head":
@@ -94,6 +155,22 @@ def downgrade(settings: Settings | None = None, revision: str = "base") -> None:
 
     with _connection_errors():
         command.downgrade(alembic_config(settings), revision)
+
+
+@contextmanager
+def _unknown_revision(settings: Settings) -> Iterator[None]:
+    """A schema stamped with a revision this version does not know, as a clear error."""
+    from alembic.util.exc import CommandError
+
+    try:
+        yield
+    except CommandError as exc:
+        if "Can't locate revision" not in str(exc):
+            raise
+        raise ConfigurationError(
+            f"schema {settings.schema_name!r} is at a revision this version of hello_pgmem does not know "
+            f"({exc}): it was made by another version; migrate it with that version, or make a new schema"
+        ) from exc
 
 
 @contextmanager

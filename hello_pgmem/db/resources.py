@@ -12,7 +12,7 @@ Folder = Literal["sql", "alembic"]
 
 
 def resource_dir(name: Folder) -> Path:
-    """The folder ``sql`` (live definitions) or ``alembic`` (the revisions and their scripts)."""
+    """The folder ``sql`` (functions and views) or ``alembic`` (the revisions and their scripts)."""
     for folder in (_PACKAGE / name, _PACKAGE.parent / name):
         if folder.is_dir():
             return folder
@@ -20,10 +20,10 @@ def resource_dir(name: Folder) -> Path:
 
 
 def read_sql(filename: str) -> str:
-    """The text of one revision's script in ``alembic/sql/``, e.g. ``read_sql("scoring--0001.sql")``."""
+    """The text of one script of ``alembic/sql/``, e.g. ``read_sql("baseline.sql")``."""
     return (resource_dir("alembic") / "sql" / filename).read_text(encoding="utf-8")
 
 
 def read_live_sql(filename: str) -> str:
-    """The text of one file of ``sql/``: a family's live definitions, or ``citus/distribute.sql``."""
+    """The text of one file of ``sql/``: a family's functions and views, or ``citus/distribute.sql``."""
     return (resource_dir("sql") / filename).read_text(encoding="utf-8")

@@ -160,10 +160,10 @@ def vector_ranked(model: str, dimension: int) -> str:
 
 
 SEARCH_EPISODIC = """
-SELECT id, memory_type, content, importance, session_id, NULL::text AS modality, metadata,
+SELECT id, memory_type, content, importance, session_id, modality, metadata,
        created_at, vector_score, recency_score, importance_weight, score
-FROM search_episodic(%(user_id)s, %(model)s, %(query)s, %(limit)s, %(session_id)s, %(since)s,
-                     %(until)s, %(min_importance)s, %(now)s)
+FROM search_by_recency(%(user_id)s, %(model)s, %(query)s, 'episodic', %(limit)s, %(session_id)s, NULL,
+                       %(since)s, %(until)s, %(min_importance)s, %(now)s)
 """
 
 SEARCH_SEMANTIC = """
@@ -174,10 +174,10 @@ FROM search_semantic(%(user_id)s, %(model)s, %(query)s, %(seeds)s, %(limit)s, %(
 """
 
 SEARCH_PERCEPTUAL = """
-SELECT id, memory_type, content, importance, NULL::text AS session_id, modality, metadata,
+SELECT id, memory_type, content, importance, session_id, modality, metadata,
        created_at, vector_score, recency_score, importance_weight, score
-FROM search_perceptual(%(user_id)s, %(model)s, %(query)s, %(limit)s, %(modality)s, %(since)s,
-                       %(until)s, %(min_importance)s, %(now)s, %(space)s)
+FROM search_by_recency(%(user_id)s, %(model)s, %(query)s, 'perceptual', %(limit)s, NULL, %(modality)s,
+                       %(since)s, %(until)s, %(min_importance)s, %(now)s, %(space)s)
 """
 
 KEYWORD = f"""

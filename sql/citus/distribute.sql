@@ -99,7 +99,7 @@ BEGIN
     CREATE TRIGGER memories_totals_rows AFTER INSERT OR DELETE ON memories
         FOR EACH ROW EXECUTE FUNCTION _count_terms_row('memory_text_totals', 'user_id', 'memories');
     CREATE TRIGGER memories_term_counts_rows AFTER INSERT OR DELETE ON memories
-        FOR EACH ROW EXECUTE FUNCTION _count_lexemes_row();  -- terms--0014.sql
+        FOR EACH ROW EXECUTE FUNCTION _count_lexemes_row();  -- sql/text.sql
     CREATE TRIGGER chunks_totals_rows AFTER INSERT OR DELETE ON chunks
         FOR EACH ROW EXECUTE FUNCTION _count_terms_row('chunk_text_totals', 'namespace', 'chunks');
     FOR r IN SELECT * FROM _secured LOOP
@@ -151,7 +151,7 @@ BEGIN
         EXECUTE format('ALTER FUNCTION %s SET citus.allow_nested_distributed_execution = on', r.signature);
     END LOOP;
     -- Citus plans no generic plan of a statement with parameters ("could not create distributed
-    -- plan"): the memory search, generic on one server (search--0018.sql), plans each call here.
+    -- plan"): the memory search, generic on one server (its plan_cache_mode), plans each call here.
     ALTER FUNCTION search_memories(text, text, vector, text, integer, text[], text, timestamptz, timestamptz,
                                    double precision, text, text, timestamptz, text[], text[], integer,
                                    timestamptz, timestamptz, text, text, integer, integer, text, jsonpath, jsonb)

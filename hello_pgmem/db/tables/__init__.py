@@ -1,5 +1,6 @@
-"""Table definitions (SQLAlchemy Core), one module per family; ``metadata`` holds them all.
-Alembic revisions own the DDL; a test keeps the two equal.
+"""Table definitions (SQLAlchemy Core), one module per family; ``metadata`` holds them all. The
+baseline revision creates the tables from it; a later revision changes a table here and in its
+migration, and a test fails until the two agree (sql/README.md).
 
 The tables are defined without a schema: the configured schema (``pgmem`` by default) is
 applied with ``schema_translate_map`` and every connection's ``search_path``.

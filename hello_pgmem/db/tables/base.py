@@ -32,7 +32,7 @@ def _metadata_column() -> Column[object]:
 
 
 def _text_columns() -> list[Column[object]]:
-    """The full-text columns a trigger writes (revision 0009): configuration, lexemes, length."""
+    """The full-text columns a trigger writes: configuration, lexemes, length."""
     return [
         Column(
             "text_config",

@@ -81,9 +81,9 @@ chunks = Table(
         "namespace",
         "lexemes",
         postgresql_using="gin",
-        postgresql_with={"fastupdate": "off"},
+        postgresql_with={"fastupdate": "on", "gin_pending_list_limit": "64"},
     ),
-    # revision 0027: rows stay whole up to a page (a chunk's text, vector and lexemes), so a search
+    # rows stay whole up to a page (a chunk's text, vector and lexemes), so a search
     # reads each candidate's vector from its row instead of from the TOAST table
     postgresql_with={"toast_tuple_target": "8160"},
     comment="RAG chunks of documents, with heading path, character span and embedding.",

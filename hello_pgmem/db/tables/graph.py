@@ -16,7 +16,7 @@ from sqlalchemy import (
     UniqueConstraint,
     text,
 )
-from sqlalchemy.dialects.postgresql import JSONB, UUID
+from sqlalchemy.dialects.postgresql import JSONB, UUID, ExcludeConstraint
 
 from hello_pgmem.db.tables.base import (
     _now,
@@ -77,7 +77,7 @@ relations = Table(
     Column("weight", Double, nullable=False, server_default=text("1.0")),
     _now(),
     _updated(),
-    # revision 0022: the two clocks
+    # the two clocks
     Column(
         "valid_from",
         DateTime(timezone=True),
@@ -128,6 +128,19 @@ relations = Table(
     ),
     CheckConstraint("btrim(relation_type) <> ''", name="relations_type_not_blank"),
     CheckConstraint("weight > 0", name="relations_weight_positive"),
+    CheckConstraint("valid_to IS NULL OR valid_to > valid_from", name="relations_valid_period"),
+    CheckConstraint("superseded_at IS NULL OR superseded_at >= recorded_at", name="relations_known_period"),
+    # a single-valued relation holds one target at a time for a subject, as far as the store knows
+    ExcludeConstraint(
+        ("user_id", "="),
+        ("source_id", "="),
+        ("relation_type", "="),
+        ("target_id", "<>"),
+        (text("tstzrange(valid_from, valid_to)"), "&&"),
+        name="relations_one_target_at_a_time",
+        using="gist",
+        where=text("single_valued AND superseded_at IS NULL"),
+    ),
     Index("relations_user_source_weight", "user_id", "source_id", text("weight DESC")),
     Index("relations_user_target_weight", "user_id", "target_id", text("weight DESC")),
     Index("relations_user_memory", "user_id", "memory_id"),
@@ -135,7 +148,7 @@ relations = Table(
 )
 
 
-relation_types = Table(  # revision 0022
+relation_types = Table(
     "relation_types",
     metadata,
     Column("relation_type", Text, primary_key=True),

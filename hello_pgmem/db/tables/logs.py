@@ -82,6 +82,12 @@ access_tokens = Table(
     CheckConstraint("btrim(user_id) <> '' AND length(user_id) <= 255", name="access_tokens_user_id"),
     CheckConstraint("length(token_hash) = 32", name="access_tokens_hash"),
     CheckConstraint("label IS NULL OR length(label) <= 200", name="access_tokens_label"),
+    CheckConstraint("mode IN ('read', 'write', 'admin')", name="access_tokens_mode"),
+    CheckConstraint(
+        "jsonb_typeof(namespace_modes) = 'object' AND NOT jsonb_path_exists(namespace_modes, "
+        "'$.* ? (@ != \"read\" && @ != \"write\" && @ != \"admin\")')",
+        name="access_tokens_namespace_modes",
+    ),
     Index("access_tokens_hash", "token_hash", unique=True),
     comment="Bearer tokens of the MCP server: the SHA-256 of each token, its user and the namespaces it may "
     "use; hello-pgmem token create|list|revoke manages them.",

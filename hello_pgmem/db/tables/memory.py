@@ -14,6 +14,7 @@ from sqlalchemy import (
     Index,
     Integer,
     PrimaryKeyConstraint,
+    Sequence,
     Table,
     Text,
     text,
@@ -42,6 +43,9 @@ embedding_models = Table(
     comment="Embedding models in use; each has a partial HNSW index per vector table.",
 )
 
+MEMORIES_SEQ = Sequence("memories_seq", metadata=metadata)
+"""The order memories were added in (a batch's rows in their order)."""
+
 memories = Table(
     "memories",
     metadata,
@@ -60,10 +64,10 @@ memories = Table(
     Column("forgotten_at", DateTime(timezone=True)),
     Column("embedding", VECTOR()),
     Column("embedding_model", Text, ForeignKey("embedding_models.model")),
-    # revision 0002: the text space of perceptual memories (their description, any modality)
+    # the text space of perceptual memories (their description, any modality)
     Column("text_embedding", VECTOR()),
     Column("text_embedding_model", Text, ForeignKey("embedding_models.model")),
-    *_text_columns(),  # revision 0009
+    *_text_columns(),
     Column(
         "recorded_at",
         DateTime(timezone=True),
@@ -71,15 +75,16 @@ memories = Table(
         server_default=text("now()"),
         comment="When the memory was stored.",
     ),
-    Column(  # revision 0019
+    Column(
         "seq",
         BigInteger,
+        MEMORIES_SEQ,
         nullable=False,
-        server_default=text("nextval('memories_seq'::regclass)"),
+        server_default=MEMORIES_SEQ.next_value(),
         comment="The order the memory was added in (memories_seq; a batch's rows in their order): "
         "a session's memories with equal created_at are ordered by it.",
     ),
-    Column(  # revision 0022: the two clocks
+    Column(  # the two clocks
         "valid_to",
         DateTime(timezone=True),
         comment="When the fact stopped holding in the world (NULL: it still holds); it held from created_at.",
@@ -108,6 +113,10 @@ memories = Table(
     CheckConstraint(
         "(text_embedding IS NULL) = (text_embedding_model IS NULL)", name="memories_text_embedding_model"
     ),
+    CheckConstraint("valid_to IS NULL OR valid_to > created_at", name="memories_valid_period"),
+    CheckConstraint("superseded_at IS NULL OR superseded_at >= recorded_at", name="memories_known_period"),
+    # an earlier version is never searched: it is kept forgotten
+    CheckConstraint("version_of IS NULL OR forgotten_at IS NOT NULL", name="memories_version_retired"),
     Index("memories_user_type_created", "user_id", "memory_type", "created_at"),
     Index("memories_user_session_order", "user_id", "session_id", "created_at", "seq"),
     Index(
@@ -122,15 +131,19 @@ memories = Table(
         "lexemes",
         postgresql_using="gin",
         postgresql_where=text("forgotten_at IS NULL"),
-        postgresql_with={"fastupdate": "off"},
+        # new rows wait in a pending list of at most 64 kB, merged in bulk (the merge trigger)
+        postgresql_with={"fastupdate": "on", "gin_pending_list_limit": "64"},
     ),
-    # revision 0024: rows stay whole up to a page (a 384-d vector, its text and lexemes), so a
+    # rows stay whole up to a page (a 384-d vector, its text and lexemes), so a
     # search reads each candidate's vector from its row instead of from the TOAST table
     postgresql_with={"toast_tuple_target": "8160"},
     comment="Long-term memories (episodic, semantic, perceptual) with their embeddings.",
 )
 
-working_memories = Table(
+working_MEMORIES_SEQ = Sequence("memories_seq", metadata=metadata)
+"""The order memories were added in (a batch's rows in their order)."""
+
+memories = Table(
     "working_memories",
     metadata,
     Column("user_id", Text, nullable=False),

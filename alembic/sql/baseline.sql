@@ -1,0 +1,94 @@
+-- What the baseline adds to the tables of hello_pgmem.db.tables once the functions of sql/ exist:
+-- the sequence's owner, constraint comments, the relation types' rules, row-level security and
+-- the triggers that keep the text fields and the BM25 statistics. Run once, by revision 0001.
+
+ALTER SEQUENCE memories_seq OWNED BY memories.seq;
+
+COMMENT ON CONSTRAINT relations_one_target_at_a_time ON relations IS
+    'A single-valued relation holds one target at a time for a subject, as far as the store now knows.';
+
+INSERT INTO relation_types (relation_type, single_valued)
+VALUES ('lives_in', true), ('works_at', true), ('married_to', true), ('居住于', true), ('工作于', true);
+
+-- Row-level security: a row of user data is visible, and writable, only inside a transaction that
+-- names its user (setting pgmem.user_id); a row of RAG data only inside one that names its
+-- namespace (pgmem.namespace). FORCE makes the table owner obey the policies too; superusers and
+-- BYPASSRLS roles never do. The policy all_rows lets the roles it names (the owner, and analytics
+-- roles added by "hello-pgmem grant") see every row, but only after SET pgmem.all_rows = on.
+DO $$
+DECLARE
+    t text;
+BEGIN
+    FOREACH t IN ARRAY ARRAY['memories', 'working_memories', 'entities', 'mentions', 'relations',
+                             'memory_accesses', 'memory_text_totals', 'memory_term_counts',
+                             'access_tokens'] LOOP
+        EXECUTE format(
+            'CREATE POLICY user_rows ON %I USING (user_id = (SELECT current_memory_user())) '
+            'WITH CHECK (user_id = (SELECT current_memory_user()))', t);
+    END LOOP;
+    FOREACH t IN ARRAY ARRAY['documents', 'chunks', 'chunk_text_totals'] LOOP
+        EXECUTE format(
+            'CREATE POLICY namespace_rows ON %I USING (namespace = (SELECT current_rag_namespace())) '
+            'WITH CHECK (namespace = (SELECT current_rag_namespace()))', t);
+    END LOOP;
+    CREATE POLICY user_rows ON retrieval_log
+        USING (user_id = (SELECT current_memory_user()) OR namespace = (SELECT current_rag_namespace()))
+        WITH CHECK (user_id = (SELECT current_memory_user()) OR namespace = (SELECT current_rag_namespace()));
+    FOREACH t IN ARRAY ARRAY['memories', 'working_memories', 'entities', 'mentions', 'relations',
+                             'memory_accesses', 'memory_text_totals', 'memory_term_counts',
+                             'access_tokens', 'documents', 'chunks', 'chunk_text_totals',
+                             'retrieval_log'] LOOP
+        EXECUTE format('ALTER TABLE %I ENABLE ROW LEVEL SECURITY', t);
+        EXECUTE format('ALTER TABLE %I FORCE ROW LEVEL SECURITY', t);
+        EXECUTE format(
+            'CREATE POLICY all_rows ON %I TO CURRENT_USER USING ((SELECT all_rows_requested())) '
+            'WITH CHECK ((SELECT all_rows_requested()))', t);
+    END LOOP;
+END
+$$;
+-- A token is looked up by its hash before its user is known (token_identity, as the owner).
+CREATE POLICY token_lookup ON access_tokens FOR SELECT TO CURRENT_USER USING (true);
+CREATE POLICY token_use ON access_tokens FOR UPDATE TO CURRENT_USER USING (true) WITH CHECK (true);
+
+-- Text fields: a row's text configuration, lexemes and term count, set before it is written.
+CREATE TRIGGER memories_text_fields BEFORE INSERT OR UPDATE OF content, text_config ON memories
+    FOR EACH ROW EXECUTE FUNCTION _set_text_fields();
+CREATE TRIGGER chunks_text_fields BEFORE INSERT OR UPDATE OF content, text_config ON chunks
+    FOR EACH ROW EXECUTE FUNCTION _set_text_fields();
+
+-- BM25's statistics: rows and terms per user and namespace, and per user the live memories
+-- holding each lexeme; inserts and deletes counted per statement, a change of text per row.
+CREATE TRIGGER memories_totals_insert AFTER INSERT ON memories REFERENCING NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION _count_terms('memory_text_totals', 'user_id', 'memories');
+CREATE TRIGGER memories_totals_delete AFTER DELETE ON memories REFERENCING OLD TABLE AS old_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION _count_terms('memory_text_totals', 'user_id', 'memories');
+CREATE TRIGGER memories_totals_update AFTER UPDATE OF content, text_config ON memories
+    FOR EACH ROW WHEN (OLD.term_count IS DISTINCT FROM NEW.term_count)
+    EXECUTE FUNCTION _recount_terms('memory_text_totals', 'user_id');
+CREATE TRIGGER memories_totals_truncate AFTER TRUNCATE ON memories
+    FOR EACH STATEMENT EXECUTE FUNCTION _clear_terms('memory_text_totals');
+CREATE TRIGGER chunks_totals_insert AFTER INSERT ON chunks REFERENCING NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION _count_terms('chunk_text_totals', 'namespace', 'chunks');
+CREATE TRIGGER chunks_totals_delete AFTER DELETE ON chunks REFERENCING OLD TABLE AS old_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION _count_terms('chunk_text_totals', 'namespace', 'chunks');
+CREATE TRIGGER chunks_totals_update AFTER UPDATE OF content, text_config ON chunks
+    FOR EACH ROW WHEN (OLD.term_count IS DISTINCT FROM NEW.term_count)
+    EXECUTE FUNCTION _recount_terms('chunk_text_totals', 'namespace');
+CREATE TRIGGER chunks_totals_truncate AFTER TRUNCATE ON chunks
+    FOR EACH STATEMENT EXECUTE FUNCTION _clear_terms('chunk_text_totals');
+CREATE TRIGGER memories_term_counts_insert AFTER INSERT ON memories REFERENCING NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION _count_lexemes();
+CREATE TRIGGER memories_term_counts_delete AFTER DELETE ON memories REFERENCING OLD TABLE AS old_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION _count_lexemes();
+CREATE TRIGGER memories_term_counts_update AFTER UPDATE OF content, text_config, forgotten_at ON memories
+    FOR EACH ROW WHEN (OLD.lexemes IS DISTINCT FROM NEW.lexemes
+                       OR (OLD.forgotten_at IS NULL) <> (NEW.forgotten_at IS NULL))
+    EXECUTE FUNCTION _count_lexemes_row();
+CREATE TRIGGER memories_term_counts_truncate AFTER TRUNCATE ON memories
+    FOR EACH STATEMENT EXECUTE FUNCTION _clear_terms('memory_term_counts');
+
+-- The lexical GIN indexes take new rows into a small pending list; an insert of many rows merges it.
+CREATE TRIGGER memories_merge_pending_terms AFTER INSERT ON memories REFERENCING NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION _merge_pending_terms('memories_user_lexemes');
+CREATE TRIGGER chunks_merge_pending_terms AFTER INSERT ON chunks REFERENCING NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION _merge_pending_terms('chunks_namespace_lexemes');
