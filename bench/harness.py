@@ -17,7 +17,7 @@ import psycopg
 from psycopg import sql
 
 from hello_pgmem import Settings, dev
-from hello_pgmem.db import migrations
+from hello_pgmem.ops import migrate
 
 
 @contextmanager
@@ -29,7 +29,7 @@ def fresh_database(**options: Any) -> Iterator[Settings]:
         conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
     try:
         settings = Settings(database_url=psycopg.conninfo.make_conninfo(server, dbname=name), **options)
-        migrations.upgrade(settings)
+        migrate.upgrade(settings)
         yield settings
     finally:
         with psycopg.connect(server, autocommit=True) as conn:
@@ -53,7 +53,7 @@ def role_deployment(prefix: str) -> Iterator[tuple[Settings, Settings]]:
     try:
         with psycopg.connect(url) as conn:
             grants.apply(conn, grants.owner_statements(conn, superuser, owner, create=True))
-        migrations.upgrade(Settings(database_url=psycopg.conninfo.make_conninfo(url, user=owner)))
+        migrate.upgrade(Settings(database_url=psycopg.conninfo.make_conninfo(url, user=owner)))
         with psycopg.connect(url) as conn:
             grants.apply(conn, grants.role_statements(conn, superuser, app, create=True))
         yield superuser, Settings(database_url=psycopg.conninfo.make_conninfo(url, user=app))

@@ -239,7 +239,8 @@ def ingest(db: Database, embedder: Embedder, instance: Instance, user_id: str, p
         manager.add_memories(
             [k.text for k in keys],
             "episodic",
-            metadata=[{"turn_id": k.turn_id, "session_id": session_id} for k in keys],
+            metadata=[{"turn_id": k.turn_id} for k in keys],
+            session_ids=[session_id] * len(keys),
             timestamps=stamps,
             split_long=True,
         )

@@ -38,7 +38,7 @@ from sklearn.linear_model import LogisticRegression
 
 from hello_pgmem import Database
 from hello_pgmem.embedding import Embedder
-from hello_pgmem.memory.when import time_range
+from hello_pgmem.memory import time_range
 
 CACHE = Path.home() / ".cache" / "hello-pgmem"
 K1, B = 1.2, 0.75

@@ -206,7 +206,8 @@ def ingest(
         manager.add_memories(
             [t.text for t in turns],
             memory_type,
-            metadata=[{"speaker": t.speaker, "dia_id": t.dia_id, "session_id": session} for t in turns],
+            metadata=[{"speaker": t.speaker, "dia_id": t.dia_id} for t in turns],
+            session_ids=[session] * len(turns),
             timestamps=[t.when for t in turns],
         )
     return time.perf_counter() - started

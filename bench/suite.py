@@ -31,6 +31,7 @@ from hello_pgmem import (
     HashingEmbedder,
     KnowledgeBase,
     MemoryManager,
+    MemorySearch,
     Settings,
     TextDocument,
 )
@@ -354,36 +355,21 @@ def load_graph(db: Database, embedder: HashingEmbedder, user: str, count: int) -
 def measure_semantic(
     db: Database, embedder: HashingEmbedder, user: str, queries: int, k: int
 ) -> dict[str, Any]:
+    """The reference's semantic search (vector, graph within two hops, importance) through the API."""
     manager = MemoryManager(user_id=user, database=db, embedder=embedder, extractor=RuleExtractor())
     from workload import Workload
 
     work = Workload(4242)
-    texts = [work.query() for _ in range(queries)]
-    for text in texts[:10]:
-        manager.semantic.retrieve(text, k, max_hops=2)
+    searches = [MemorySearch(work.query(), ["semantic"], k, scoring="reference") for _ in range(queries)]
+    for search in searches[:10]:
+        manager.search(search, track_access=False)
     latencies, graph_hits, returned = [], [], []
-    from hello_pgmem.graph.normalize import name_candidates
-    from hello_pgmem.memory.semantic import SEARCH as SEMANTIC_SEARCH
-
-    vectors = embedder.encode(texts)
-    with db.connection() as conn:
-        for text, vector in zip(texts, vectors, strict=True):
-            params = {
-                "user_id": user,
-                "model": embedder.model_name,
-                "query": vector,
-                "seeds": name_candidates(text),
-                "limit": k,
-                "max_hops": 2,
-                "since": None,
-                "until": None,
-                "min_importance": None,
-            }
-            started = time.perf_counter()
-            rows = conn.execute(SEMANTIC_SEARCH, params).fetchall()
-            latencies.append((time.perf_counter() - started) * 1000)
-            returned.append(len(rows))
-            graph_hits.append(sum(1 for r in rows if r[9] > 0))
+    for search in searches:
+        started = time.perf_counter()
+        found = manager.search(search, track_access=False)
+        latencies.append((time.perf_counter() - started) * 1000)
+        returned.append(len(found))
+        graph_hits.append(sum(1 for m in found if m.components.get("graph_score", 0) > 0))
     return {
         "queries": queries,
         "k": k,

@@ -33,7 +33,6 @@ if TYPE_CHECKING:
         ReadOnlyError,
         SchemaError,
         SchemaNotMigratedError,
-        ValidationError,
     )
     from hello_pgmem.core.models import MemoryConfig, MemoryItem, MemoryStats
     from hello_pgmem.core.settings import Settings
@@ -42,8 +41,7 @@ if TYPE_CHECKING:
     from hello_pgmem.embedding import Embedder, HashingEmbedder, OpenAIEmbedder, create_embedder
     from hello_pgmem.loop.system import AgentMemorySystem
     from hello_pgmem.loop.writer import LoopConfig
-    from hello_pgmem.memory.manager import MemoryManager
-    from hello_pgmem.memory.sessions import SessionHit
+    from hello_pgmem.memory import MemoryManager, MemorySearch, SessionHit
     from hello_pgmem.rag.ingest import TextDocument
     from hello_pgmem.rag.knowledge import KnowledgeBase
     from hello_pgmem.rag.models import ChunkHit, IngestResult
@@ -56,10 +54,11 @@ _HOMES = {
     "Settings": "hello_pgmem.core.settings",
     "Database": "hello_pgmem.db",
     "ServerInfo": "hello_pgmem.db",
-    "upgrade": "hello_pgmem.db.migrations",
+    "upgrade": "hello_pgmem.ops.migrate",
     "downgrade": "hello_pgmem.db.migrations",
-    "MemoryManager": "hello_pgmem.memory.manager",
-    "SessionHit": "hello_pgmem.memory.sessions",
+    "MemoryManager": "hello_pgmem.memory",
+    "MemorySearch": "hello_pgmem.memory",
+    "SessionHit": "hello_pgmem.memory",
     "MemoryConfig": "hello_pgmem.core.models",
     "MemoryItem": "hello_pgmem.core.models",
     "MemoryStats": "hello_pgmem.core.models",
@@ -96,7 +95,6 @@ _HOMES = {
             "ReadOnlyError",
             "SchemaError",
             "SchemaNotMigratedError",
-            "ValidationError",
         ),
         "hello_pgmem.core.errors",
     ),
@@ -125,6 +123,7 @@ __all__ = [
     "MemoryConfig",
     "MemoryItem",
     "MemoryManager",
+    "MemorySearch",
     "MemoryStats",
     "MemoryTool",
     "NotFoundError",
@@ -141,7 +140,6 @@ __all__ = [
     "TextDocument",
     "Tool",
     "ToolRegistry",
-    "ValidationError",
     "connect",
     "create_embedder",
     "downgrade",

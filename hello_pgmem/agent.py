@@ -20,6 +20,7 @@ from hello_pgmem.core.i18n import Language, say
 from hello_pgmem.core.settings import Settings
 from hello_pgmem.llm import ChatClient, Message
 from hello_pgmem.loop.system import AgentMemorySystem
+from hello_pgmem.tools.base import failed
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +55,7 @@ class _NoTools:
         self.language = language
 
     def execute_tool(self, name: str, arguments: Mapping[str, Any] | None = None) -> str:
-        return say(self.language, f"❌ no such tool: {name}", f"❌ 未找到工具: {name}")
+        return failed(say(self.language, f"❌ no such tool: {name}", f"❌ 未找到工具: {name}"))
 
 
 class HelloAgentsLLM(ChatClient):
@@ -153,14 +154,20 @@ class SimpleAgent:
         try:
             parsed = json.loads(arguments or "{}")
         except json.JSONDecodeError as exc:
-            return say(
-                self.language,
-                f"❌ the tool's arguments are not valid JSON: {exc}",
-                f"❌ 工具参数不是合法的 JSON: {exc}",
+            return failed(
+                say(
+                    self.language,
+                    f"❌ the tool's arguments are not valid JSON: {exc}",
+                    f"❌ 工具参数不是合法的 JSON: {exc}",
+                )
             )
         if not isinstance(parsed, dict):
-            return say(
-                self.language, "❌ the tool's arguments must be a JSON object", "❌ 工具参数必须是 JSON 对象"
+            return failed(
+                say(
+                    self.language,
+                    "❌ the tool's arguments must be a JSON object",
+                    "❌ 工具参数必须是 JSON 对象",
+                )
             )
         return self.tool_registry.execute_tool(name, parsed)
 

@@ -19,7 +19,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hello_pgmem.core.models import MemoryConfig
+from hello_pgmem.core.models import DEFAULT_TYPES, MemoryConfig
 from hello_pgmem.core.settings import Settings
 from hello_pgmem.db import Database, SharesDatabase
 from hello_pgmem.embedding import Embedder, create_embedder
@@ -28,12 +28,10 @@ from hello_pgmem.llm import ChatClient, create_chat_client
 if TYPE_CHECKING:
     from hello_pgmem.loop.system import AgentMemorySystem
     from hello_pgmem.loop.writer import LoopConfig
-    from hello_pgmem.memory.manager import MemoryManager
+    from hello_pgmem.memory import MemoryManager
     from hello_pgmem.rag.knowledge import KnowledgeBase
     from hello_pgmem.tools.memory_tool import MemoryTool
     from hello_pgmem.tools.rag_tool import RAGTool
-
-DEFAULT_TYPES = ("working", "episodic", "semantic")
 
 
 def connect(
@@ -82,7 +80,7 @@ class Store(SharesDatabase):
 
     def migrate(self) -> None:
         """Create or upgrade the schema (idempotent), in one transaction."""
-        from hello_pgmem.db.migrations import upgrade
+        from hello_pgmem.ops.migrate import upgrade
 
         upgrade(self.settings)
 
@@ -96,7 +94,7 @@ class Store(SharesDatabase):
         clock: Callable[[], datetime] | None = None,
     ) -> MemoryManager:
         """The memories of ``user_id`` (working memory of ``session_id``) of the given types."""
-        from hello_pgmem.memory.manager import MemoryManager
+        from hello_pgmem.memory import MemoryManager
 
         return MemoryManager.of_types(
             user_id,

@@ -14,14 +14,17 @@ from typing import Any
 
 import psycopg
 import pytest
+from psycopg import sql
+from psycopg.conninfo import make_conninfo
 
 from hello_pgmem import Database, MemoryConfig, Settings, Store
 from hello_pgmem.core.models import MEMORY_TYPES
 from hello_pgmem.db.age import cypher
 from hello_pgmem.embedding import Embedder, HashingEmbedder
 from hello_pgmem.memory import MemoryManager
+from hello_pgmem.ops import grants
 from hello_pgmem.tools import MemoryTool
-from tests.deployments import ON_CITUS, TestServer
+from tests.deployments import ON_CITUS, Deployment, TestServer
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -90,6 +93,35 @@ TABLES = (
     "memories",
     "memory_accesses",
 )
+
+
+@pytest.fixture(scope="module")
+def deployment(test_server: TestServer, server_url: str) -> Iterator[Deployment]:
+    """A database of the module's own, deployed with the owner, application and analytics roles."""
+    suffix = uuid.uuid4().hex[:8]
+    owner, app, analytics = (f"pgmem_{kind}_{suffix}" for kind in ("owner", "app", "analytics"))
+    url = test_server.create_database(f"pgmem_security_{suffix}")
+    superuser = test_server.settings(url)
+    with psycopg.connect(url) as conn:
+        grants.apply(conn, grants.owner_statements(conn, superuser, owner, create=True))
+    as_role = {
+        role: superuser.model_copy(update={"database_url": make_conninfo(url, user=role)})
+        for role in (owner, app, analytics)
+    }
+    test_server.migrate(as_role[owner])
+    with psycopg.connect(url) as conn:
+        grants.apply(conn, grants.role_statements(conn, superuser, app, analytics, create=True))
+    yield Deployment(as_role[owner], as_role[app], as_role[analytics], superuser, (owner, app, analytics))
+    test_server.drop_database(url)
+    with psycopg.connect(server_url, autocommit=True) as conn:
+        for role in (app, analytics, owner):
+            conn.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(sql.Identifier(role)))
+
+
+@pytest.fixture(scope="module")
+def app_db(deployment: Deployment) -> Iterator[Database]:
+    with Database(deployment.app) as db:
+        yield db
 
 
 @pytest.fixture()

@@ -24,10 +24,10 @@ from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from hello_pgmem import Settings
-from hello_pgmem.db import migrations
 from hello_pgmem.dev.chroot import DevDB
 from hello_pgmem.dev.citus import CitusCluster
 from hello_pgmem.dev.citus_url import ExternalCitus, configured
+from hello_pgmem.ops import migrate
 
 REPO = Path(__file__).resolve().parent.parent
 KINDS = ("single", "citus")
@@ -108,4 +108,16 @@ class TestServer:
 
     def migrate(self, settings: Settings) -> None:
         """Migrate to head (which distributes the schema on a cluster)."""
-        migrations.upgrade(settings)
+        migrate.upgrade(settings)
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """A database set up as docs/security.md tells a DBA to: the owner, application and analytics
+    roles, and the superuser that made them."""
+
+    owner: Settings
+    app: Settings
+    analytics: Settings
+    superuser: Settings
+    roles: tuple[str, str, str]

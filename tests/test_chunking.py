@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hello_pgmem.core.errors import ValidationError
+from hello_pgmem.core.errors import InvalidInputError
 from hello_pgmem.core.text import count_tokens
 from hello_pgmem.rag.blocks import FENCE, parse_blocks
 from hello_pgmem.rag.chunking import Chunk, chunk_markdown
@@ -109,7 +109,7 @@ def test_a_single_huge_word_is_hard_split() -> None:
     [(8, 0, "chunk_size"), (0, 0, "chunk_size"), (100, 90, "chunk_overlap"), (100, -1, "chunk_overlap")],
 )
 def test_bad_sizes(size: int, overlap: int, field: str) -> None:
-    with pytest.raises(ValidationError) as caught:
+    with pytest.raises(InvalidInputError) as caught:
         chunk_markdown("text", size, overlap)
     assert caught.value.field == field
 
@@ -294,5 +294,5 @@ def test_a_block_after_a_heading_keeps_its_fence_and_header() -> None:
 
 @pytest.mark.parametrize("size", [10**9, 8193])
 def test_chunk_size_is_bounded(size: int) -> None:
-    with pytest.raises(ValidationError, match="chunk_size: must be an integer from 16 to 8192"):
+    with pytest.raises(InvalidInputError, match="chunk_size: must be an integer from 16 to 8192"):
         chunk_markdown("a\n\n" * 5, size, 0)

@@ -14,11 +14,11 @@ import pytest
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from hello_pgmem import Database, HashingEmbedder, KnowledgeBase, MemoryManager, Settings
-from hello_pgmem.db import migrations, values_statements
+from hello_pgmem.db import values_statements
 from hello_pgmem.dev.chroot import DevDB
 from hello_pgmem.dev.citus import NODES, CitusCluster, installed
-from hello_pgmem.memory import queries as q
-from hello_pgmem.ops import grants
+from hello_pgmem.memory import _queries as q
+from hello_pgmem.ops import grants, migrate
 from hello_pgmem.ops.citus import distribute
 from hello_pgmem.ops.doctor import diagnose
 
@@ -122,7 +122,7 @@ def test_the_schema_distributes_and_serves_each_user_from_one_shard(database: st
     with psycopg.connect(database) as conn:
         grants.apply(conn, grants.owner_statements(conn, superuser, owner, create=True))
     as_owner = Settings(database_url=make_conninfo(database, user=owner), age="off")
-    migrations.upgrade(as_owner)
+    migrate.upgrade(as_owner)
     placed = distribute(as_owner)
     assert placed["memories"] == placed["chunks"] == "distributed"
     assert placed["embedding_models"] == placed["access_tokens"] == "reference"
@@ -178,7 +178,7 @@ def test_the_schema_distributes_and_serves_each_user_from_one_shard(database: st
 
 def test_doctor_checks_the_nodes_the_placement_and_every_shards_security(database: str) -> None:
     superuser = Settings(database_url=database)  # AGE auto: not used on a coordinator
-    migrations.upgrade(superuser, distribute=False)
+    migrate.upgrade(superuser, distribute=False)
     citus_findings = [f for f in diagnose(superuser) if f.check == "citus"]
     assert [f.level for f in citus_findings] == ["ok", "error"], citus_findings
     assert "not distributed" in citus_findings[1].message
@@ -205,7 +205,7 @@ def test_a_third_worker_takes_shards_when_rebalanced_and_answers_stay_the_same(
     """docs/citus.md, 'Adding a worker': citus_add_node, then citus_rebalance_start; the users'
     memories move to the new worker and every search answers as before."""
     settings = Settings(database_url=database, age="off")
-    migrations.upgrade(settings)
+    migrate.upgrade(settings)
     distribute(settings)
     embedder = HashingEmbedder()
     users = [f"user{i}" for i in range(12)]

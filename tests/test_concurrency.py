@@ -115,6 +115,9 @@ def test_consolidate_and_forget_racing_on_the_same_rows(clean: Database, round_:
     """Working memories at 0.6: one thread moves those ≥ 0.5, another forgets those < 0.7."""
     manager = MemoryManager(ROOMY, user_id="racer", database=clean, embedder=HashingEmbedder())
     ids = {str(manager.add_memory(f"任务 {round_}-{i} 关于 Python", "working", 0.6)) for i in range(40)}
+    working = MemoryManager.of_types(
+        "racer", ["working"], config=ROOMY, database=clean, embedder=HashingEmbedder()
+    )
     barrier = threading.Barrier(4)
     outcomes: dict[str, list[int]] = {"moved": [], "forgotten": []}
 
@@ -126,7 +129,7 @@ def test_consolidate_and_forget_racing_on_the_same_rows(clean: Database, round_:
 
     def forget() -> None:
         barrier.wait()
-        outcomes["forgotten"].append(manager.working.forget("importance_based", 0.7, 1))
+        outcomes["forgotten"].append(working.forget_memories("importance_based", 0.7, 1))
 
     with ThreadPoolExecutor(max_workers=4) as pool:
         for future in [pool.submit(f) for f in (consolidate, consolidate, forget, forget)]:

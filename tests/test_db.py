@@ -5,17 +5,19 @@ from __future__ import annotations
 import os
 import resource
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import psycopg
 import pytest
 
-from hello_pgmem import Database, DatabaseUnavailableError, Settings
+from hello_pgmem import ConfigurationError, Database, DatabaseUnavailableError, Settings
 from hello_pgmem.db import check_idle_connection, discard_unless_rolled_back
 from hello_pgmem.dev.trace import count_round_trips
 from hello_pgmem.embedding import HashingEmbedder
 from hello_pgmem.memory import MemoryManager
+from tests.deployments import TestServer
 
 
 def test_connections_are_configured(database: Database) -> None:
@@ -100,20 +102,20 @@ def test_failed_pipelined_writes_leave_the_pooled_connection_clean(
     runs where psycopg starts preparing the statements; then twenty writes of other users."""
     first = MemoryManager(user_id="pipeline_owner", database=clean, embedder=HashingEmbedder())
     first.add_memory("the first memory", "episodic")
-    duplicate = first.episodic.all()[0]
+    duplicate = first.list_memories("episodic")[0]
     one = Settings(**{**settings.model_dump(), "pool_min_size": 1, "pool_max_size": 1})
     with Database(one) as db:
         owner = MemoryManager(user_id="pipeline_owner", database=db, embedder=HashingEmbedder())
         for run in range(8):
             if run in (0, 6):
                 with pytest.raises(psycopg.errors.UniqueViolation):
-                    owner.episodic.add_many([duplicate])
+                    owner._parts.episodic.add_many([duplicate])
             else:
                 owner.add_memory(f"memory number {run}", "episodic")
         for n in range(20):
             other = MemoryManager(user_id=f"pipeline_user_{n}", database=db, embedder=HashingEmbedder())
             other.add_memory(f"a memory of user {n}", "episodic")
-            assert [m.content for m in other.episodic.all()] == [f"a memory of user {n}"]
+            assert [m.content for m in other.list_memories("episodic")] == [f"a memory of user {n}"]
 
 
 def test_unreachable_server_is_a_clear_error() -> None:
@@ -171,6 +173,33 @@ def test_the_checkout_check_takes_descriptors_above_1024(settings: Settings) -> 
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
 
+def test_a_database_takes_at_most_32_embedding_models(
+    test_server: TestServer, new_database: Callable[[], str]
+) -> None:
+    """Each model costs three HNSW indexes that every write updates: the 33rd is refused, before
+    any index is made, and the models already registered keep working."""
+    fresh = test_server.settings(new_database())
+    test_server.migrate(fresh)
+    with Database(fresh) as db:
+        with db.connection() as conn:
+            known = conn.execute("SELECT count(*) FROM embedding_models").fetchone()
+        assert known is not None
+        for n in range(32 - known[0]):
+            db.ensure_embedding_model(f"cap-test-{n}", 4)
+        with db.connection() as conn:
+            indexes = conn.execute(
+                "SELECT count(*) FROM pg_indexes WHERE indexdef LIKE '%%vector(4)%%'"
+            ).fetchone()
+        with pytest.raises(ConfigurationError, match="at most 32 embedding models"):
+            db.ensure_embedding_model("one-too-many", 4)
+        with db.connection() as conn:
+            after = conn.execute(
+                "SELECT count(*) FROM pg_indexes WHERE indexdef LIKE '%%vector(4)%%'"
+            ).fetchone()
+        assert after == indexes
+        db.ensure_embedding_model("cap-test-0", 4)  # a known model is no new one
+
+
 def test_a_new_model_gets_the_configured_hnsw_parameters(settings: Settings) -> None:
     model = f"hnsw-test-{uuid.uuid4().hex[:8]}"
     tuned = Settings(**{**settings.model_dump(), "hnsw_m": 8, "hnsw_ef_construction": 32})
@@ -199,7 +228,7 @@ def test_values_statements_number_each_rows_placeholders_and_split_at_the_parame
 ) -> None:
     """The multi-row form of a single-row INSERT (what Citus gets instead of INSERT ... SELECT)."""
     from hello_pgmem.db import values_statements
-    from hello_pgmem.memory import queries as q
+    from hello_pgmem.memory import _queries as q
 
     rows = [{"memory_id": uuid.uuid4()} for _ in range(30_001)]
     statements = list(values_statements(q.LOG_ONE_ACCESS, rows, {"user_id": "alice", "now": "2026-01-01"}))

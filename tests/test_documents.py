@@ -23,7 +23,7 @@ import pytest
 import sklearn.datasets
 from fpdf import FPDF
 
-from hello_pgmem import Database, HashingEmbedder, KnowledgeBase, ValidationError
+from hello_pgmem import Database, HashingEmbedder, InvalidInputError, KnowledgeBase
 from hello_pgmem.core.text import count_tokens
 from hello_pgmem.rag.convert import convert_file
 from tests.deployments import REPO
@@ -122,13 +122,13 @@ def test_an_archive_that_would_unpack_to_too_much_is_refused(
         archive.writestr("word/document.xml", b"\0" * 2_000_000)  # 2 MB of zeros: a few KB packed
     assert bomb.stat().st_size < 20_000
     monkeypatch.setattr(isolated, "MAX_UNPACKED_BYTES", 1_000_000)
-    with pytest.raises(ValidationError, match=r"would unpack to 2000000 bytes, more than 1000000"):
+    with pytest.raises(InvalidInputError, match=r"would unpack to 2000000 bytes, more than 1000000"):
         convert_file(bomb)
     many = tmp_path / "many.zip"
     with zipfile.ZipFile(many, "w") as archive:
         for number in range(isolated.MAX_MEMBERS + 1):
             archive.writestr(f"f{number}.txt", b"")
-    with pytest.raises(ValidationError, match="holds more than 20000 files"):
+    with pytest.raises(InvalidInputError, match="holds more than 20000 files"):
         convert_file(many)
 
 
@@ -138,7 +138,7 @@ def test_a_conversion_past_its_time_is_killed(tmp_path: Path) -> None:
 
     pdf = tmp_path / "slow.pdf"
     write_pdf("A page of text. " * 2000, pdf)
-    with pytest.raises(ValidationError, match="took longer than 0s to convert"):
+    with pytest.raises(InvalidInputError, match="took longer than 0s to convert"):
         convert_isolated(pdf.read_bytes(), ".pdf", "slow.pdf", timeout=0.001)
     assert [p for p in multiprocessing.active_children() if p.name.startswith("Process")] == []
     assert "A page of text" in convert_isolated(pdf.read_bytes(), ".pdf", "slow.pdf")
@@ -155,7 +155,7 @@ def test_a_pdf_of_too_many_pages_is_refused(tmp_path: Path) -> None:
         document.cell(0, 10, f"page {number}")
     document.output(str(pdf))
     check_pages(pdf.read_bytes(), "long.pdf", limit=6)
-    with pytest.raises(ValidationError, match=r"'long\.pdf' has more than 5 pages"):
+    with pytest.raises(InvalidInputError, match=r"'long\.pdf' has more than 5 pages"):
         check_pages(pdf.read_bytes(), "long.pdf", limit=5)
 
 
@@ -205,3 +205,49 @@ def test_a_real_pdf_set_word_by_word_is_read_with_spaces(pdf: str) -> None:
         )
     markdown = convert_file(pdf).markdown
     assert "This is version 0.21 of the Shared MIME-info Database specification" in markdown
+
+
+GUARDLESS_SCRIPT = """
+import hello_pgmem
+from hello_pgmem import HashingEmbedder, KnowledgeBase, MemoryManager
+
+with hello_pgmem.connect() as pg:
+    MemoryManager(user_id="{user}", database=pg.db, embedder=HashingEmbedder()).add_memory(
+        "the script ran", "episodic"
+    )
+    kb = KnowledgeBase(pg.db, HashingEmbedder(), "{user}")
+    print(kb.add_document("{pdf}").status)
+"""
+
+
+@pytest.mark.parametrize("how", ["file", "stdin"])
+def test_a_script_without_a_main_guard_converts_a_pdf_once(tmp_path: Path, clean: Database, how: str) -> None:
+    """Converting a document runs no code of the caller's ``__main__``: a top-level script that
+    ingests a PDF, run as a file or from stdin, runs once and converts it."""
+    import os
+    import subprocess
+    import sys
+
+    pdf = tmp_path / "notes.pdf"
+    write_pdf("The harbour opens at six in the morning.", pdf)
+    user = f"script_{how}"
+    script = GUARDLESS_SCRIPT.format(user=user, pdf=pdf)
+    env = {**os.environ, "DATABASE_URL": clean.settings.database_url, "PGMEM_EMBED_MODEL_TYPE": "hashing"}
+    if how == "file":
+        (tmp_path / "ingest.py").write_text(script)
+        run = subprocess.run(
+            [sys.executable, "ingest.py"], cwd=tmp_path, env=env, capture_output=True, text=True
+        )
+    else:
+        run = subprocess.run(
+            [sys.executable, "-"], input=script, cwd=tmp_path, env=env, capture_output=True, text=True
+        )
+    assert (run.returncode, run.stdout.strip()) == (0, "added"), run.stderr
+    assert "Traceback" not in run.stderr
+    with clean.transaction(all_rows=True) as conn:
+        memories = conn.execute("SELECT count(*) FROM memories WHERE user_id = %s", (user,)).fetchone()
+        chunks = conn.execute(
+            "SELECT string_agg(content, ' ') FROM chunks WHERE namespace = %s", (user,)
+        ).fetchone()
+    assert memories == (1,), "the script ran once"
+    assert chunks is not None and "harbour opens at six" in chunks[0]

@@ -9,10 +9,9 @@ from typing import Any
 import psycopg
 import pytest
 
-from hello_pgmem import Database, ValidationError
+from hello_pgmem import Database, InvalidInputError
 from hello_pgmem.embedding import HashingEmbedder
-from hello_pgmem.memory import MemoryManager
-from hello_pgmem.memory.reembed import reembed
+from hello_pgmem.memory import MemoryManager, reembed
 from tests.conftest import Clock, row_counts, table_digest
 from tests.deployments import ON_CITUS, TestServer
 
@@ -55,8 +54,8 @@ def test_metadata_context_and_session_are_kept(make_manager: Callable[..., Memor
     assert got.session_id == "s-42"
     assert got.metadata["context"] == {"place": "在线学习平台"}
     assert got.metadata["participants"] == ["张三"] and got.metadata["tags"] == ["milestone"]
-    assert manager.episodic.session_episodes("s-42")[0].id == memory_id
-    [session] = manager.episodic.sessions()
+    assert manager.session_memories("s-42")[0].id == memory_id
+    [session] = manager.sessions()
     assert (session.session_id, session.episodes) == ("s-42", 1)
 
 
@@ -65,7 +64,7 @@ def test_session_episodes_in_time_order(make_manager: Callable[..., MemoryManage
     for step in ("第一步", "第二步", "第三步"):
         manager.add_memory(step, "episodic", 0.5)
         clock.advance(minutes=1)
-    assert [m.content for m in manager.episodic.session_episodes("chat")] == [
+    assert [m.content for m in manager.session_memories("chat")] == [
         "第一步",
         "第二步",
         "第三步",
@@ -78,9 +77,11 @@ def test_filters(make_manager: Callable[..., MemoryManager], clock: Clock) -> No
     manager.add_memory("旧的会议记录 Python", "episodic", 0.9)
     clock.advance(days=10)
     manager.add_memory("新的会议记录 Python", "episodic", 0.3)
-    found = manager.episodic.retrieve("会议记录", 5, since=start + timedelta(days=5))
+    found = manager.retrieve_memories(
+        "会议记录", ["episodic"], 5, time_range=(start + timedelta(days=5), None)
+    )
     assert [m.content for m in found] == ["新的会议记录 Python"]
-    found = manager.episodic.retrieve("会议记录", 5, min_importance=0.5)
+    found = manager.retrieve_memories("会议记录", ["episodic"], 5, min_importance=0.5)
     assert [m.content for m in found] == ["旧的会议记录 Python"]
     found = manager.retrieve_memories("会议记录", time_range=(None, start + timedelta(days=1)))
     assert [m.content for m in found] == ["旧的会议记录 Python"]
@@ -107,7 +108,7 @@ def test_time_and_capacity_forgetting(make_manager: Callable[..., MemoryManager]
         manager.add_memory(f"最近 {i}", "episodic", importance)
     assert manager.forget_memories("time_based", max_age_days=30) == 1
     assert manager.forget_memories("capacity_based") == 1  # 3 left, capacity 2: drop 0.2
-    assert {m.content for m in manager.episodic.all()} == {"最近 1", "最近 2"}
+    assert {m.content for m in manager.list_memories("episodic")} == {"最近 1", "最近 2"}
 
 
 def test_a_forget_that_spares_nothing_needs_confirm_and_can_be_undone(
@@ -121,15 +122,15 @@ def test_a_forget_that_spares_nothing_needs_confirm_and_can_be_undone(
         {"strategy": "importance_based", "threshold": 1},
         {"strategy": "time_based", "max_age_days": 0},
     ):
-        with pytest.raises(ValidationError, match="confirm: must be true"):
+        with pytest.raises(InvalidInputError, match="confirm: must be true"):
             manager.forget_memories(**sweeping)  # type: ignore[arg-type]
     assert table_digest(clean) == before, "a refused forget changes nothing"
     tool = make_tool("alice")
     assert tool.run("forget", strategy="time_based", max_age_days=0).startswith("❌")
     assert manager.forget_memories("importance_based", threshold=1, confirm=True) == 3
-    assert manager.episodic.all() == []
+    assert manager.list_memories("episodic") == []
     assert tool.run("restore") == "♻️ Restored 3 memories"
-    assert sorted(m.content for m in manager.episodic.all()) == ["记忆 0", "记忆 1", "记忆 2"]
+    assert sorted(m.content for m in manager.list_memories("episodic")) == ["记忆 0", "记忆 1", "记忆 2"]
     assert manager.retrieve_memories("记忆 1", memory_types=["episodic"])
     assert manager.restore_memories() == 0, "nothing left to restore"
 
@@ -140,10 +141,10 @@ def test_keyword_fallback_when_no_vectors_of_the_model(
     old = make_manager(embedder=HashingEmbedder(256))
     old.add_memory("李四是前端工程师", "episodic", 0.7)
     new = make_manager()  # 384 dimensions: another model, no vectors yet
-    found = new.episodic.retrieve("前端工程师", scoring="reference")
+    found = new.retrieve_memories("前端工程师", ["episodic"], scoring="reference")
     assert [m.content for m in found] == ["李四是前端工程师"]
     assert found[0].components["vector_score"] == 0.5
-    [hybrid] = new.episodic.retrieve("前端工程师")  # the lexical branch needs no vector
+    [hybrid] = new.retrieve_memories("前端工程师", ["episodic"])  # the lexical branch needs no vector
     assert (hybrid.content, hybrid.components["text_score"], hybrid.components["vector_score"]) == (
         "李四是前端工程师",
         1.0,
@@ -178,7 +179,7 @@ def test_reembed_moves_memories_in_resumable_batches(
             "SELECT user_id, embedding_model, count(*) FROM memories GROUP BY 1, 2 ORDER BY 1"
         ).fetchall()
     assert models == [("alice", embedder.model_name, 3), ("bob", "hashing-v1-256", 1)]
-    found = make_manager().episodic.retrieve("前端工程师")
+    found = make_manager().retrieve_memories("前端工程师", ["episodic"])
     assert found[0].content.startswith("李四") and found[0].components["vector_score"] != 0.5
 
 

@@ -17,6 +17,7 @@ from hello_pgmem import (
 )
 from hello_pgmem.db import migrations
 from hello_pgmem.db.extensions import version_tuple
+from hello_pgmem.ops import migrate
 
 
 @pytest.fixture()
@@ -42,7 +43,7 @@ def unprivileged(server_url: str, new_database: Callable[[], str]) -> Iterator[s
 
 def test_missing_pgvector_names_the_statement_for_the_dba(unprivileged: str) -> None:
     with pytest.raises(ExtensionMissingError) as caught:
-        migrations.upgrade(Settings(database_url=unprivileged))
+        migrate.upgrade(Settings(database_url=unprivileged))
     assert caught.value.statement == "CREATE EXTENSION vector;"
     assert "ask a superuser to run: CREATE EXTENSION vector;" in str(caught.value)
     with psycopg.connect(unprivileged) as conn:
@@ -54,9 +55,9 @@ def test_age_required_but_not_creatable_is_an_error(unprivileged: str, server_ur
     with psycopg.connect(psycopg.conninfo.make_conninfo(server_url, dbname=dbname), autocommit=True) as conn:
         conn.execute("CREATE EXTENSION vector")
     with pytest.raises(ExtensionMissingError, match="CREATE EXTENSION age;"):
-        migrations.upgrade(Settings(database_url=unprivileged, age="on"))
+        migrate.upgrade(Settings(database_url=unprivileged, age="on"))
     # With AGE optional the same role migrates fine and works without the graph.
-    migrations.upgrade(Settings(database_url=unprivileged, age="auto"))
+    migrate.upgrade(Settings(database_url=unprivileged, age="auto"))
     with Database(Settings(database_url=unprivileged)) as db:
         assert db.info.age_version is None
         assert db.info.revision == migrations.head_revision()

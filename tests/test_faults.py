@@ -29,10 +29,10 @@ from hello_pgmem import (
     KnowledgeBase,
     Settings,
 )
-from hello_pgmem.db import migrations
 from hello_pgmem.dev.chroot import DevDB
 from hello_pgmem.dev.scratch import ScratchServer
 from hello_pgmem.memory import MemoryManager
+from hello_pgmem.ops import migrate
 from hello_pgmem.ops.check import check_integrity
 from tests.conftest import ROOMY, Clock, memory_copies
 
@@ -52,7 +52,7 @@ def migrated_database(server: ScratchServer, **settings: Any) -> Settings:
     with psycopg.connect(server.url, autocommit=True) as conn:
         conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
     result = Settings(database_url=make_conninfo(server.url, dbname=name), **settings)
-    migrations.upgrade(result)
+    migrate.upgrade(result)
     return result
 
 

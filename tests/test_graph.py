@@ -8,7 +8,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from hello_pgmem import Database, DatabaseTimeoutError, GraphError, Settings, ValidationError
+from hello_pgmem import Database, DatabaseTimeoutError, GraphError, InvalidInputError, Settings
 from hello_pgmem.db.age import cypher
 from hello_pgmem.embedding import HashingEmbedder
 from hello_pgmem.memory import MemoryManager
@@ -191,7 +191,7 @@ def test_graph_queries(make: Factory) -> None:
     assert "张三" in {e.name for e in two.entities}
     about = sorted(m.content for m in manager.entity_memories("阿里巴巴"))
     assert about == ["张三在阿里巴巴工作", "李四也在阿里巴巴工作"]
-    with pytest.raises(ValidationError, match="depth"):
+    with pytest.raises(InvalidInputError, match="depth"):
         manager.graph_neighbourhood("李四", depth=9)
 
 
@@ -273,7 +273,7 @@ def test_cypher_passthrough_only_reads(make_manager: Factory, database: Database
     manager = make_manager()
     manager.add_memory("张三是一名Python开发者", "semantic", 0.8)
     before = vertices(database, "Entity", "alice")
-    with pytest.raises(ValidationError, match="must only read the graph"):
+    with pytest.raises(InvalidInputError, match="must only read the graph"):
         manager.cypher(query)
     assert vertices(database, "Entity", "alice") == before
     quoted = "MATCH (e:Entity {user_id: $user_id, name: 'DELETE me'}) RETURN e // SET in a comment"
@@ -385,7 +385,9 @@ def test_chat_words_never_become_entities(make: Factory, any_database: Database)
         manager.add_memory(text, "semantic")
     names = {row[0] for row in relational(any_database, "SELECT name FROM entities WHERE user_id = 'alice'")}
     assert names == {"Caroline", "Mel", "北京"}
-    explicit = manager.extractor.extract("Thanks Anna!")  # every extractor's output passes the same filter
+    explicit = manager._parts.extractor.extract(
+        "Thanks Anna!"
+    )  # every extractor's output passes the same filter
     assert [e.name for e in explicit.entities] == ["Anna"]
 
 

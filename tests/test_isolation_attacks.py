@@ -18,7 +18,7 @@ from psycopg import sql
 from hello_pgmem import Database, GraphError, HashingEmbedder, InvalidInputError
 from hello_pgmem.db.age import cypher
 from hello_pgmem.memory import MemoryManager
-from tests.test_security import Deployment, app_db, deployment  # noqa: F401  (fixtures of this module too)
+from tests.deployments import Deployment
 
 pytestmark = pytest.mark.needs_age
 
@@ -26,7 +26,7 @@ BOB_MARKS = ("bob", "Mallory", "Initech", "Globex")
 
 
 @pytest.fixture(scope="module")
-def graphs(app_db: Database) -> dict[str, MemoryManager]:  # noqa: F811
+def graphs(app_db: Database) -> dict[str, MemoryManager]:
     """Alice and Bob with a knowledge graph each, written by the application role."""
     embedder = HashingEmbedder()
     managers = {}
@@ -39,7 +39,7 @@ def graphs(app_db: Database) -> dict[str, MemoryManager]:  # noqa: F811
     return managers
 
 
-def bob_ids(deployment: Deployment, kind: str) -> list[int]:  # noqa: F811
+def bob_ids(deployment: Deployment, kind: str) -> list[int]:
     """The graph ids of Bob's vertices (``v``) or edges (``e``), read as a superuser."""
     table = "_ag_label_vertex" if kind == "v" else "_ag_label_edge"
     graph = deployment.superuser.graph_name
@@ -95,7 +95,7 @@ def test_the_caller_still_sees_its_own_graph(graphs: dict[str, MemoryManager]) -
     assert {"Mallory Smith", "Initech"} <= {r[0] for r in bob}
 
 
-def test_vertices_named_by_id_are_not_found(graphs: dict[str, MemoryManager], deployment: Deployment) -> None:  # noqa: F811
+def test_vertices_named_by_id_are_not_found(graphs: dict[str, MemoryManager], deployment: Deployment) -> None:
     ids = bob_ids(deployment, "v")
     assert ids
     rows = graphs["alice"].cypher("MATCH (n) WHERE id(n) IN $ids RETURN n // $user_id", {"ids": ids})
@@ -117,7 +117,9 @@ FORGED = [
 
 @pytest.mark.parametrize("template", FORGED)
 def test_forged_graph_values_are_refused(
-    graphs: dict[str, MemoryManager], deployment: Deployment, template: str  # noqa: F811
+    graphs: dict[str, MemoryManager],
+    deployment: Deployment,
+    template: str,
 ) -> None:
     query = template.format(v=bob_ids(deployment, "v")[0], e=bob_ids(deployment, "e")[0])
     with pytest.raises(InvalidInputError, match="query"):
@@ -152,7 +154,9 @@ WRITES = [
 
 @pytest.mark.parametrize("query", WRITES)
 def test_writes_are_refused_and_change_nothing(
-    graphs: dict[str, MemoryManager], deployment: Deployment, query: str  # noqa: F811
+    graphs: dict[str, MemoryManager],
+    deployment: Deployment,
+    query: str,
 ) -> None:
     before = bob_ids(deployment, "v"), bob_ids(deployment, "e")
     with pytest.raises(InvalidInputError, match="must only read"):
@@ -161,7 +165,9 @@ def test_writes_are_refused_and_change_nothing(
 
 
 def test_the_read_role_cannot_write_even_past_the_text_check(
-    graphs: dict[str, MemoryManager], deployment: Deployment, app_db: Database  # noqa: F811
+    graphs: dict[str, MemoryManager],
+    deployment: Deployment,
+    app_db: Database,
 ) -> None:
     """Defence in depth: the read role holds no INSERT privilege and its scans see one user, so
     a write that slipped past the text check could neither plant rows nor reach another user's."""
@@ -177,7 +183,8 @@ def test_the_read_role_cannot_write_even_past_the_text_check(
 
 
 def test_the_passthrough_refuses_to_run_without_the_policies(
-    graphs: dict[str, MemoryManager], deployment: Deployment  # noqa: F811
+    graphs: dict[str, MemoryManager],
+    deployment: Deployment,
 ) -> None:
     """Fail closed: a label table without the read role's policy stops every passthrough query."""
     superuser = deployment.superuser
@@ -199,7 +206,9 @@ def test_the_passthrough_refuses_to_run_without_the_policies(
 
 
 def test_the_app_role_does_not_inherit_the_read_roles_policies(
-    graphs: dict[str, MemoryManager], deployment: Deployment, app_db: Database  # noqa: F811
+    graphs: dict[str, MemoryManager],
+    deployment: Deployment,
+    app_db: Database,
 ) -> None:
     """The application is a member of the read role without inheriting it: the projection writes
     and the library's own reads stay unfiltered and keep their indexes."""
@@ -213,7 +222,7 @@ def test_the_app_role_does_not_inherit_the_read_roles_policies(
 
 
 def test_erase_takes_the_users_tokens_and_rag_questions_and_names_what_it_left(
-    deployment: Deployment,  # noqa: F811
+    deployment: Deployment,
 ) -> None:
     """As the application role: erasing a user deletes its tokens and what the retrieval log
     holds of it, RAG questions included (logged under the user who asked), and says which shared
@@ -234,13 +243,15 @@ def test_erase_takes_the_users_tokens_and_rag_questions_and_names_what_it_left(
         with db.transaction("nora") as conn:
             row = conn.execute("SELECT count(*) FROM retrieval_log WHERE query LIKE '%offsite%'").fetchone()
         with db.transaction(namespace="nora_team") as conn:
-            by_namespace = conn.execute("SELECT count(*) FROM retrieval_log WHERE query LIKE '%offsite%'").fetchone()
+            by_namespace = conn.execute(
+                "SELECT count(*) FROM retrieval_log WHERE query LIKE '%offsite%'"
+            ).fetchone()
     assert counts["access_tokens"] == 1 and counts["retrieval_log"] >= 1
     assert row == (0,) and by_namespace == (0,), "no question of the erased user is left in the log"
     assert left == ["nora_team"]
 
 
-def test_the_embedding_cache_is_not_shared_across_namespaces(app_db: Database) -> None:  # noqa: F811
+def test_the_embedding_cache_is_not_shared_across_namespaces(app_db: Database) -> None:
     """A namespace that embeds a text another namespace embedded must embed it again: a shared
     hit would tell it, by timing, that the other namespace holds that text."""
     from hello_pgmem import KnowledgeBase
@@ -261,15 +272,17 @@ def test_the_embedding_cache_is_not_shared_across_namespaces(app_db: Database) -
     assert Counting.calls == 2 * first, "another namespace does not hit the first one's entries"
 
 
-def test_the_grant_lets_the_read_roles_joins_use_indexes(deployment: Deployment) -> None:  # noqa: F811
+def test_the_grant_lets_the_read_roles_joins_use_indexes(deployment: Deployment) -> None:
     """graphid equality is marked leakproof by the grant: under the read role's policies a join
     between labels is an index scan, not a scan of a whole label per row."""
     with psycopg.connect(deployment.superuser.database_url) as conn:
-        row = conn.execute("SELECT proleakproof FROM pg_proc WHERE oid = 'ag_catalog.graphid_eq'::regproc").fetchone()
+        row = conn.execute(
+            "SELECT proleakproof FROM pg_proc WHERE oid = 'ag_catalog.graphid_eq'::regproc"
+        ).fetchone()
     assert row == (True,)
 
 
-def bob_names(deployment: Deployment) -> list[str]:  # noqa: F811
+def bob_names(deployment: Deployment) -> list[str]:
     """The names of Bob's entity vertices, read as a superuser."""
     graph = deployment.superuser.graph_name
     with psycopg.connect(deployment.superuser.database_url) as conn:
@@ -282,7 +295,7 @@ def bob_names(deployment: Deployment) -> list[str]:  # noqa: F811
     return [str(r[0]) for r in rows]
 
 
-def advisory_locks(deployment: Deployment, key: int) -> int:  # noqa: F811
+def advisory_locks(deployment: Deployment, key: int) -> int:
     """How many sessions hold the advisory lock ``key``."""
     with psycopg.connect(deployment.superuser.database_url) as conn:
         row = conn.execute(
@@ -303,7 +316,9 @@ CARRIAGE_RETURN_ATTACKS = [
 
 @pytest.mark.parametrize("template", CARRIAGE_RETURN_ATTACKS)
 def test_what_follows_a_carriage_return_in_a_comment_is_checked(
-    graphs: dict[str, MemoryManager], deployment: Deployment, template: str  # noqa: F811
+    graphs: dict[str, MemoryManager],
+    deployment: Deployment,
+    template: str,
 ) -> None:
     query = template.format(v=bob_ids(deployment, "v")[0])
     names, vertices = bob_names(deployment), bob_ids(deployment, "v")
@@ -357,7 +372,7 @@ def test_params_with_nul_or_deep_nesting_are_refused(graphs: dict[str, MemoryMan
         graphs["alice"].cypher("RETURN $x", {"x": deep})
 
 
-def test_a_result_holding_another_users_vertex_fails(deployment: Deployment) -> None:  # noqa: F811
+def test_a_result_holding_another_users_vertex_fails(deployment: Deployment) -> None:
     """Defence in depth: whatever reached AGE, a vertex or an edge of another user in the result
     stops the call."""
     from hello_pgmem.db.age import parse_agtype
@@ -381,7 +396,8 @@ def test_a_result_holding_another_users_vertex_fails(deployment: Deployment) -> 
 
 
 def test_nothing_a_throwaway_transaction_does_outlives_it(
-    app_db: Database, deployment: Deployment  # noqa: F811
+    app_db: Database,
+    deployment: Deployment,
 ) -> None:
     """The passthrough's transaction: rolled back, and its connection closed, so a session lock,
     a session setting or a row it wrote is gone afterwards."""
@@ -393,11 +409,15 @@ def test_nothing_a_throwaway_transaction_does_outlives_it(
         )
     assert advisory_locks(deployment, 71045) == 0
     with app_db.transaction("alice") as conn:
-        assert conn.execute("SELECT count(*) FROM working_memories WHERE content = 'planted'").fetchone() == (0,)
+        assert conn.execute("SELECT count(*) FROM working_memories WHERE content = 'planted'").fetchone() == (
+            0,
+        )
         assert conn.execute("SELECT current_setting('pgmem.probe', true)").fetchone() in ((None,), ("",))
 
 
-def test_a_passthrough_query_ends_at_its_time_limit(deployment: Deployment, graphs: dict[str, MemoryManager]) -> None:  # noqa: F811
+def test_a_passthrough_query_ends_at_its_time_limit(
+    deployment: Deployment, graphs: dict[str, MemoryManager]
+) -> None:
     from hello_pgmem.core.errors import DatabaseTimeoutError
 
     quick = deployment.app.model_copy(update={"cypher_timeout_ms": 100})
@@ -409,8 +429,8 @@ def test_a_passthrough_query_ends_at_its_time_limit(deployment: Deployment, grap
 
 
 def test_erase_takes_the_users_own_namespace_with_its_cached_embeddings(
-    app_db: Database,  # noqa: F811
-    deployment: Deployment,  # noqa: F811
+    app_db: Database,
+    deployment: Deployment,
 ) -> None:
     """A token without --namespace uses user:<user>: erasing the user removes that namespace's
     documents, chunks and cached embeddings, and does not name it among those left."""
@@ -438,8 +458,8 @@ def test_erase_takes_the_users_own_namespace_with_its_cached_embeddings(
 
 
 def test_a_user_named_like_a_shared_namespace_cannot_reach_it(
-    app_db: Database,  # noqa: F811
-    deployment: Deployment,  # noqa: F811
+    app_db: Database,
+    deployment: Deployment,
 ) -> None:
     from hello_pgmem import KnowledgeBase
     from hello_pgmem.access import create_token, resolve_token
@@ -461,7 +481,7 @@ def test_a_user_named_like_a_shared_namespace_cannot_reach_it(
 
 
 def test_an_import_of_another_users_file_is_refused_unless_asked(
-    app_db: Database,  # noqa: F811
+    app_db: Database,
     tmp_path: Any,
 ) -> None:
     from hello_pgmem.ops.transfer import export_user, import_user
@@ -478,8 +498,8 @@ def test_an_import_of_another_users_file_is_refused_unless_asked(
 
 
 def test_an_import_registers_no_embedding_model(
-    app_db: Database,  # noqa: F811
-    deployment: Deployment,  # noqa: F811
+    app_db: Database,
+    deployment: Deployment,
 ) -> None:
     """An import naming unknown models would add three HNSW indexes per name: it is refused, and
     no index is made."""
@@ -534,7 +554,7 @@ def test_a_zip_bomb_is_refused_before_it_is_unpacked(tmp_path: Any) -> None:
     assert time.monotonic() - started < 2
 
 
-def test_nul_in_a_session_and_deeply_nested_metadata_are_refused(app_db: Database) -> None:  # noqa: F811
+def test_nul_in_a_session_and_deeply_nested_metadata_are_refused(app_db: Database) -> None:
     with pytest.raises(InvalidInputError, match="session_id"):
         MemoryManager(user_id="nina", database=app_db, embedder=HashingEmbedder(), session_id="s\x00")
     nina = MemoryManager(user_id="nina", database=app_db, embedder=HashingEmbedder())

@@ -6,6 +6,7 @@ query, concurrency and the async forms. Where PgMemStore differs on purpose the 
 from __future__ import annotations
 
 import asyncio
+import math
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -28,6 +29,7 @@ from hello_pgmem import Database, InvalidInputError
 from hello_pgmem.integrations.langgraph import PgMemStore, item_id
 from hello_pgmem.memory import MemoryManager
 from tests.conftest import row_counts
+from tests.test_temporal import server_now
 
 
 @pytest.fixture()
@@ -136,16 +138,25 @@ def test_values_that_are_not_json_are_refused(store: PgMemStore, clean: Database
     assert row_counts(clean)["memories"] == 0
 
 
-@pytest.mark.parametrize(
-    "namespace",
-    [(), ("",), ("a", ""), ("a.b",), ("langgraph", "x"), ("nul\x00",)],
-)
-def test_bad_namespaces_are_refused(store: PgMemStore, namespace: tuple[str, ...], clean: Database) -> None:
+@pytest.mark.parametrize("namespace", [("",), ("a", ""), ("a.b",), ("nul\x00",)])
+def test_bad_labels_are_refused(store: PgMemStore, namespace: tuple[str, ...], clean: Database) -> None:
+    """A label that could not be told from its neighbours in the stored path is refused by put
+    and by batch alike (LangGraph's validate_op_namespace)."""
     with pytest.raises(InvalidNamespaceError):
         store.put(namespace, "k", {"v": 1})
     with pytest.raises(InvalidNamespaceError):
-        store.batch([PutOp(namespace, "k", {"v": 1})])  # batch checks as put does
+        store.batch([PutOp(namespace, "k", {"v": 1})])
     assert row_counts(clean)["memories"] == 0
+
+
+@pytest.mark.parametrize("namespace", [(), ("langgraph", "x")])
+def test_put_refuses_what_batch_takes(store: PgMemStore, namespace: tuple[str, ...]) -> None:
+    """As in LangGraph's stores: put refuses the empty namespace and the root ``langgraph``
+    (reserved for LangGraph's own items), which a PutOp given to batch may use."""
+    with pytest.raises(InvalidNamespaceError):
+        store.put(namespace, "k", {"v": 1})
+    assert store.batch([PutOp(namespace, "k", {"v": 1}), GetOp(namespace, "k")])[1] is not None
+    assert [i.key for i in store.search(namespace)] == ["k"]
 
 
 def test_a_label_with_a_period_cannot_reach_another_namespace(store: PgMemStore) -> None:
@@ -236,12 +247,7 @@ def test_query_search_ranks_within_the_namespace_and_filter(
     store.batch(
         [PutOp(("other",), f"o{i}", {"text": f"hiking trip number {i} in the mountains"}) for i in range(300)]
     )
-    memory.episodic.add_many(
-        [
-            memory.parts.new_item(f"notes on hiking boots {i}", "episodic", 0.5, {}, memory.clock())
-            for i in range(300)
-        ]
-    )
+    memory.add_memories([f"notes on hiking boots {i}" for i in range(300)], "episodic", 0.5)
     store.batch(
         [
             PutOp(("mine",), f"m{i}", {"text": f"hiking in the Alps, day {i}", "kind": "rare"})
@@ -258,6 +264,19 @@ def test_query_search_ranks_within_the_namespace_and_filter(
     assert all(s > 0 for s in scores) and scores == sorted(scores, reverse=True)
     page = store.search(("mine",), query="hiking", limit=3, offset=3)
     assert [i.key for i in page] == [i.key for i in found[3:6]]
+
+
+def test_a_search_as_of_a_time_ranks_within_the_namespace_too(store: PgMemStore, clean: Database) -> None:
+    """1,100 items elsewhere that match better never crowd the namespace's 3 out of a search as
+    the store knew it at a time: the namespace is applied inside the as-of ranking."""
+    store.batch(
+        [PutOp(("other",), f"o{i}", {"text": f"hiking hiking hiking trip {i}"}) for i in range(1_100)]
+    )
+    store.batch([PutOp(("mine",), f"m{i}", {"text": f"a long walk, some hiking, day {i}"}) for i in range(3)])
+    then = PgMemStore(store.memory, known_at=server_now(clean))
+    live = store.search(("mine",), query="hiking", limit=5)
+    past = then.search(("mine",), query="hiking", limit=5)
+    assert sorted(i.key for i in past) == sorted(i.key for i in live) == ["m0", "m1", "m2"]
 
 
 def test_items_put_with_index_false_are_not_in_query_searches(store: PgMemStore) -> None:
@@ -300,8 +319,8 @@ FIELDS = ["n", "s", "b", "l", "d", "missing"]
 scalars = st.one_of(
     st.none(),
     st.booleans(),
-    st.sampled_from([2, 3, 7, -3, 2.5, -3.0]),
-    st.sampled_from(["a", "b", "ab", "2", "z"]),
+    st.sampled_from([2, 3, 7, -3, 2.5, -3.0, math.nan, math.inf, -math.inf]),
+    st.sampled_from(["a", "b", "ab", "2", "z", "a\x00"]),
 )
 values = st.recursive(
     scalars,
@@ -311,7 +330,10 @@ values = st.recursive(
     ),
     max_leaves=4,
 )
-operands = st.one_of(st.sampled_from([2, 3, 7, -3, 2.5, -3.0]), st.sampled_from(["a", "ab", "b"]))
+operands = st.one_of(
+    st.sampled_from([2, 3, 7, -3, 2.5, -3.0, math.nan, math.inf, -math.inf]),
+    st.sampled_from(["a", "ab", "b"]),
+)
 operator_conditions = st.dictionaries(
     st.sampled_from(["$eq", "$ne", "$gt", "$gte", "$lt", "$lte"]), operands, min_size=1, max_size=2
 )
@@ -365,6 +387,47 @@ def test_filters_match_as_langgraph_s(
         return
     comparable = {str(n) for n, item in enumerate(ITEMS) if _same_types(conditions, item)}
     assert found & comparable == expected & comparable, conditions
+
+
+@pytest.mark.parametrize(
+    "conditions",
+    [
+        {"n": {"$lt": math.inf}},
+        {"n": {"$gte": -math.inf}},
+        {"n": {"$gt": math.inf}},
+        {"n": {"$lte": math.nan}},
+        {"n": math.nan},
+        {"n": {"$ne": math.nan}},
+        {"s": "a\x00"},
+        {"s": {"$ne": "a\x00"}},
+        {"d": {"y": "z\x00"}},
+    ],
+)
+def test_values_no_item_can_hold_compare_as_langgraph_s(
+    both_stores: tuple[PgMemStore, InMemoryStore], conditions: dict[str, Any]
+) -> None:
+    """NaN, ±infinity and strings holding NUL are taken, and match what LangGraph's store matches
+    (asked item by item: it raises for the whole search when one item's value fails float())."""
+    ours, _ = both_stores
+    found = {i.key for i in ours.search(("f",), filter=conditions, limit=100)}
+    expected = set()
+    for n, item in enumerate(ITEMS):
+        alone = InMemoryStore()
+        alone.put(("f",), str(n), item)
+        matched = _langgraph_keys(alone, conditions)
+        if matched is None or not _same_types(conditions, item):
+            found.discard(str(n))
+        else:
+            expected |= matched
+    assert found == expected
+
+
+def test_a_query_or_an_ordered_string_with_nul_is_a_clear_error(store: PgMemStore) -> None:
+    store.put(("f",), "k", {"text": "hello"})
+    with pytest.raises(InvalidInputError, match="query: must not contain NUL"):
+        store.search(("f",), query="hel\x00lo")
+    with pytest.raises(ValueError, match="filter field 'text': \\$gt compares with a string without NUL"):
+        store.search(("f",), filter={"text": {"$gt": "a\x00"}})
 
 
 def test_order_operators_compare_numbers_with_numbers(both_stores: tuple[PgMemStore, InMemoryStore]) -> None:

@@ -1,4 +1,4 @@
-"""Every size limit is a clear ValidationError naming the input and the rule, and changes nothing."""
+"""Every size limit is a clear InvalidInputError naming the input and the rule, and changes nothing."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import pytest
 
-from hello_pgmem import Database, HashingEmbedder, KnowledgeBase, ValidationError
+from hello_pgmem import Database, HashingEmbedder, InvalidInputError, KnowledgeBase
 from hello_pgmem.memory import MemoryManager
 from hello_pgmem.rag import ingest
 from hello_pgmem.rag.knowledge import MAX_BATCH_DOCUMENTS, MAX_TEXT_CHARS, TextDocument
@@ -15,7 +15,7 @@ from tests.conftest import row_counts
 
 def refused(db: Database, call: Callable[[], object], field: str, rule: str) -> None:
     before = row_counts(db)
-    with pytest.raises(ValidationError) as caught:
+    with pytest.raises(InvalidInputError) as caught:
         call()
     assert caught.value.field == field and rule in caught.value.rule, str(caught.value)
     assert row_counts(db) == before

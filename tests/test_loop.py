@@ -12,9 +12,9 @@ from hello_pgmem import Database, HashingEmbedder
 from hello_pgmem.core.text import count_tokens
 from hello_pgmem.llm import ChatClient
 from hello_pgmem.loop.assembler import MEMORY, RELATION, ContextLine, MemoryAssembler, render
-from hello_pgmem.loop.system import AgentMemorySystem, MemoryDecay
+from hello_pgmem.loop.system import AgentMemorySystem
 from hello_pgmem.loop.writer import LoopConfig, same_text
-from hello_pgmem.memory import MemoryManager
+from hello_pgmem.memory import MemoryManager, apply_decay
 from hello_pgmem.ops.maintain import maintain
 from tests.conftest import Clock
 from tests.fake_openai import FakeOpenAI, serve
@@ -284,7 +284,8 @@ def test_decay_evicts_the_lowest_retention_first(
             (clock(), [ids["重要且常用"], ids["不重要但常用"]]),
         )
     clock.advance(days=30)
-    evicted = MemoryDecay(clean, clock).apply_decay("u", 2)
+    with clean.transaction("u") as conn:
+        evicted = apply_decay(conn, "u", 2, clock())
     assert evicted == 2
     alive = {
         r[0] for r in rows(clean, "SELECT content FROM memories WHERE user_id = 'u' AND forgotten_at IS NULL")
@@ -293,7 +294,8 @@ def test_decay_evicts_the_lowest_retention_first(
     assert rows(clean, "SELECT count(*) FROM memories WHERE user_id = 'other' AND forgotten_at IS NULL") == [
         (1,)
     ]
-    assert MemoryDecay(clean, clock).apply_decay("u", 2) == 0
+    with clean.transaction("u") as conn:
+        assert apply_decay(conn, "u", 2, clock()) == 0
 
 
 def test_process_turn_applies_decay(scripted: tuple[list[str], AgentMemorySystem], clean: Database) -> None:
@@ -318,7 +320,7 @@ def test_the_loop_keeps_the_memory_of_its_recent_users_only(clean: Database) -> 
         embedder=HashingEmbedder(),
     )
     first = loop.manager("user_0")
-    assert loop.manager("user_0") is first and first.db is clean is loop.store.db
+    assert loop.manager("user_0") is first and first.db is clean is loop.db
     for number in range(1, MAX_USERS + 1):
         loop.manager(f"user_{number}")
     assert len(loop._managers) == MAX_USERS and "user_0" not in loop._managers

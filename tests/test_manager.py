@@ -10,11 +10,11 @@ import numpy as np
 import psycopg
 import pytest
 
-from hello_pgmem import Database, HashingEmbedder, NotFoundError, ValidationError
+from hello_pgmem import Database, HashingEmbedder, InvalidInputError, NotFoundError
 from hello_pgmem.core.errors import EmbeddingError
 from hello_pgmem.core.models import MemoryItem
 from hello_pgmem.memory import MemoryManager
-from hello_pgmem.memory.longterm import STREAMED_ROWS
+from hello_pgmem.memory._longterm import STREAMED_ROWS
 from tests.conftest import Clock, row_counts
 from tests.deployments import TestServer
 
@@ -109,7 +109,7 @@ def test_update_and_remove_of_missing_ids(make_manager: Callable[..., MemoryMana
     ghost = UUID("00000000-0000-4000-8000-000000000000")
     assert manager.update_memory(ghost, content="x") is False
     assert manager.remove_memory(ghost) is False
-    with pytest.raises(ValidationError, match="give content, importance or metadata"):
+    with pytest.raises(InvalidInputError, match="give content, importance or metadata"):
         manager.update_memory(ghost)
 
 
@@ -131,8 +131,8 @@ def test_consolidate_working_to_episodic_moves_exactly_the_qualifying_items(
     move = manager.add_memory("足够重要", "working", 0.7)
     cap = manager.add_memory("非常重要", "working", 0.95)
     assert manager.consolidate_memories("working", "episodic", 0.7) == 2
-    assert [m.id for m in manager.working.all()] == [keep]
-    moved = {m.id: m for m in manager.episodic.all()}
+    assert [m.id for m in manager.list_memories("working")] == [keep]
+    moved = {m.id: m for m in manager.list_memories("episodic")}
     assert set(moved) == {move, cap}
     assert moved[move].importance == pytest.approx(0.77)
     assert moved[cap].importance == 1.0
@@ -163,7 +163,7 @@ def test_consolidate_episodic_to_semantic(make_manager: Callable[..., MemoryMana
 def test_consolidate_rejects_other_directions(
     make_manager: Callable[..., MemoryManager], source: str, target: str
 ) -> None:
-    with pytest.raises(ValidationError) as caught:
+    with pytest.raises(InvalidInputError) as caught:
         make_manager().consolidate_memories(source, target, 0.5)
     assert caught.value.field == "to_type"
 
@@ -171,7 +171,7 @@ def test_consolidate_rejects_other_directions(
 def test_consolidate_needs_the_target_enabled(make_manager: Callable[..., MemoryManager]) -> None:
     manager = make_manager(enable_semantic=False)
     manager.add_memory("x", "episodic", 0.9)
-    with pytest.raises(ValidationError, match="'semantic' is not enabled"):
+    with pytest.raises(InvalidInputError, match="'semantic' is not enabled"):
         manager.consolidate_memories("episodic", "semantic", 0.5)
 
 
@@ -191,7 +191,7 @@ def test_consolidation_is_atomic(
         with pytest.raises(psycopg.errors.RaiseException, match="injected failure"):
             manager.consolidate_memories("working", "episodic", 0.5)
         assert row_counts(clean) == before
-        assert [m.content for m in manager.working.all()] == ["boom 重要的工作记忆"]
+        assert [m.content for m in manager.list_memories("working")] == ["boom 重要的工作记忆"]
     finally:
         with clean.connection() as conn:
             test_server.allow_triggers(conn)
@@ -240,7 +240,7 @@ def test_ids_resolve_by_prefix_among_the_users_own(
         UUID("abcdef12-1111-4000-8000-000000000002"),
     ]
     for memory_id in ids:
-        alice.episodic.add(
+        alice._parts.episodic.add(
             MemoryItem.build(
                 id=memory_id,
                 content=f"m {memory_id}",
@@ -251,13 +251,13 @@ def test_ids_resolve_by_prefix_among_the_users_own(
         )
     assert alice.resolve_id(str(ids[0])) == ids[0]
     assert alice.resolve_id("ABCDEF12-1111") == ids[1]
-    with pytest.raises(ValidationError, match="matches several memories"):
+    with pytest.raises(InvalidInputError, match="matches several memories"):
         alice.resolve_id("abcdef12")
     with pytest.raises(NotFoundError):
         bob.resolve_id("abcdef12-1111")
-    with pytest.raises(ValidationError, match="at least 8"):
+    with pytest.raises(InvalidInputError, match="at least 8"):
         alice.resolve_id("abc")
-    with pytest.raises(ValidationError, match="at least 8"):
+    with pytest.raises(InvalidInputError, match="at least 8"):
         alice.resolve_id("'; DROP TABLE memories; --")
 
 
@@ -295,7 +295,7 @@ def test_bad_input_names_the_field_and_changes_nothing(
     manager = make_manager()
     manager.add_memory("已有的记忆", "episodic", 0.5)
     before = row_counts(clean)
-    with pytest.raises(ValidationError) as caught:
+    with pytest.raises(InvalidInputError) as caught:
         call(manager)
     assert caught.value.field == field
     assert row_counts(clean) == before
@@ -307,11 +307,11 @@ def test_a_long_content_is_split_into_memories_in_order_when_asked(
     manager = make_manager(enable_working=False)
     sentence = "Alice kept a diary of the long trip across the mountains. "
     long = sentence * 500  # 29,000 characters
-    with pytest.raises(ValidationError) as caught:
+    with pytest.raises(InvalidInputError) as caught:
         manager.add_memories(["before", long, "after"])
     assert caught.value.field == "contents[1]" and row_counts(clean)["memories"] == 0
     too_long = "x" * (manager.config.max_content_chars * 50 + 1)  # more than 50 parts
-    with pytest.raises(ValidationError) as caught:
+    with pytest.raises(InvalidInputError) as caught:
         manager.add_memories(["before", too_long], split_long=True)
     assert caught.value.field == "contents[1]" and row_counts(clean)["memories"] == 0
     when = datetime(2024, 5, 1, tzinfo=UTC)

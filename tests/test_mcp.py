@@ -3,6 +3,8 @@ and over streamable HTTP on 127.0.0.1 with bearer tokens, as the application rol
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import os
 import sys
 import time
@@ -15,7 +17,7 @@ import anyio
 import httpx2
 import psycopg
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import ReadResourceResult, TextResourceContents
 
@@ -27,9 +29,9 @@ from hello_pgmem.dev.scratch import ScratchServer
 from hello_pgmem.mcp_server.http import http_app
 from hello_pgmem.mcp_server.limits import Limits
 from hello_pgmem.mcp_server.permissions import TOOLS
+from tests.deployments import Deployment
 from tests.served import Served, free_port
 from tests.test_faults import migrated_database
-from tests.test_security import Deployment, deployment  # noqa: F401  (a fixture of this module too)
 
 REPO = Path(__file__).resolve().parent.parent
 HELLO_PGMEM = str(Path(sys.executable).with_name("hello-pgmem"))
@@ -71,13 +73,13 @@ def resource_text(result: ReadResourceResult) -> str:
 
 
 @pytest.fixture(scope="module")
-def owner_db(deployment: Deployment) -> Iterator[Database]:  # noqa: F811
+def owner_db(deployment: Deployment) -> Iterator[Database]:
     with Database(deployment.owner) as db:
         yield db
 
 
 @pytest.fixture(scope="module")
-def served(deployment: Deployment) -> Iterator[HttpServer]:  # noqa: F811
+def served(deployment: Deployment) -> Iterator[HttpServer]:
     """The HTTP server as the application role, files under this repository's docs/ allowed."""
     with HttpServer(deployment.app, Limits(files_root=REPO / "docs")) as server:
         yield server
@@ -175,6 +177,9 @@ def test_two_tokens_never_see_each_others_memories(served: HttpServer, owner_db:
             assert "Friday" not in text(await client.call_tool("rag_search", {"query": "ship friday"}))
             namespaces = await client.read_resource("rag://namespaces")
             assert resource_text(namespaces) == "user:bob_mcp"  # a token without namespaces gets its own
+            with pytest.raises(MCPError) as refused:
+                await client.read_resource("rag://team_alice/documents")
+            assert refused.value.error.code == -32002 and "namespace" in refused.value.error.message
 
     anyio.run(scenario)
 
@@ -198,7 +203,7 @@ def test_a_request_without_a_valid_token_gets_401(served: HttpServer, owner_db: 
 def test_bad_arguments_come_back_as_errors_and_change_nothing(
     served: HttpServer,
     owner_db: Database,
-    deployment: Deployment,  # noqa: F811
+    deployment: Deployment,
 ) -> None:
     token, _ = create_token(owner_db, "erin_mcp")
 
@@ -222,6 +227,56 @@ def test_bad_arguments_come_back_as_errors_and_change_nothing(
 
     anyio.run(scenario)
     assert count() == 0
+
+
+def test_input_schemas_announce_the_rules_the_server_enforces(served: HttpServer, owner_db: Database) -> None:
+    """Each bound and allowed value a tool's schema announces is one the server holds it to: a
+    value just past it is refused, naming the field."""
+    token, _ = create_token(owner_db, "gil_mcp", ["gil_docs"])
+    required = {
+        "memory_add": {"content": "x"},
+        "memory_search": {"query": "x"},
+        "memory_sessions": {"query": "x"},
+    }
+    required |= {"rag_search": {"query": "x"}, "rag_ask": {"question": "x"}, "memory_graph": {"entity": "x"}}
+
+    def past(schema: dict[str, Any]) -> Any:
+        if "enum" in schema:
+            return "not-" + str(schema["enum"][0])
+        return schema["maximum"] + 1 if schema["type"] == "integer" else schema["maximum"] + 0.5
+
+    async def scenario() -> None:
+        async with http_client(served.url, token) as client:
+            tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+            search = tools["memory_search"].input_schema["properties"]
+            assert (search["limit"]["minimum"], search["limit"]["maximum"]) == (1, 200)
+            assert search["memory_types"]["items"]["enum"] == [
+                "working",
+                "episodic",
+                "semantic",
+                "perceptual",
+            ]
+            assert (
+                tools["memory_forget"].input_schema["properties"]["strategy"]["enum"][0] == "importance_based"
+            )
+            assert tools["rag_search"].input_schema["properties"]["namespace"]["enum"] == ["gil_docs"]
+            ingest = tools["rag_ingest"].input_schema
+            assert ingest["additionalProperties"] is False and ingest["properties"]["namespace"]["enum"] == [
+                "gil_docs"
+            ]
+            checked = 0
+            for name in required:
+                for field, schema in tools[name].input_schema["properties"].items():
+                    if "enum" not in schema and "maximum" not in schema:
+                        continue
+                    result = await client.call_tool(name, {**required[name], field: past(schema)})
+                    assert result.is_error and field in text(result), (name, field, text(result))
+                    checked += 1
+            assert checked >= 12
+            unknown = await client.call_tool("rag_ingest", {"paths": ["sql.md"], "recursive": True})
+            assert unknown.is_error and "recursive: unknown argument" in text(unknown)
+
+    anyio.run(scenario)
 
 
 def test_ingest_reports_progress_and_files_stay_inside_the_root(
@@ -250,7 +305,7 @@ def test_ingest_reports_progress_and_files_stay_inside_the_root(
     assert all(p[2] and p[2].startswith("added") for p in seen)
 
 
-def test_calls_beyond_the_rate_are_refused(deployment: Deployment, owner_db: Database) -> None:  # noqa: F811
+def test_calls_beyond_the_rate_are_refused(deployment: Deployment, owner_db: Database) -> None:
     token, _ = create_token(owner_db, "gus_mcp")
 
     async def scenario() -> tuple[list[bool], str]:
@@ -307,7 +362,7 @@ def test_the_rate_gate_refills(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_one_token_cannot_hold_more_than_its_concurrent_calls(
-    deployment: Deployment,  # noqa: F811
+    deployment: Deployment,
     owner_db: Database,
 ) -> None:
     """Six calls at once of one token, two allowed: four come back refused at once while two
@@ -342,7 +397,7 @@ def test_one_token_cannot_hold_more_than_its_concurrent_calls(
 
 
 def test_failed_tokens_are_throttled_and_no_oauth_server_is_advertised(
-    deployment: Deployment,  # noqa: F811
+    deployment: Deployment,
     owner_db: Database,
 ) -> None:
     token, _ = create_token(owner_db, "ian_mcp")
@@ -366,7 +421,7 @@ def test_failed_tokens_are_throttled_and_no_oauth_server_is_advertised(
         assert good.status_code == 429 and int(good.headers["retry-after"]) > 0
 
 
-def test_every_identity_shares_one_embedder_and_chat_model(deployment: Deployment) -> None:  # noqa: F811
+def test_every_identity_shares_one_embedder_and_chat_model(deployment: Deployment) -> None:
     from hello_pgmem.access import Identity
     from hello_pgmem.mcp_server.server import PgMemServer
 
@@ -375,11 +430,11 @@ def test_every_identity_shares_one_embedder_and_chat_model(deployment: Deploymen
         one, two = server.box(Identity("a", ())), server.box(Identity("b", ("ns_b",)))
         assert one is not two
         assert one.rag._embedder is two.rag._embedder is server.store.embedder
-        assert one.memory.memory_manager.parts._embedder is server.store.embedder
+        assert one.memory.memory_manager.embedder is server.store.embedder
         assert one.rag.llm is two.rag.llm is server.store.llm
 
 
-def test_a_timed_out_call_stops_its_work(deployment: Deployment, owner_db: Database, tmp_path: Path) -> None:  # noqa: F811
+def test_a_timed_out_call_stops_its_work(deployment: Deployment, owner_db: Database, tmp_path: Path) -> None:
     """The reply is abandoned at the time limit and the ingest behind it stops at the next file,
     instead of running on in its worker thread."""
     for number in range(400):
@@ -478,7 +533,7 @@ def test_tokens_expire_after_90_days_by_default(owner_db: Database) -> None:
 
 
 def test_files_over_http_stay_beneath_the_root_and_paths_are_not_shown(
-    deployment: Deployment,  # noqa: F811
+    deployment: Deployment,
     owner_db: Database,
     tmp_path: Path,
 ) -> None:
@@ -525,7 +580,7 @@ def test_remote_errors_carry_no_server_details() -> None:
 
 
 def test_http_refuses_to_serve_as_a_role_that_bypasses_row_level_security(
-    deployment: Deployment,  # noqa: F811
+    deployment: Deployment,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -541,3 +596,54 @@ def test_http_refuses_to_serve_as_a_role_that_bypasses_row_level_security(
     monkeypatch.setenv("DATABASE_URL", deployment.owner.database_url)
     assert main(["mcp", "--http", "--port", str(free_port())]) == 1
     assert "refusing to serve remote callers as the owner of schema 'pgmem'" in capsys.readouterr().err
+
+
+def test_a_results_outcome_is_its_flag_not_its_text(make_tool: Any) -> None:
+    """A tool says whether it failed in ``ok``; text that merely looks like a failure is data."""
+    from hello_pgmem.mcp_server.server import text_result
+    from hello_pgmem.tools import ToolText, failed
+
+    tool = make_tool("alice")
+    refused = tool.run("add", content="")
+    assert isinstance(refused, ToolText) and not refused.ok and text_result(refused).is_error
+    added = tool.run("add", content="❌ crossed out on the shopping list: eggs", memory_type="episodic")
+    assert isinstance(added, ToolText) and added.ok
+    listed = tool.run("summary")
+    shown = ToolText(listed[listed.index("❌") :], {"summary": listed})
+    assert not text_result(shown).is_error, "a memory's own text decides nothing"
+    assert text_result(failed("no cross here")).is_error
+
+
+def test_parallel_tool_calls_on_a_new_users_first_turn(
+    served: HttpServer, owner_db: Database, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Parallel tool calls on a user's first turn, from two sessions of the user (each at the
+    server's four calls at once per token): every add lands, none is retried."""
+    caplog.set_level(logging.INFO, logger="hello_pgmem.core.retry")
+    topics = ("hiking boots", "the Alps", "a ferry", "the kitchen", "a cello", "Berlin")
+
+    async def session(token: str, first: int) -> list[bool]:
+        async with http_client(served.url, token) as client:
+            at_once = asyncio.Semaphore(4)
+
+            async def add(n: int) -> bool:
+                content = f"Dana talked about {topics[n % 6]} and {topics[(n + 2) % 6]}, note {n}"
+                async with at_once:
+                    result = await client.call_tool(
+                        "memory_add", {"content": content, "memory_type": "semantic"}
+                    )
+                return bool(result.is_error)
+
+            return list(await asyncio.gather(*(add(n) for n in range(first, first + 12))))
+
+    async def scenario(tokens: list[str]) -> list[bool]:
+        done = await asyncio.gather(session(tokens[0], 0), session(tokens[1], 12))
+        return done[0] + done[1]
+
+    for run in range(3):
+        user = f"dana_{run}_{time.monotonic_ns()}"
+        tokens = [create_token(owner_db, user)[0] for _ in range(2)]
+        assert anyio.run(scenario, tokens) == [False] * 24
+        with owner_db.transaction(user) as conn:
+            assert conn.execute("SELECT count(*) FROM memories").fetchone() == (24,)
+    assert [r.getMessage() for r in caplog.records if r.name == "hello_pgmem.core.retry"] == []

@@ -104,6 +104,8 @@ def test_expanded_tools(make_tool: Callable[..., MemoryTool]) -> None:
     assert schemas["memory_update"]["parameters"]["required"] == ["memory_id"]
     assert schemas["memory_search"]["parameters"]["properties"]["limit"] == {
         "type": "integer",
+        "minimum": 1,
+        "maximum": 200,
         "default": 5,
         "description": "最多返回条数",
     }
@@ -159,9 +161,9 @@ def test_sessions_gives_whole_conversations_in_order(make_tool: Callable[..., Me
         "work": ["The quarterly report is due Friday", "Ask Carol for the figures"],
     }
     for session, turns in chat.items():
-        manager.add_memories(turns, "episodic", metadata=[{"session_id": session}] * len(turns))
+        manager.add_memories(turns, "episodic", session_ids=[session] * len(turns))
     text = tool.run("sessions", query="what did we decide about the kitchen cabinets?", limit=2)
-    assert isinstance(text, ToolText)
+    assert isinstance(text, ToolText) and text.data is not None
     found = text.data["sessions"]
     assert [s["session_id"] for s in found] == ["kitchen", "trip"]
     assert [m["content"] for m in found[0]["memories"]] == chat["kitchen"]

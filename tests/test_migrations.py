@@ -16,6 +16,7 @@ from sqlalchemy import create_engine, pool
 from hello_pgmem import ConfigurationError, Settings
 from hello_pgmem.db import migrations
 from hello_pgmem.db.tables import metadata
+from hello_pgmem.ops import migrate
 
 REPO = Path(__file__).resolve().parent.parent
 OBJECTS_IN_SCHEMA = """
@@ -53,7 +54,7 @@ def graph_exists(url: str, graph: str = "pgmem_graph") -> bool:
 def test_up_down_up(new_database: Callable[[], str]) -> None:
     url = new_database()
     settings = Settings(database_url=url)
-    migrations.upgrade(settings)
+    migrate.upgrade(settings)
     first = objects(url)
     assert "table memories" in first and "function search_by_recency" in first
     assert graph_exists(url)
@@ -63,7 +64,7 @@ def test_up_down_up(new_database: Callable[[], str]) -> None:
     assert left == [], "downgrade base must leave only Alembic's version table"
     assert not graph_exists(url)
 
-    migrations.upgrade(settings)
+    migrate.upgrade(settings)
     assert objects(url) == first
     assert graph_exists(url)
 
@@ -71,9 +72,9 @@ def test_up_down_up(new_database: Callable[[], str]) -> None:
 def test_upgrade_is_idempotent(new_database: Callable[[], str]) -> None:
     url = new_database()
     settings = Settings(database_url=url)
-    migrations.upgrade(settings)
+    migrate.upgrade(settings)
     before = objects(url)
-    migrations.upgrade(settings)
+    migrate.upgrade(settings)
     assert objects(url) == before
     with psycopg.connect(url) as conn:
         assert conn.execute("SELECT version_num FROM pgmem.alembic_version").fetchall() == [
@@ -83,7 +84,7 @@ def test_upgrade_is_idempotent(new_database: Callable[[], str]) -> None:
 
 def test_nothing_is_created_in_public(new_database: Callable[[], str]) -> None:
     url = new_database()
-    migrations.upgrade(Settings(database_url=url))
+    migrate.upgrade(Settings(database_url=url))
     with psycopg.connect(url) as conn:
         assert conn.execute(OWN_OBJECTS_IN_PUBLIC).fetchall() == []
 
@@ -91,7 +92,7 @@ def test_nothing_is_created_in_public(new_database: Callable[[], str]) -> None:
 def test_custom_schema_and_graph_names(new_database: Callable[[], str]) -> None:
     url = new_database()
     settings = Settings(database_url=url, schema_name="agent_memory", graph_name="agent_graph")
-    migrations.upgrade(settings)
+    migrate.upgrade(settings)
     assert "table memories" in objects(url, "agent_memory")
     assert objects(url, "pgmem") == []
     assert graph_exists(url, "agent_graph")
@@ -99,7 +100,7 @@ def test_custom_schema_and_graph_names(new_database: Callable[[], str]) -> None:
 
 def test_without_age_everything_but_the_graph_is_created(new_database: Callable[[], str]) -> None:
     url = new_database()
-    migrations.upgrade(Settings(database_url=url, age="off"))
+    migrate.upgrade(Settings(database_url=url, age="off"))
     assert "function search_by_recency" in objects(url)
     with psycopg.connect(url) as conn:
         assert conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'age'").fetchone() is None
@@ -126,29 +127,31 @@ def test_an_upgrade_applies_the_sql_files_that_changed(new_database: Callable[[]
     once the file is recorded as changed; an unchanged file is not run again."""
     url = new_database()
     settings = Settings(database_url=url)
-    migrations.upgrade(settings)
+    migrate.upgrade(settings)
     described = "SELECT obj_description(%s::regproc, 'pg_proc')"
     with psycopg.connect(url) as conn:
         original = conn.execute(described, ("pgmem.importance_weight",)).fetchone()
         conn.execute("COMMENT ON FUNCTION pgmem.importance_weight(double precision) IS 'drifted'")
         conn.execute("COMMENT ON FUNCTION pgmem.holds_as_of IS 'drifted too'")  # temporal.sql
         conn.execute("UPDATE pgmem.sql_applied SET checksum = 'older' WHERE file = 'scoring.sql'")
-    migrations.upgrade(settings)
+    migrate.upgrade(settings)
     with psycopg.connect(url) as conn:
         assert conn.execute(described, ("pgmem.importance_weight",)).fetchone() == original
         assert conn.execute(described, ("pgmem.holds_as_of",)).fetchone() == ("drifted too",)
-        assert conn.execute("SELECT count(*) FROM pgmem.sql_applied WHERE checksum = 'older'").fetchone() == (0,)
+        assert conn.execute("SELECT count(*) FROM pgmem.sql_applied WHERE checksum = 'older'").fetchone() == (
+            0,
+        )
     assert set(migrations.LIVE_FILES) == {p.name for p in (REPO / "sql").glob("*.sql")}
 
 
 def test_a_schema_of_an_unknown_revision_is_named(new_database: Callable[[], str]) -> None:
     url = new_database()
     settings = Settings(database_url=url)
-    migrations.upgrade(settings)
+    migrate.upgrade(settings)
     with psycopg.connect(url) as conn:
         conn.execute("UPDATE pgmem.alembic_version SET version_num = '0031'")
     with pytest.raises(ConfigurationError, match="revision this version of hello_pgmem does not know"):
-        migrations.upgrade(settings)
+        migrate.upgrade(settings)
 
 
 def test_first_migration_failure_leaves_nothing(new_database: Callable[[], str]) -> None:
@@ -157,7 +160,7 @@ def test_first_migration_failure_leaves_nothing(new_database: Callable[[], str])
         conn.execute("CREATE SCHEMA other")
     bad = Settings(database_url=url, age="on", graph_name="x")  # AGE rejects names under 3 chars
     with pytest.raises(Exception, match="graph name"):
-        migrations.upgrade(bad)
+        migrate.upgrade(bad)
     with psycopg.connect(url) as conn:
         assert conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = 'pgmem'").fetchone() is None
 

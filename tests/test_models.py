@@ -6,10 +6,10 @@ from datetime import datetime
 
 import pytest
 
-from hello_pgmem import ValidationError
+from hello_pgmem import InvalidInputError
 from hello_pgmem.core.models import MemoryConfig, MemoryItem
 from hello_pgmem.core.text import count_tokens, keyword_score, tokenize
-from hello_pgmem.memory.classify import classify, estimate_importance
+from hello_pgmem.memory import classify, estimate_importance
 
 
 def item(**fields: object) -> MemoryItem:
@@ -39,14 +39,14 @@ def item(**fields: object) -> MemoryItem:
     ],
 )
 def test_bad_items_name_the_field_and_rule(fields: dict[str, object], field: str, rule: str) -> None:
-    with pytest.raises(ValidationError) as caught:
+    with pytest.raises(InvalidInputError) as caught:
         item(**fields)
     assert caught.value.field == field
     assert rule in caught.value.rule
 
 
 def test_content_limit_is_configurable() -> None:
-    with pytest.raises(ValidationError, match="at most 10 characters"):
+    with pytest.raises(InvalidInputError, match="at most 10 characters"):
         MemoryItem.build(10, content="x" * 11, memory_type="working", user_id="u")
     assert MemoryItem.build(10, content="x" * 10, memory_type="working", user_id="u").content == "x" * 10
 

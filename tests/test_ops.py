@@ -194,13 +194,13 @@ def test_export_erase_import_restores_identical_search(
 def test_import_validates_everything_before_writing(
     make_manager: Callable[..., MemoryManager], clean: Database
 ) -> None:
-    from hello_pgmem import ValidationError
+    from hello_pgmem import InvalidInputError
 
     populate(make_manager)
     exported = list(export_user(clean, "alice"))
     erase_user(clean, "alice")
     broken = [*exported[:-1], '{"kind": "relation", "source_id": "not-a-uuid"}']
-    with pytest.raises(ValidationError, match=f"line {len(broken)}"):
+    with pytest.raises(InvalidInputError, match=f"line {len(broken)}"):
         import_user(clean, broken)
     assert rows(clean, "SELECT count(*) FROM memories") == [(0,)]
 

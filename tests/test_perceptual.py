@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hello_pgmem import Database, ValidationError
+from hello_pgmem import Database, InvalidInputError
 from hello_pgmem.memory import MemoryManager
 from hello_pgmem.perceptual.encoders import ImageFeatureEncoder, WavSpectrumEncoder, infer_modality
 from hello_pgmem.tools import MemoryTool
@@ -88,7 +88,7 @@ def test_text_queries_cross_modalities_through_descriptions(
     assert [m.id for m in only_images] == [image]
     only_audio = manager.retrieve_memories("日落", memory_types=["perceptual"], target_modality="audio")
     assert [m.id for m in only_audio] == [sound]
-    with pytest.raises(ValidationError, match="target_modality"):
+    with pytest.raises(InvalidInputError, match="target_modality"):
         manager.retrieve_memories(str(files["sunset"]), query_modality="image", target_modality="audio")
 
 
@@ -143,7 +143,7 @@ def test_a_missing_or_unreadable_file_stores_nothing(
 
 
 def test_media_needs_a_file(make_manager: Callable[..., MemoryManager]) -> None:
-    with pytest.raises(ValidationError, match="needs the file"):
+    with pytest.raises(InvalidInputError, match="needs the file"):
         perceptual_manager(make_manager).add_memory("一张图", "perceptual", 0.5, {"modality": "image"})
 
 
@@ -161,7 +161,7 @@ def test_reembed_leaves_media_vectors_and_moves_descriptions(
     make_manager: Callable[..., MemoryManager], files: dict[str, Path], clean: Database
 ) -> None:
     from hello_pgmem.embedding import HashingEmbedder
-    from hello_pgmem.memory.reembed import reembed
+    from hello_pgmem.memory import reembed
 
     manager = make_manager(enable_perceptual=True, embedder=HashingEmbedder(256))
     manager.add_memory("海边的红色日落照片", "perceptual", 0.6, {"file_path": str(files["sunset"])})

@@ -12,7 +12,7 @@ import openpyxl
 import pytest
 from fpdf import FPDF
 
-from hello_pgmem import Database, HashingEmbedder, KnowledgeBase, OpenAIEmbedder, ValidationError
+from hello_pgmem import Database, HashingEmbedder, InvalidInputError, KnowledgeBase, OpenAIEmbedder
 from hello_pgmem.demo import KNOWLEDGE
 from hello_pgmem.llm import ChatClient
 from hello_pgmem.rag.expansion import HYDE_SYSTEM, MQE_SYSTEM
@@ -40,7 +40,6 @@ def chunk_count(db: Database, namespace: str | None = None) -> int:
 def test_seed_demo_through_the_tool(clean: Database, embedder: HashingEmbedder) -> None:
     tool = RAGTool(
         knowledge_base_path="./knowledge_base",
-        collection_name="test_collection",
         rag_namespace="test",
         database=clean,
         embedder=embedder,
@@ -131,7 +130,7 @@ def test_a_corrupt_file_is_a_clear_error_and_changes_nothing(
     path = tmp_path / name
     path.write_bytes(data)
     before = chunk_count(clean)
-    with pytest.raises(ValidationError) as caught:
+    with pytest.raises(InvalidInputError) as caught:
         kb.add_document(path)
     assert caught.value.field == "file_path" and name in str(caught.value)
     assert chunk_count(clean) == before
@@ -203,10 +202,10 @@ def test_batch_ingest_is_all_or_nothing(kb: KnowledgeBase, clean: Database) -> N
     )
     assert [r.status for r in again] == ["unchanged", "added"]
     before = chunk_count(clean, "test")
-    with pytest.raises(ValidationError) as bad:
+    with pytest.raises(InvalidInputError) as bad:
         kb.add_texts([TextDocument("# 好\n\n好的。", "d10"), TextDocument("", "d11")])
     assert bad.value.field == "content"
-    with pytest.raises(ValidationError) as repeated:
+    with pytest.raises(InvalidInputError) as repeated:
         kb.add_texts([TextDocument("一", "same"), TextDocument("二", "same")])
     assert repeated.value.field == "documents"
     assert chunk_count(clean, "test") == before, "a bad batch writes nothing"

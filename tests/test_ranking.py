@@ -42,7 +42,7 @@ def add_chat(manager: MemoryManager, clock: Clock, texts: list[str], sessions: l
         texts,
         "episodic",
         timestamps=[clock() - timedelta(minutes=len(texts) - i) for i in range(len(texts))],
-        metadata=[{"session_id": session} for session in sessions],
+        session_ids=sessions,
     )
 
 
@@ -88,7 +88,8 @@ def test_results_do_not_move_as_the_limit_grows(
         texts,
         "episodic",
         timestamps=[clock() - timedelta(hours=i) for i in range(len(texts))],
-        metadata=[{"session_id": f"s{i // 20}", "speaker": t.split(":")[0]} for i, t in enumerate(texts)],
+        metadata=[{"speaker": t.split(":")[0]} for t in texts],
+        session_ids=[f"s{i // 20}" for i in range(len(texts))],
     )
     for question in ("What did Alice paint at the weekend?", "Bob's birthday party", "guitar music"):
         tops = [
@@ -358,7 +359,7 @@ def test_a_session_imported_with_one_time_ranks_as_with_a_time_per_turn(
 ) -> None:
     """A chat log imported with its sessions' dates only (every turn of a session at one time)
     ranks as the same log with a time per turn: a memory's neighbours are the turns added next
-    to it, whatever the clock says (revision 0019)."""
+    to it, whatever the clock says."""
     sessions = []
     for s in range(6):
         turns = chatter(12, seed=100 + s)
@@ -370,14 +371,14 @@ def test_a_session_imported_with_one_time_ranks_as_with_a_time_per_turn(
     by_turn, by_session = make_manager("per_turn"), make_manager("per_session")
     for s, turns in enumerate(sessions):
         day = start + timedelta(days=s)
-        meta = [{"session_id": f"s{s}"} for _ in turns]
+        session = [f"s{s}"] * len(turns)
         by_turn.add_memories(
             turns,
             "episodic",
-            metadata=meta,
+            session_ids=session,
             timestamps=[day + timedelta(seconds=i) for i in range(len(turns))],
         )
-        by_session.add_memories(turns, "episodic", metadata=meta, timestamps=[day] * len(turns))
+        by_session.add_memories(turns, "episodic", session_ids=session, timestamps=[day] * len(turns))
     for question in (
         "What did Alice name the puppy she adopted?",
         "the shelter puppy's name",

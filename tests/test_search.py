@@ -93,7 +93,9 @@ def test_search_uses_the_partial_hnsw_index(populated: Conn) -> None:
     # With sorting forbidden the planner must order by the index: the partial HNSW index has to
     # match the function's expression and predicate for this plan to exist at all.
     populated.execute("SET LOCAL enable_sort = off")
-    rows, plan = plans(populated, "SELECT * FROM search_by_recency('u0', %s, %s, p_limit => 10)", (MODEL, query))
+    rows, plan = plans(
+        populated, "SELECT * FROM search_by_recency('u0', %s, %s, p_limit => 10)", (MODEL, query)
+    )
     assert len(rows) == 10
     assert "Index Scan using memories_embedding_" in plan
 
@@ -207,13 +209,18 @@ def test_forgotten_memories_never_come_back(populated: Conn) -> None:
     populated.execute("UPDATE memories SET forgotten_at = now() WHERE user_id = 'u4'")
     query = unit(np.random.default_rng(6))
     assert (
-        populated.execute("SELECT * FROM search_by_recency('u4', %s, %s, p_limit => 5)", (MODEL, query)).fetchall() == []
+        populated.execute(
+            "SELECT * FROM search_by_recency('u4', %s, %s, p_limit => 5)", (MODEL, query)
+        ).fetchall()
+        == []
     )
 
 
 def test_other_users_are_never_returned(populated: Conn) -> None:
     query = unit(np.random.default_rng(8))
-    ids = populated.execute("SELECT id FROM search_by_recency('u5', %s, %s, p_limit => 50)", (MODEL, query)).fetchall()
+    ids = populated.execute(
+        "SELECT id FROM search_by_recency('u5', %s, %s, p_limit => 50)", (MODEL, query)
+    ).fetchall()
     owners = populated.execute(
         "SELECT DISTINCT user_id FROM memories WHERE id = ANY(%s)", ([row[0] for row in ids],)
     ).fetchall()
@@ -232,7 +239,10 @@ def test_other_users_are_never_returned(populated: Conn) -> None:
             "limit must be a number between 1 and 1000, got 0",
         ),
         ("search_by_recency('', 'test-random-16', %s, p_limit => 5)", "user_id must be a non-empty string"),
-        ("search_by_recency('u0', 'test-random-16', %s, 'semantic')", "memory_type must be episodic or perceptual"),
+        (
+            "search_by_recency('u0', 'test-random-16', %s, 'semantic')",
+            "memory_type must be episodic or perceptual",
+        ),
     ],
 )
 def test_bad_search_arguments(populated: Conn, call: str, message: str) -> None:
@@ -243,7 +253,8 @@ def test_bad_search_arguments(populated: Conn, call: str, message: str) -> None:
 def test_query_of_the_wrong_dimension_is_rejected(populated: Conn) -> None:
     with pytest.raises(psycopg.errors.InvalidParameterValue, match="query must be a vector of 16 dimensions"):
         populated.execute(
-            "SELECT * FROM search_by_recency('u0', %s, %s, p_limit => 5)", (MODEL, np.ones(8, dtype=np.float32))
+            "SELECT * FROM search_by_recency('u0', %s, %s, p_limit => 5)",
+            (MODEL, np.ones(8, dtype=np.float32)),
         )
 
 
@@ -280,5 +291,7 @@ def test_models_above_2000_dimensions_use_halfvec(conn: Conn) -> None:
         " VALUES ('big', gen_random_uuid(), 'episodic', 'x', %s, 'm-big')",
         (v,),
     )
-    rows = conn.execute("SELECT vector_score FROM search_by_recency('big', 'm-big', %s, p_limit => 1)", (v,)).fetchall()
+    rows = conn.execute(
+        "SELECT vector_score FROM search_by_recency('big', 'm-big', %s, p_limit => 1)", (v,)
+    ).fetchall()
     assert rows[0][0] == pytest.approx(1.0, abs=1e-3)

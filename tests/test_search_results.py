@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 import pytest
 
 import hello_pgmem
-from hello_pgmem import Database, HashingEmbedder, InvalidInputError, MemoryManager
+from hello_pgmem import Database, HashingEmbedder, InvalidInputError, MemoryManager, MemorySearch
 from tests.conftest import wipe
 
 
@@ -18,10 +18,10 @@ def test_a_result_carries_its_score_components_session_and_modality_as_fields(
 ) -> None:
     manager = make_manager(session_id="chat-7")
     manager.add_memory("Alice moved to Berlin in 2021", "episodic", 0.6)
-    manager.add_memory("Alice plays the cello", "episodic", 0.6, metadata={"session_id": "named"})
+    manager.add_memory("Alice plays the cello", "episodic", 0.6, session_id="named")
     [hit, other] = manager.retrieve_memories("Where did Alice move to?", memory_types=["episodic"], limit=2)
     assert hit.content.startswith("Alice moved") and hit.session_id == "chat-7"
-    assert other.session_id == "named", "a session named in the metadata wins"
+    assert other.session_id == "named", "a session given to the add wins"
     assert hit.score is not None and hit.score > other.score  # type: ignore[operator]
     assert {"vector_score", "text_score", "graph_score", "time_score", "importance_weight"} <= set(
         hit.components
@@ -56,7 +56,7 @@ def test_the_sql_a_search_shows_returns_what_the_search_returns(
     )
     question = "Where did Alice live in 2021?"
     found = manager.retrieve_memories(question, limit=3, track_access=False)
-    shown = manager.search_sql(question, limit=3)
+    shown = manager.search_sql(MemorySearch(question, limit=3))
     assert "search_memories" in shown.text and shown.params["time_from"] is not None
     with manager.db.transaction(manager.user_id) as conn:
         rows = conn.execute(shown.text, shown.params).fetchall()
@@ -65,14 +65,14 @@ def test_the_sql_a_search_shows_returns_what_the_search_returns(
     expected = [(item.id, pytest.approx(item.score)) for item in found]
     assert [(row[0], row[-1]) for row in rows] == expected
     assert [(row[0], row[-1]) for row in pasted] == expected, "the literal runs as it is shown"
-    lean = manager.search_sql(question, limit=3, scoring="vector")
+    lean = manager.search_sql(MemorySearch(question, limit=3, scoring="vector"))
     assert lean.before and "search_memories" in lean.text  # its exact fallback calls the function
 
 
 def test_only_a_long_term_search_has_sql_to_show(make_manager: Callable[..., MemoryManager]) -> None:
     manager = make_manager()
     with pytest.raises(InvalidInputError, match="memory_types"):
-        manager.search_sql("kettle", memory_types=["working"])
+        manager.search_sql(MemorySearch("kettle", ["working"]))
 
 
 def test_the_store_builds_tools_and_mcp_boxes_on_its_one_pool(database: Database) -> None:
@@ -96,9 +96,9 @@ def test_sessions_come_back_whole_best_first(make_manager: Callable[..., MemoryM
     day = datetime(2024, 3, 1, tzinfo=UTC)
     kitchen = ["We talked about the new kitchen", "The kitchen tiles should be blue", "Budget is tight"]
     garden = ["The garden needs a fence", "A kitchen garden for herbs", "Tomatoes by the fence"]
-    manager.add_memories(kitchen, metadata=[{"session_id": "s-kitchen"}] * 3, timestamps=[day] * 3)
-    manager.add_memories(garden, metadata=[{"session_id": "s-garden"}] * 3, timestamps=[day] * 3)
-    manager.add_memories(["unrelated and alone"], metadata=[{"session_id": "s-other"}])
+    manager.add_memories(kitchen, session_ids=["s-kitchen"] * 3, timestamps=[day] * 3)
+    manager.add_memories(garden, session_ids=["s-garden"] * 3, timestamps=[day] * 3)
+    manager.add_memories(["unrelated and alone"], session_ids=["s-other"])
     found = manager.retrieve_sessions("which tiles for the kitchen?", limit=2)
     assert [s.session_id for s in found] == ["s-kitchen", "s-garden"]
     first = found[0]

@@ -8,8 +8,6 @@ Every test here then connects as one of those roles, never as a superuser.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import psycopg
@@ -21,59 +19,20 @@ from hello_pgmem import (
     ConfigurationError,
     Database,
     HashingEmbedder,
+    InvalidInputError,
     KnowledgeBase,
-    Settings,
-    ValidationError,
 )
 from hello_pgmem.cli import main
-from hello_pgmem.db import migrations
 from hello_pgmem.memory import MemoryManager
-from hello_pgmem.ops import grants
+from hello_pgmem.ops import grants, migrate
 from hello_pgmem.ops.check import check_integrity
 from hello_pgmem.ops.doctor import diagnose
 from hello_pgmem.ops.maintain import maintain
-from tests.deployments import ON_CITUS, TestServer
+from tests.deployments import ON_CITUS, Deployment, TestServer
 
 USER_TABLES = ("memories", "working_memories", "entities", "mentions", "relations")
 ALICE_FACTS = ("Alice works at Acme in Berlin", "Alice likes hiking in the Alps")
 BOB_FACTS = ("Bob works at Globex in Paris", "Bob likes sailing in Brittany")
-
-
-@dataclass(frozen=True)
-class Deployment:
-    owner: Settings
-    app: Settings
-    analytics: Settings
-    superuser: Settings
-    roles: tuple[str, str, str]
-
-
-@pytest.fixture(scope="module")
-def deployment(test_server: TestServer, server_url: str) -> Iterator[Deployment]:
-    suffix = uuid.uuid4().hex[:8]
-    owner, app, analytics = (f"pgmem_{kind}_{suffix}" for kind in ("owner", "app", "analytics"))
-    url = test_server.create_database(f"pgmem_security_{suffix}")
-    superuser = test_server.settings(url)
-    with psycopg.connect(url) as conn:
-        grants.apply(conn, grants.owner_statements(conn, superuser, owner, create=True))
-    as_role = {
-        role: superuser.model_copy(update={"database_url": make_conninfo(url, user=role)})
-        for role in (owner, app, analytics)
-    }
-    test_server.migrate(as_role[owner])
-    with psycopg.connect(url) as conn:
-        grants.apply(conn, grants.role_statements(conn, superuser, app, analytics, create=True))
-    yield Deployment(as_role[owner], as_role[app], as_role[analytics], superuser, (owner, app, analytics))
-    test_server.drop_database(url)
-    with psycopg.connect(server_url, autocommit=True) as conn:
-        for role in (app, analytics, owner):
-            conn.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(sql.Identifier(role)))
-
-
-@pytest.fixture(scope="module")
-def app_db(deployment: Deployment) -> Iterator[Database]:
-    with Database(deployment.app) as db:
-        yield db
 
 
 @pytest.fixture(scope="module")
@@ -211,7 +170,7 @@ def test_cypher_through_the_library_is_scoped_to_the_user(
         "MATCH (e:Entity {user_id: 'bob'}) RETURN e.user_id",
     ):
         assert {str(r[0]) for r in alice.cypher(unscoped)} <= {"alice"}
-    with pytest.raises(ValidationError, match="must only read"):
+    with pytest.raises(InvalidInputError, match="must only read"):
         alice.cypher("MATCH (e:Entity {user_id: $user_id}) SET e.user_id = 'bob'")
 
 
@@ -286,8 +245,20 @@ def test_grant_prints_idempotent_sql(
     assert "run hello-pgmem grant --apply as a superuser" in capsys.readouterr().err
 
 
+def test_a_command_the_app_role_may_not_run_is_one_line_not_a_traceback(
+    deployment: Deployment, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    monkeypatch.setenv("DATABASE_URL", deployment.app.database_url)
+    assert main(["--user", "mia", "token", "create"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: permission denied") and "Traceback" not in err
+    assert "hint: this command needs a role" in err and len(err.splitlines()) == 2
+
+
 @pytest.mark.one_server
-def test_an_upgrade_keeps_the_app_role_able_to_add_and_search(test_server: TestServer, server_url: str) -> None:
+def test_an_upgrade_keeps_the_app_role_able_to_add_and_search(
+    test_server: TestServer, server_url: str
+) -> None:
     """An upgrade re-applies the sql/ files that changed (CREATE OR REPLACE keeps each function's
     grants): a role granted before the upgrade still adds, updates and searches after it, without
     running grant again."""
@@ -301,12 +272,14 @@ def test_an_upgrade_keeps_the_app_role_able_to_add_and_search(test_server: TestS
     try:
         with psycopg.connect(url) as conn:
             grants.apply(conn, grants.owner_statements(conn, superuser, owner, create=True))
-        migrations.upgrade(as_owner)
+        migrate.upgrade(as_owner)
         with psycopg.connect(url) as conn:
             grants.apply(conn, grants.role_statements(conn, superuser, app, None, create=True))
         with psycopg.connect(url) as conn:  # as if search.sql and text.sql had changed since
-            conn.execute("UPDATE pgmem.sql_applied SET checksum = 'older' WHERE file IN ('search.sql', 'text.sql')")
-        migrations.upgrade(as_owner)
+            conn.execute(
+                "UPDATE pgmem.sql_applied SET checksum = 'older' WHERE file IN ('search.sql', 'text.sql')"
+            )
+        migrate.upgrade(as_owner)
         with psycopg.connect(url) as conn:
             kept = conn.execute("SELECT count(*) FROM pgmem.sql_applied WHERE checksum = 'older'").fetchone()
         assert kept == (0,)
@@ -324,6 +297,7 @@ def test_an_upgrade_keeps_the_app_role_able_to_add_and_search(test_server: TestS
         with psycopg.connect(server_url, autocommit=True) as conn:
             for role in (app, owner):
                 conn.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(sql.Identifier(role)))
+
 
 def test_the_library_says_when_row_level_security_does_not_bind_its_role(
     deployment: Deployment, caplog: pytest.LogCaptureFixture

@@ -124,7 +124,9 @@ def test_repeated_log_records_are_held_to_a_few_a_minute() -> None:
     import logging
 
     gate = RepeatFilter(per_minute=3)
-    records = [logging.LogRecord("asyncio", logging.ERROR, "", 0, "accept failed", None, None) for _ in range(50)]
+    records = [
+        logging.LogRecord("asyncio", logging.ERROR, "", 0, "accept failed", None, None) for _ in range(50)
+    ]
     passed = [r for r in records if gate.filter(r)]
     assert len(passed) == 3
     other = logging.LogRecord("asyncio", logging.ERROR, "", 0, "another", None, None)

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from hello_pgmem import Database, HashingEmbedder, KnowledgeBase, Settings
-from hello_pgmem.db import migrations
 from hello_pgmem.memory import MemoryManager
+from hello_pgmem.ops import migrate
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "sql.md"
 EXAMPLES = re.findall(r"```sql\n(.*?)```", DOC.read_text(encoding="utf-8"), re.S)
@@ -19,7 +19,7 @@ EXAMPLES = re.findall(r"```sql\n(.*?)```", DOC.read_text(encoding="utf-8"), re.S
 @pytest.fixture(scope="module")
 def populated(new_database: Callable[[], str]) -> Iterator[Database]:
     settings = Settings(database_url=new_database(), retrieval_log=True)
-    migrations.upgrade(settings)
+    migrate.upgrade(settings)
     embedder = HashingEmbedder()
     with Database(settings) as db:
         manager = MemoryManager(user_id="alice", database=db, embedder=embedder)

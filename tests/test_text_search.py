@@ -1,4 +1,4 @@
-"""The full-text layer of revision 0009: a configuration per text, lexemes kept by a trigger,
+"""The full-text layer: a configuration per text, lexemes kept by a trigger,
 BM25 totals kept by statement triggers, existing rows backfilled by the migration."""
 
 from __future__ import annotations
@@ -126,8 +126,7 @@ def pending_list(clean: Database) -> Iterator[Callable[[], tuple[int, int]]]:
 
 
 def test_lexical_indexes_take_new_rows_into_a_small_pending_list(clean: Database) -> None:
-    """GIN's fast update with a pending list of at most 64 kB, which every search reads in full
-    (revision 0031)."""
+    """GIN's fast update with a pending list of at most 64 kB, which every search reads in full."""
     with clean.connection() as conn:
         options = dict(
             conn.execute(
@@ -143,12 +142,14 @@ def test_lexical_indexes_merge_a_statements_new_rows_when_it_ends(
     make_manager: Callable[..., MemoryManager], pending_list: Callable[[], tuple[int, int]]
 ) -> None:
     """A statement's new rows wait in the pending list, merged into the index in bulk when the
-    statement ends; a single row's entries stay in the list, where the search finds them
-    (revision 0031)."""
+    statement ends; a single row's entries stay in the list, where the search finds them."""
     manager = make_manager()
     for start in range(0, 300, 100):
         manager.add_memories(
-            [f"Trip {n}: the ferry from port {n} to island {n * 7} left at dawn" for n in range(start, start + 100)],
+            [
+                f"Trip {n}: the ferry from port {n} to island {n * 7} left at dawn"
+                for n in range(start, start + 100)
+            ],
             "episodic",
         )
         assert pending_list() == (0, 0)
@@ -163,7 +164,7 @@ def test_a_memory_keeps_its_vector_in_its_row(
 ) -> None:
     """A chat turn of a few hundred characters with its 384-d vector and lexemes is over the 2 kB
     at which PostgreSQL moves a row's largest value (the vector) to TOAST by default; every search
-    would read it back from there (revision 0024)."""
+    would read it back from there."""
     manager = make_manager()
     turn = "Alice: " + ", ".join(f"then stop {n} of the trip we planned" for n in range(20))
     [memory_id] = manager.add_memories([turn], "episodic")
@@ -180,8 +181,7 @@ def test_a_memory_keeps_its_vector_in_its_row(
 
 def test_a_chunk_keeps_its_vector_in_its_row(clean: Database, embedder: HashingEmbedder) -> None:
     """A RAG chunk with its 384-d vector and lexemes is over the 2 kB at which PostgreSQL moves a
-    row's largest value to TOAST by default; every search would read it back from there
-    (revision 0027)."""
+    row's largest value to TOAST by default; every search would read it back from there."""
     kb = KnowledgeBase(clean, embedder, "docs")
     text = "# Trip\n\n" + " ".join(f"Stop {n} of the trip we planned along the coast." for n in range(40))
     kb.add_text(text, "trip.md", chunk_size=2000, chunk_overlap=0)

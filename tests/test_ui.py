@@ -26,8 +26,8 @@ from hello_pgmem.memory import MemoryManager
 from hello_pgmem.store import Store
 from hello_pgmem.ui import Login, ui_app
 from tests.browser import chromium
+from tests.deployments import Deployment
 from tests.served import Served, free_port
-from tests.test_security import Deployment, deployment  # noqa: F401  (a fixture of this module too)
 
 ORIGIN = {"origin": "http://127.0.0.1"}
 LEAVE = " ".join(f"Leave rule {i}: twenty-five days a year, planned with the team." for i in range(60))
@@ -50,7 +50,7 @@ class Seeded:
 
 
 @pytest.fixture(scope="module")
-def seeded(deployment: Deployment) -> Seeded:  # noqa: F811
+def seeded(deployment: Deployment) -> Seeded:
     """Alice (memories over three months, a graph, one forgotten memory, a handbook in team_a) and
     Bob (his own, team_b), written by the application role; a token for each."""
     embedder = HashingEmbedder()
@@ -374,17 +374,22 @@ def test_an_address_that_keeps_failing_waits_but_a_good_token_does_not(seeded: S
         client = TestClient(ui_app(store, failed_logins_per_minute=3), base_url="http://127.0.0.1")
         for _ in range(20):  # requests without any credential cost nothing and count for nothing
             assert client.get("/memories", follow_redirects=False).status_code == 303
-        first = client.post("/login", data={"token": seeded.alice_token}, headers=ORIGIN, follow_redirects=False)
+        first = client.post(
+            "/login", data={"token": seeded.alice_token}, headers=ORIGIN, follow_redirects=False
+        )
         assert first.status_code == 303
         client.cookies.clear()
         statuses = [
-            client.post("/login", data={"token": f"pgm_guess{i}"}, headers=ORIGIN).status_code for i in range(4)
+            client.post("/login", data={"token": f"pgm_guess{i}"}, headers=ORIGIN).status_code
+            for i in range(4)
         ]
         assert statuses == [401, 401, 401, 429]
         client.cookies.set("pgmem_ui_session", "a-forged-session")
         assert client.get("/memories", follow_redirects=False).status_code == 429
         client.cookies.clear()
-        again = client.post("/login", data={"token": seeded.alice_token}, headers=ORIGIN, follow_redirects=False)
+        again = client.post(
+            "/login", data={"token": seeded.alice_token}, headers=ORIGIN, follow_redirects=False
+        )
         assert again.status_code == 303, "a token that worked is not shut out by another's guesses"
         assert client.get("/memories").status_code == 200
 
@@ -401,7 +406,9 @@ def test_posts_from_other_sites_and_foreign_hosts_are_refused(seeded: Seeded) ->
             ui_app(store, Login(Identity("alice", ("team_a",)))), base_url="http://attacker.example"
         )
         assert fixed.get("/memories").status_code == 421
-        same = TestClient(ui_app(store, Login(Identity("alice", ("team_a",)))), base_url="http://localhost:8377")
+        same = TestClient(
+            ui_app(store, Login(Identity("alice", ("team_a",)))), base_url="http://localhost:8377"
+        )
         assert same.get("/memories").status_code == 200
 
 
@@ -419,7 +426,7 @@ def first_answer(url: str, server: subprocess.Popen[bytes], seconds: float = 30)
 
 def test_the_command_serves_the_loopback_user_and_refuses_tokens_as_a_superuser(
     seeded: Seeded,
-    deployment: Deployment,  # noqa: F811
+    deployment: Deployment,
 ) -> None:
     port = free_port()
     env = {**os.environ, "DATABASE_URL": seeded.app.database_url}

@@ -16,9 +16,8 @@ from psycopg import sql
 
 from hello_pgmem import Database, HashingEmbedder, Settings
 from hello_pgmem.dev.trace import count_round_trips
-from hello_pgmem.memory import MemoryManager
-from hello_pgmem.memory import ranked_queries as rq
-from hello_pgmem.memory.when import time_range
+from hello_pgmem.memory import MemoryManager, time_range
+from hello_pgmem.memory import _ranked_queries as rq
 from tests.conftest import Clock
 from tests.deployments import TestServer
 
@@ -52,18 +51,17 @@ def by_function(
 ) -> list[tuple[Any, ...]]:
     """(id, score) of search_memories in vector mode, with the time the question names;
     ``exact`` keeps the planner off HNSW."""
-    store = manager.parts.long_term("episodic")
-    named = time_range(question, store.clock())
+    named = time_range(question, manager.clock())
     params = {
         "time_from": named[0] if named else None,
         "time_to": named[1] if named else None,
         "user_id": manager.user_id,
-        "model": store.embedder.model_name,
-        "query": store.embedder.encode_one(question),
+        "model": manager.embedder.model_name,
+        "query": manager.embedder.encode_one(question),
         "query_text": question,
         "limit": limit,
         "types": ["episodic", "semantic"],
-        "now": store.clock(),
+        "now": manager.clock(),
     }
     with db.transaction(manager.user_id) as conn:
         if exact:

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from hello_pgmem.memory.when import time_range
+from hello_pgmem.memory import time_range
 
 NOW = datetime(2024, 3, 20, 15, 30, tzinfo=UTC)  # a Wednesday
 
@@ -83,7 +83,7 @@ def test_a_lone_numeric_date_is_read_without_dateparser(monkeypatch: pytest.Monk
 def test_numeric_dates_are_read_as_dateparser_reads_them(
     monkeypatch: pytest.MonkeyPatch, now: datetime
 ) -> None:
-    from hello_pgmem.memory import when
+    from hello_pgmem.memory import _when as when
 
     questions = [f"On {m}/{d} we met" for m in (1, 2, 3, 6, 12) for d in (1, 9, 20, 28, 29, 30, 31)]
     questions += ["was it 7/4/2021?", "Meeting on 11/16 at the office"]

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import pytest
 
-from hello_pgmem import ValidationError
+from hello_pgmem import InvalidInputError
 from hello_pgmem.core.models import MemoryConfig
 from hello_pgmem.memory import MemoryManager
 from tests.conftest import Clock
@@ -19,7 +19,7 @@ PEOPLE = [
 
 
 def contents(manager: MemoryManager) -> set[str]:
-    return {item.content for item in manager.working.all()}
+    return {item.content for item in manager.list_memories("working")}
 
 
 def test_reference_demo_in_working_memory(make_manager: Callable[..., MemoryManager]) -> None:
@@ -38,7 +38,7 @@ def test_scores_follow_the_formula(make_manager: Callable[..., MemoryManager], c
     manager = make_manager(config=DAY_TTL)
     manager.add_memory("李四是前端工程师，擅长React和Vue.js开发", "working", 0.7)
     clock.advance(hours=6)
-    [hit] = manager.working.retrieve("前端工程师")
+    [hit] = manager.retrieve_memories("前端工程师", ["working"])
     assert hit.score is not None
     meta = {**hit.components, "relevance_score": hit.score}
     assert meta["time_decay"] == pytest.approx(0.95)
@@ -55,7 +55,7 @@ def test_scores_follow_the_formula(make_manager: Callable[..., MemoryManager], c
 def test_only_positive_scores_are_returned(make_manager: Callable[..., MemoryManager]) -> None:
     manager = make_manager()
     manager.add_memory("完全无关的内容", "working", 0.9)
-    assert manager.working.retrieve("前端工程师") == []
+    assert manager.retrieve_memories("前端工程师", ["working"]) == []
 
 
 def test_ttl_expiry(make_manager: Callable[..., MemoryManager], clock: Clock) -> None:
@@ -88,8 +88,8 @@ def test_token_budget_evicts_until_it_holds(make_manager: Callable[..., MemoryMa
     manager.add_memory("甲乙丙丁戊己庚辛", "working", 0.3)  # 8 tokens
     manager.add_memory("子丑寅卯辰巳午未", "working", 0.6)  # 8 tokens: 24 > 20, evict 0.3
     assert contents(manager) == {"一二三四五六七八", "子丑寅卯辰巳午未"}
-    assert manager.working.stats().total_tokens == 16
-    with pytest.raises(ValidationError, match="more than the working-memory budget of 20"):
+    assert manager.get_memory_stats().memories_by_type["working"].total_tokens == 16
+    with pytest.raises(InvalidInputError, match="more than the working-memory budget of 20"):
         manager.add_memory("字" * 21, "working", 0.9)
 
 
@@ -116,8 +116,13 @@ def test_capacity_forget(make_manager: Callable[..., MemoryManager]) -> None:
     )
     for i in range(5):
         manager.add_memory(f"记忆 {i}", "working", 0.1 * (i + 1))
-    manager.working.config = MemoryConfig(working_memory_capacity=2)
-    assert manager.forget_memories("capacity_based") == 3
+    smaller = make_manager(
+        session_id=manager.session_id,
+        enable_episodic=False,
+        enable_semantic=False,
+        config=MemoryConfig(working_memory_capacity=2),
+    )
+    assert smaller.forget_memories("capacity_based") == 3
     assert contents(manager) == {"记忆 3", "记忆 4"}
 
 

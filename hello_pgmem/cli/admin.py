@@ -111,10 +111,10 @@ def db_url(state: State) -> None:
 @click.pass_obj
 def migrate(state: State, revision: str) -> None:
     """Create or upgrade the schema (idempotent), then print what the database offers."""
-    from hello_pgmem.db import migrations
+    from hello_pgmem.ops.migrate import upgrade
 
     settings = load_settings()
-    migrations.upgrade(settings, revision)
+    upgrade(settings, revision)
     info = server_info(settings)
     emit(state, info_payload(info), info_text(info, settings))
 
@@ -146,12 +146,12 @@ def demo(state: State) -> None:
     """Bring the database up, migrate it, and run the reference scenarios (offline unless an
     LLM is configured)."""
     from hello_pgmem import dev
-    from hello_pgmem.db import migrations
     from hello_pgmem.demo import full_demo
+    from hello_pgmem.ops.migrate import upgrade
     from hello_pgmem.store import Store
 
     settings = load_settings() if os.environ.get("DATABASE_URL") else load_settings(database_url=dev.up())
-    migrations.upgrade(settings)
+    upgrade(settings)
     found = server_info(settings)
     with Store(settings) as store:
         report = list(full_demo(store))
@@ -169,7 +169,7 @@ def demo(state: State) -> None:
 def reembed(state: State, all_users: bool, batch_size: int) -> None:
     """Move memories to the configured embedding model, in batches (resumable)."""
     from hello_pgmem.embedding import create_embedder
-    from hello_pgmem.memory.reembed import reembed as reembed_memories
+    from hello_pgmem.memory import reembed as reembed_memories
 
     with open_store() as store:
         db = store.db

@@ -12,7 +12,7 @@ from hello_pgmem.cli.app import State, cli, emit, open_store
 
 if TYPE_CHECKING:
     from hello_pgmem.core.models import MemoryItem, TypeStats
-    from hello_pgmem.memory.manager import MemoryManager
+    from hello_pgmem.memory import MemoryManager
     from hello_pgmem.tools.memory_tool import MemoryTool
 
 MEMORY_TYPES = ("working", "episodic", "semantic", "perceptual")
@@ -109,14 +109,17 @@ def search(
         "valid_at": valid_at,
         "known_at": known_at,
     }
+    from hello_pgmem.memory import MemorySearch
+
+    request = MemorySearch(query, **options)
     with memory(state) as manager:
         if show_sql:
-            sent = manager.search_sql(query, **options)
+            sent = manager.search_sql(request)
             with manager.db.connection() as conn:
                 text = sent.literal(conn)
             emit(state, {"sql": text}, text)
             return
-        found = manager.retrieve_memories(query, **options)
+        found = manager.search(request)
     lines = [f"{i}. ({item.score or 0:.3f}) {line(state, item)}" for i, item in enumerate(found, 1)]
     nothing = f"未找到与 '{query}' 相关的记忆" if state.zh else f"no memory matches {query!r}"
     emit(state, found, "\n".join(lines) or nothing)

@@ -18,8 +18,6 @@ Every error the library raises on purpose derives from :class:`HelloPgmemError`:
      +-- LLMError                    the chat model failed or answered badly
 
 ``ValueError`` and ``TypeError`` are left for arguments that misuse the API itself.
-``ValidationError`` is the old name of :class:`InvalidInputError`, kept as an alias; the new name
-does not shadow pydantic's ``ValidationError`` in code that imports both.
 """
 
 from __future__ import annotations
@@ -70,9 +68,6 @@ class InvalidInputError(HelloPgmemError):
         super().__init__(f"{field}: {rule}")
         self.field = field
         self.rule = rule
-
-
-ValidationError = InvalidInputError
 
 
 class UnsupportedFormatError(InvalidInputError):

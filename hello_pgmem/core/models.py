@@ -24,6 +24,8 @@ from hello_pgmem.core.errors import InvalidInputError
 MemoryType = Literal["working", "episodic", "semantic", "perceptual"]
 MEMORY_TYPES: tuple[MemoryType, ...] = ("working", "episodic", "semantic", "perceptual")
 LONG_TERM_TYPES: tuple[MemoryType, ...] = ("episodic", "semantic", "perceptual")
+DEFAULT_TYPES: tuple[MemoryType, ...] = ("working", "episodic", "semantic")
+"""The types a store's memory has unless told (perceptual memory needs media encoders)."""
 Scoring = Literal["hybrid", "lexical", "vector", "reference"]
 SCORINGS: tuple[Scoring, ...] = ("hybrid", "lexical", "vector", "reference")
 Fusion = Literal["weighted", "rrf"]
@@ -32,6 +34,9 @@ FORGET_STRATEGIES: tuple[ForgetStrategy, ...] = ("importance_based", "time_based
 Modality = Literal["text", "image", "audio", "video"]
 MODALITIES: tuple[Modality, ...] = ("text", "image", "audio", "video")
 DEFAULT_MAX_CONTENT_CHARS = 20_000
+MAX_SESSION_MEMORIES = 1000
+"""The most memories of one session a read returns."""
+MAX_AGE_DAYS = 36500
 MAX_USER_ID_CHARS = 255
 
 
@@ -75,6 +80,13 @@ def check_importance(importance: object, field: str = "importance") -> float:
     value = float(importance)
     if math.isnan(value) or not 0.0 <= value <= 1.0:
         raise InvalidInputError(field, f"must be a number between 0 and 1, got {importance!r}")
+    return value
+
+
+def check_modality(value: object, field: str = "modality") -> Modality:
+    """Return ``value`` if it names a modality."""
+    if value not in MODALITIES:
+        raise InvalidInputError(field, f"must be one of {', '.join(MODALITIES)}, got {value!r}")
     return value
 
 
@@ -188,9 +200,9 @@ def check_strategy(strategy: object) -> ForgetStrategy:
 
 
 def check_days(days: object, field: str = "max_age_days") -> float:
-    """Return ``days`` if it is a number of days between 0 and 36500."""
-    if isinstance(days, bool) or not isinstance(days, int | float) or not 0 <= days <= 36500:
-        raise InvalidInputError(field, "must be a number between 0 and 36500")
+    """Return ``days`` if it is a number of days between 0 and ``MAX_AGE_DAYS``."""
+    if isinstance(days, bool) or not isinstance(days, int | float) or not 0 <= days <= MAX_AGE_DAYS:
+        raise InvalidInputError(field, f"must be a number between 0 and {MAX_AGE_DAYS}")
     return float(days)
 
 

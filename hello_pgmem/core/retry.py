@@ -18,8 +18,6 @@ from typing import Concatenate, ParamSpec, Protocol, TypeVar
 
 import psycopg
 
-from hello_pgmem.db import Database
-
 log = logging.getLogger(__name__)
 
 # serialization_failure, deadlock_detected; exclusion_violation: two writers gave one subject a
@@ -28,9 +26,21 @@ log = logging.getLogger(__name__)
 RETRYABLE = frozenset({"40001", "40P01", "23P01"})
 
 
-class HasDatabase(Protocol):
+class _Retries(Protocol):
     @property
-    def db(self) -> Database: ...
+    def retries(self) -> int: ...
+
+
+class _Configured(Protocol):
+    @property
+    def settings(self) -> _Retries: ...
+
+
+class HasDatabase(Protocol):
+    """An object whose ``db.settings.retries`` says how often to re-run (a Database's)."""
+
+    @property
+    def db(self) -> _Configured: ...
 
 
 T = TypeVar("T")

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import psycopg
+from pgvector.psycopg import register_vector
 from psycopg import sql
 from psycopg.pq import TransactionStatus
 from psycopg_pool import ConnectionPool
@@ -158,6 +159,49 @@ def check_idle_connection(conn: psycopg.Connection[Any]) -> None:
         ready = waiting.select(timeout=0)
     if ready:
         ConnectionPool.check_connection(conn)
+
+
+def configure(conn: psycopg.Connection[Any], settings: Settings, info: ServerInfo) -> bool | None:
+    """Set a pooled connection up: ``search_path`` (our schema, pgvector's, ``ag_catalog`` with AGE),
+    the statement and lock timeouts, read-only when the store is, pgvector registered and loaded
+    (so that its ``hnsw.*`` settings exist), AGE loaded. False when AGE is installed but this role
+    may not LOAD it; None when there is no AGE."""
+    path = [settings.schema_name, info.vector_schema or "public"]
+    loaded = None
+    if info.age_version is not None:
+        path.append("ag_catalog")
+        loaded = _load_age(conn, info.superuser)
+    search_path = sql.SQL(", ").join(sql.Identifier(name) for name in dict.fromkeys(path))
+    conn.execute(
+        "SELECT set_config('search_path', %s, false),"
+        " set_config('statement_timeout', %s, false),"
+        " set_config('lock_timeout', %s, false),"
+        " set_config('default_transaction_read_only', %s, false)",
+        (
+            search_path.as_string(conn),
+            str(settings.statement_timeout_ms),
+            str(settings.lock_timeout_ms),
+            "on" if settings.read_only else "off",
+        ),
+    )
+    register_vector(conn)
+    conn.execute("SELECT '[1]'::vector")
+    conn.commit()
+    return loaded
+
+
+def _load_age(conn: psycopg.Connection[Any], superuser: bool) -> bool:
+    """LOAD age for Cypher: from $libdir/plugins (any role), else as superuser; whether it loaded.
+    A server that preloads age needs neither; LOAD of a loaded library is a no-op."""
+    for library in ("$libdir/plugins/age", "age"):
+        if library == "age" and not superuser:
+            break
+        try:
+            conn.execute(sql.SQL("LOAD {}").format(sql.Literal(library)))
+            return True
+        except (psycopg.errors.UndefinedFile, psycopg.errors.InsufficientPrivilege):
+            conn.rollback()
+    return False
 
 
 def connect(settings: Settings, autocommit: bool = False) -> psycopg.Connection[Any]:

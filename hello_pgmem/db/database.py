@@ -1,9 +1,5 @@
-"""Connections: a psycopg pool configured for hello_pgmem, and a transaction helper.
-
-Every pooled connection has pgvector registered, ``search_path`` set to our schema (then the
-pgvector schema, then ``ag_catalog`` when AGE is installed), AGE loaded when it is not preloaded,
-and the configured statement and lock timeouts.
-"""
+"""Connections: a psycopg pool configured for hello_pgmem (:func:`~hello_pgmem.db.connections.configure`:
+search_path, pgvector, AGE, timeouts), its transactions, and the process's shared pools."""
 
 from __future__ import annotations
 
@@ -14,8 +10,6 @@ from contextlib import contextmanager
 from typing import Any
 
 import psycopg
-from pgvector.psycopg import register_vector
-from psycopg import sql
 from psycopg.pq import TransactionStatus
 from psycopg_pool import ConnectionPool, PoolTimeout
 
@@ -31,6 +25,7 @@ from hello_pgmem.db.batches import ROWS_PER_STATEMENT, as_columns, values_statem
 from hello_pgmem.db.connections import (
     ServerInfo,
     check_idle_connection,
+    configure,
     connect,
     discard_unless_rolled_back,
     our_error,
@@ -227,43 +222,10 @@ class Database:
         self.close()
 
     def _configure(self, conn: psycopg.Connection[Any]) -> None:
+        """The pool's set-up of a new connection (and of one whose session was discarded)."""
         info = self._info
         assert info is not None
-        path = [self.settings.schema_name, info.vector_schema or "public"]
-        if info.age_version is not None:
-            path.append("ag_catalog")
-            self._load_age(conn, info.superuser)
-        search_path = sql.SQL(", ").join(sql.Identifier(name) for name in dict.fromkeys(path))
-        conn.execute(
-            "SELECT set_config('search_path', %s, false),"
-            " set_config('statement_timeout', %s, false),"
-            " set_config('lock_timeout', %s, false),"
-            " set_config('default_transaction_read_only', %s, false)",
-            (
-                search_path.as_string(conn),
-                str(self.settings.statement_timeout_ms),
-                str(self.settings.lock_timeout_ms),
-                "on" if self.settings.read_only else "off",
-            ),
-        )
-        register_vector(conn)
-        conn.execute("SELECT '[1]'::vector")  # loads pgvector, so its hnsw.* settings exist
-        conn.commit()
-
-    def _load_age(self, conn: psycopg.Connection[Any], superuser: bool) -> None:
-        """LOAD age for Cypher: from $libdir/plugins (any role), else as superuser.
-
-        A server that preloads age needs neither; LOAD of a loaded library is a no-op.
-        """
-        for library in ("$libdir/plugins/age", "age"):
-            if library == "age" and not superuser:
-                break
-            try:
-                conn.execute(sql.SQL("LOAD {}").format(sql.Literal(library)))
-                return
-            except (psycopg.errors.UndefinedFile, psycopg.errors.InsufficientPrivilege):
-                conn.rollback()
-        if not self._age_warned:
+        if configure(conn, self.settings, info) is False and not self._age_warned:
             self._age_warned = True
             log.warning(
                 "cannot LOAD age for this role: link age.so into $libdir/plugins or add "
@@ -316,7 +278,10 @@ class Database:
                     )
             else:
                 hnsw = (self.settings.hnsw_m, self.settings.hnsw_ef_construction)
-                conn.execute(_REGISTER_MODEL, (model, dimension, *hnsw))
+                try:
+                    conn.execute(_REGISTER_MODEL, (model, dimension, *hnsw))
+                except psycopg.errors.ProgramLimitExceeded as exc:
+                    raise ConfigurationError(f"{exc.diag.message_primary} ({exc.diag.message_hint})") from exc
         self._models.add(model)
 
     @contextmanager

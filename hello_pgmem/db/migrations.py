@@ -118,12 +118,10 @@ def apply_live_sql(conn: Connection) -> list[str]:
     return ran
 
 
-def upgrade(settings: Settings | None = None, revision: str = "head", distribute: bool = True) -> None:
-    """Migrate the schema up to ``revision`` (idempotent: at head it does nothing). Run by a
-    superuser, it also prepares the Cypher read role
-    (:func:`hello_pgmem.ops.grants.prepare_cypher_reader`). On a Citus coordinator the schema at
-    head is then distributed over the cluster, once (:func:`hello_pgmem.ops.citus.distribute_on_citus`;
-    ``distribute=False`` leaves it on the coordinator)."""
+def upgrade(settings: Settings | None = None, revision: str = "head") -> None:
+    """Migrate the schema up to ``revision`` (idempotent: at head it does nothing), applying the
+    files of sql/ that changed when that is head. :func:`hello_pgmem.ops.migrate.upgrade` also
+    prepares the Cypher read role and distributes a Citus cluster: what ``hello-pgmem migrate`` runs."""
     from alembic import command
 
     settings = settings or Settings()
@@ -131,22 +129,6 @@ def upgrade(settings: Settings | None = None, revision: str = "head", distribute
     config.attributes["live_sql"] = revision == "head"
     with _connection_errors(), _unknown_revision(settings):
         command.upgrade(config, revision)
-    if revision == "head":
-        _prepare_cypher_reader(settings)
-    if distribute and revision == "head":
-        from hello_pgmem.ops.citus import distribute_on_citus
-
-        distribute_on_citus(settings)
-
-
-def _prepare_cypher_reader(settings: Settings) -> None:
-    """As a superuser, also set up the Cypher read role (elsewhere "hello-pgmem grant" does)."""
-    import psycopg
-
-    from hello_pgmem.ops.grants import prepare_cypher_reader
-
-    with psycopg.connect(settings.database_url, connect_timeout=int(settings.connect_timeout_s)) as conn:
-        prepare_cypher_reader(conn, settings)
 
 
 def downgrade(settings: Settings | None = None, revision: str = "base") -> None:
@@ -227,7 +209,7 @@ def prepare_sql_session(conn: Connection) -> None:
     (``SET search_path FROM CURRENT``). pgvector is loaded so that its hnsw.* settings exist
     before a function sets them (PostgreSQL refuses unknown settings to non-superusers). A script
     that rewrites existing rows (a backfill) must see them all: row-level security, forced on the
-    owner too since revision 0008, shows the owner every row only with ``pgmem.all_rows``.
+    owner too, shows the owner every row only with ``pgmem.all_rows``.
     """
     from alembic import context
     from sqlalchemy import text

@@ -2,7 +2,7 @@
 
 PostgreSQL keeps the caller to its own user: the query runs after ``SET LOCAL ROLE`` to the read
 role (``PGMEM_CYPHER_ROLE``), whose restrictive policies on every label table show only the rows of
-the transaction's user (revision 0016), whatever the query's text says. The passthrough refuses to
+the transaction's user, whatever the query's text says. The passthrough refuses to
 run where those policies are missing.
 
 What the policies cannot cover is checked on the query's tokens, as AGE's own scanner finds them

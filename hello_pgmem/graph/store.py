@@ -71,6 +71,7 @@ class AsOf:
 
 
 NOW = AsOf()
+MAX_NEIGHBOURHOOD_DEPTH = 3
 """The current truth as currently known."""
 
 
@@ -199,8 +200,8 @@ class GraphStore:
     ) -> Neighbourhood:
         """The entities within ``depth`` relations of ``name`` and the relations among them, as
         they held at ``as_of`` (now, as now known, by default)."""
-        if not 1 <= depth <= 3:
-            raise InvalidInputError("depth", "must be between 1 and 3")
+        if not 1 <= depth <= MAX_NEIGHBOURHOOD_DEPTH:
+            raise InvalidInputError("depth", f"must be between 1 and {MAX_NEIGHBOURHOOD_DEPTH}")
         norm = normalize_name(name)
         clocks = as_of.params()
         rows = conn.execute(

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from hello_pgmem.core.i18n import Language
 from hello_pgmem.core.text import token_counter
 from hello_pgmem.graph.normalize import name_candidates
-from hello_pgmem.memory.manager import MemoryManager
+from hello_pgmem.memory import MemoryManager
 
 MEMORY, RELATION = "memories", "relations"
 HEADERS: dict[Language, dict[str, str]] = {
@@ -54,7 +54,7 @@ class MemoryAssembler:
                 if (item.score or 0) >= self.min_score:
                     found.append(ContextLine(MEMORY, f"- {item.content}", float(item.score or 0)))
         with manager.transaction() as conn:
-            seeds = manager.graph.known_entities(conn, name_candidates(message))
+            seeds = manager.in_transaction(conn).known_entities(name_candidates(message))
         relations: dict[str, float] = {}
         for seed in seeds:
             for relation in manager.graph_neighbourhood(seed, depth=1).relations:

@@ -6,23 +6,23 @@ import logging
 from collections import OrderedDict
 from collections.abc import Callable
 from datetime import datetime
+from functools import cached_property
 
 from pydantic import BaseModel
 
 from hello_pgmem.core.errors import LLMError
+from hello_pgmem.core.models import DEFAULT_TYPES
 from hello_pgmem.core.retry import retry_transient
 from hello_pgmem.core.settings import Settings
 from hello_pgmem.db import Database, SharesDatabase
-from hello_pgmem.embedding import Embedder
+from hello_pgmem.embedding import Embedder, create_embedder
 from hello_pgmem.llm import ChatClient
 from hello_pgmem.loop.assembler import MemoryAssembler
 from hello_pgmem.loop.extractor import ExtractedMemory, MemoryExtractor
 from hello_pgmem.loop.writer import Decision, LoopConfig, MemoryWriter
-from hello_pgmem.memory.decay import MemoryDecay
-from hello_pgmem.memory.manager import MemoryManager
-from hello_pgmem.store import Store
+from hello_pgmem.memory import MemoryManager
 
-__all__ = ["AgentMemorySystem", "MemoryDecay", "TurnResult"]
+__all__ = ["AgentMemorySystem", "TurnResult"]
 
 log = logging.getLogger(__name__)
 
@@ -61,19 +61,22 @@ class AgentMemorySystem(SharesDatabase):
         self.extractor = MemoryExtractor(llm, self.settings.language)
         self.config = config or LoopConfig()
         self.clock = clock
-        self.store = Store(self.settings, database=self.db, embedder=embedder, llm=llm)
+        self._embedder = embedder
         self._managers: OrderedDict[str, MemoryManager] = OrderedDict()  # the most recently used
 
-    @property
+    @cached_property
     def embedder(self) -> Embedder:
-        return self.store.embedder
+        """The embedder every user's memory shares (the settings' unless one was given)."""
+        return self._embedder or create_embedder(self.settings)
 
     def manager(self, user_id: str) -> MemoryManager:
-        """The memory of ``user_id``, from the store; the last ``MAX_USERS`` are kept."""
+        """The memory of ``user_id``, on the loop's pool and embedder; the last ``MAX_USERS`` are kept."""
         if user_id in self._managers:
             self._managers.move_to_end(user_id)
         else:
-            self._managers[user_id] = self.store.memory(user_id, clock=self.clock)
+            self._managers[user_id] = MemoryManager.of_types(
+                user_id, DEFAULT_TYPES, database=self.db, embedder=self.embedder, clock=self.clock
+            )
             while len(self._managers) > MAX_USERS:
                 self._managers.popitem(last=False)
         return self._managers[user_id]

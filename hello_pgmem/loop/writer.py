@@ -12,7 +12,7 @@ For each new memory, in this order:
    memory of the same type that mentions one of the new memory's entities: updated the same way.
 4. Otherwise the memory is added.
 
-An update keeps the previous content as an earlier version of the memory (memory/versions.py). A turn's
+An update keeps the previous content as an earlier version of the memory (docs/temporal.md). A turn's
 memories, and the decay after them, are written in one transaction: a turn is stored whole or
 not at all, and its later memories see its earlier ones. The thresholds fit the hashing embedder
 (a punctuation change scores about 0.96, "喜欢" -> "很喜欢" about 0.76, two different facts about
@@ -30,12 +30,9 @@ from uuid import UUID
 import numpy as np
 from pydantic import BaseModel, Field
 
-from hello_pgmem.db import Conn
 from hello_pgmem.graph.normalize import normalize_name
 from hello_pgmem.loop.extractor import ExtractedMemory
-from hello_pgmem.memory.decay import apply_decay
-from hello_pgmem.memory.manager import MemoryManager
-from hello_pgmem.memory.versions import Change
+from hello_pgmem.memory import Change, InTransaction, MemoryManager
 
 NEIGHBOURS = 5
 _PUNCTUATION = re.compile(r"[\W_]+", re.UNICODE)
@@ -88,24 +85,24 @@ class MemoryWriter:
         manager = self.manager
         vectors = list(manager.registered_embedder.encode([m.content for m in memories])) if memories else []
         with manager.transaction() as conn:
+            writes = manager.in_transaction(conn)
             decisions = [
-                self._write(conn, memory, vector) for memory, vector in zip(memories, vectors, strict=True)
+                self._write(writes, memory, vector) for memory, vector in zip(memories, vectors, strict=True)
             ]
             evicted = 0
             if max_memories is not None:
-                evicted = apply_decay(conn, manager.user_id, max_memories, manager.clock())
+                evicted = writes.decay(max_memories)
         return decisions, evicted
 
     def write(self, memory: ExtractedMemory) -> Decision:
         """Store one extracted memory (one transaction)."""
         return self.write_turn([memory])[0][0]
 
-    def _write(self, conn: Conn, memory: ExtractedMemory, vector: np.ndarray) -> Decision:
-        manager = self.manager
-        nearest = manager.nearest(conn, vector, NEIGHBOURS)
+    def _write(self, writes: InTransaction, memory: ExtractedMemory, vector: np.ndarray) -> Decision:
+        nearest = writes.nearest(vector, NEIGHBOURS)
         for near in nearest:
             if same_text(near.content, memory.content) or near.similarity >= self.config.duplicate_threshold:
-                manager.refresh(conn, near.memory_id, memory.importance)
+                writes.refresh(near.memory_id, memory.importance)
                 reason = "same text" if same_text(near.content, memory.content) else "near duplicate"
                 return Decision(
                     action="duplicate",
@@ -119,9 +116,9 @@ class MemoryWriter:
             if memory.memory_type == "semantic"
             else []
         )
-        conflict = manager.graph.conflicting_memory(conn, relations)
+        conflict = writes.conflicting_memory(relations)
         if conflict is not None:
-            return self._revise(conn, conflict, memory, vector, "contradicts", None)
+            return self._revise(writes, conflict, memory, vector, "contradicts", None)
         names = [normalize_name(e.name) for e in memory.entities]
         for near in nearest:
             shares_entity = any(name and name in normalize_name(near.content) for name in names)
@@ -130,17 +127,17 @@ class MemoryWriter:
                 and near.similarity >= self.config.refine_threshold
                 and shares_entity
             ):
-                return self._revise(conn, near.memory_id, memory, vector, "refines", near.similarity)
+                return self._revise(writes, near.memory_id, memory, vector, "refines", near.similarity)
         meta = {"kind": memory.kind, "source": "conversation"}
         prepared = self._prepared(memory, memory.memory_type)
-        memory_id = manager.insert_in(
-            conn, memory.memory_type, memory.content, memory.importance, meta, vector, prepared
+        memory_id = writes.insert(
+            memory.memory_type, memory.content, memory.importance, meta, vector, prepared
         )
         return Decision(action="added", memory_id=memory_id, content=memory.content, reason=memory.kind)
 
     def _revise(
         self,
-        conn: Conn,
+        writes: InTransaction,
         memory_id: UUID,
         memory: ExtractedMemory,
         vector: np.ndarray,
@@ -150,18 +147,15 @@ class MemoryWriter:
         """Replace a memory's content, keeping the previous one as an earlier version: a
         contradiction means the world changed now (the old fact held until this turn), a
         refinement that the store had it less exactly (a correction of what it believed)."""
-        manager = self.manager
-        old = manager.get_in(conn, memory_id)
+        old = writes.get(memory_id)
         assert old is not None and old.memory_type != "working"
         importance = max(memory.importance, old.importance)
         prepared = self._prepared(memory, old.memory_type)
         if reason == "contradicts":
-            change = Change(manager.clock(), reason=reason)
+            change = Change(self.manager.clock(), reason=reason)
         else:
             change = Change(correction=True, reason=reason)
-        manager.revise_in(
-            conn, memory_id, old.memory_type, memory.content, importance, {}, vector, prepared, change
-        )
+        writes.revise(memory_id, old.memory_type, memory.content, importance, {}, vector, prepared, change)
         return Decision(
             action="updated",
             memory_id=memory_id,

@@ -3,8 +3,8 @@
 One MCP tool per tool action (``memory_add``, ``memory_search``, ``rag_search``, …) with the JSON
 Schema, validation and text results of ``MemoryTool`` and ``RAGTool``, plus ``rag_ingest`` (files
 and folders, with progress notifications). A failed action comes back as a tool result with
-``isError`` and the tool's ``❌ field: rule`` text; an unknown tool or a refused request as an MCP
-error. Resources: ``memory://summary``, ``memory://stats``, ``rag://namespaces`` and
+``isError`` (the tool's ``ok`` False) and its ``❌ field: rule`` text; an unknown tool or a
+refused request as an MCP error. Resources: ``memory://summary``, ``memory://stats``, ``rag://namespaces`` and
 ``rag://{namespace}/documents``.
 
 Every call runs for one identity (a user and the namespaces it may use): over stdio the one the
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from importlib.metadata import version as package_version
 from pathlib import Path
@@ -39,21 +39,26 @@ from hello_pgmem.mcp_server.permissions import TOOLS, refusal, visible
 from hello_pgmem.mcp_server.remote import inside, scrub
 from hello_pgmem.rag.chunking import MAX_CHUNK_SIZE, MIN_CHUNK_SIZE, check_sizes
 from hello_pgmem.store import Store
-from hello_pgmem.tools.base import ToolRegistry, ToolText
+from hello_pgmem.tools.base import ToolRegistry, ToolText, failed, succeeded
 from hello_pgmem.tools.rag_text import ingest_report
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 INVALID_PARAMS = -32602
+RESOURCE_NOT_FOUND = -32002  # the MCP specification's code for a resource the server does not have
 TEXT = "text/plain"
 REFUSED = -32000  # a server error of JSON-RPC's implementation-defined range: over a limit
 MAX_BOXES = 1000  # tool boxes kept for the most recent identities
 FILE_TOOLS = ("rag_add_document", "rag_ingest")
 
 
-def ingest_tool(language: Language) -> types.Tool:
-    """rag_ingest, described in ``language``."""
+INGEST_ARGUMENTS = ("paths", "namespace", "chunk_size", "chunk_overlap")
+
+
+def ingest_tool(language: Language, namespaces: Sequence[str] | None = None) -> types.Tool:
+    """rag_ingest, described in ``language``; ``namespaces``, when given, the ones it may fill."""
+    named = {} if namespaces is None else {"enum": list(namespaces)}
     return types.Tool(
         name="rag_ingest",
         description=say(
@@ -72,6 +77,7 @@ def ingest_tool(language: Language) -> types.Tool:
                 },
                 "namespace": {
                     "type": "string",
+                    **named,
                     "description": say(
                         language, "the namespace, the tool's by default", "命名空间，默认是工具的命名空间"
                     ),
@@ -92,6 +98,7 @@ def ingest_tool(language: Language) -> types.Tool:
                 },
             },
             "required": ["paths"],
+            "additionalProperties": False,
         },
     )
 
@@ -138,19 +145,28 @@ def tool_list(box: IdentityTools) -> list[types.Tool]:
         )
     return [
         tool.model_copy(update={"annotations": TOOLS[tool.name].annotations()})
-        for tool in [*tools, ingest_tool(box.memory.language)]
+        for tool in [
+            *tools,
+            ingest_tool(box.memory.language, box.rag.bounds().get("namespace", {}).get("enum")),
+        ]
         if tool.name in TOOLS and visible(box.identity, tool.name)
     ]
 
 
 def text_result(text: str) -> types.CallToolResult:
-    """A tool's text as an MCP result; an action that answers with data (``ToolText``: search,
-    add) also sends it as structured content."""
+    """A tool's text as an MCP result: ``isError`` when the tool says it failed, and an answer with
+    data (``ToolText``: search, add) also as structured content."""
+    data = text.data if isinstance(text, ToolText) else None
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=text)],
-        structured_content=text.data if isinstance(text, ToolText) else None,
-        is_error=text.lstrip().startswith("❌"),
+        structured_content=data,
+        is_error=not succeeded(text),
     )
+
+
+def refused(message: str) -> types.CallToolResult:
+    """A call the server itself refused, as a failed tool result."""
+    return text_result(failed(f"❌ {message}"))
 
 
 class PgMemServer:
@@ -240,7 +256,7 @@ class PgMemServer:
             async with self.admitted(identity):
                 return self.for_caller(await self.run_tool(ctx, identity, params))
         except Refused as exc:
-            return text_result(f"❌ {exc}")
+            return refused(str(exc))
 
     def for_caller(self, result: types.CallToolResult) -> types.CallToolResult:
         """Over HTTP, a result without the server's own paths, hosts or role names."""
@@ -259,15 +275,15 @@ class PgMemServer:
     ) -> types.CallToolResult:
         arguments = dict(params.arguments or {})
         if len(repr(arguments)) > self.limits.max_request_bytes:
-            return text_result(f"❌ arguments: must be at most {self.limits.max_request_bytes} bytes")
+            return refused(f"arguments: must be at most {self.limits.max_request_bytes} bytes")
         refused_mode = refusal(identity, params.name, arguments)
         if refused_mode:
-            return text_result(f"❌ {refused_mode}")
+            return refused(refused_mode)
         box = await self.bounded(lambda: self.box(identity))
         if params.name in FILE_TOOLS and self.remote:
-            refused = self.refuse_files(arguments)
-            if refused:
-                return text_result(refused)
+            outside = self.refuse_files(arguments)
+            if outside:
+                return refused(outside)
         if params.name == "rag_ingest":
             return await self.ingest(ctx, box, arguments)
         tool = box.registry.get_tool(params.name)
@@ -279,24 +295,27 @@ class PgMemServer:
         """Why a file tool may not run over HTTP with these arguments, or None."""
         root = self.limits.files_root
         if root is None:
-            return "❌ file_path: reading the server's files is off (start the server with --files-root)"
+            return "file_path: reading the server's files is off (start the server with --files-root)"
         paths = arguments.get("paths") if "paths" in arguments else [arguments.get("file_path")]
         if not isinstance(paths, list) or not all(isinstance(p, str) and inside(root, p) for p in paths):
-            return "❌ file_path: must be inside the folder the server may read from (its --files-root)"
+            return "file_path: must be inside the folder the server may read from (its --files-root)"
         return None
 
     async def ingest(self, ctx: Any, box: IdentityTools, arguments: dict[str, Any]) -> types.CallToolResult:
         """rag_ingest: every file, one progress notification per file."""
+        unknown = sorted(set(arguments) - set(INGEST_ARGUMENTS))
+        if unknown:
+            return refused(f"{unknown[0]}: unknown argument (rag_ingest takes {', '.join(INGEST_ARGUMENTS)})")
         paths = arguments.get("paths")
         if not isinstance(paths, list) or not paths or not all(isinstance(p, str) for p in paths):
-            return text_result("❌ paths: must be a non-empty list of file or folder paths")
+            return refused("paths: must be a non-empty list of file or folder paths")
         try:
             kb = box.rag.knowledge_base(arguments.get("namespace"))
             chunk_size, chunk_overlap = check_sizes(
                 arguments.get("chunk_size", 800), arguments.get("chunk_overlap", 100)
             )
         except Exception as exc:  # InvalidInputError names the namespace or size rule
-            return text_result(f"❌ {exc}")
+            return refused(str(exc))
 
         def progress(done: int, total: int, result: Any) -> None:
             message = f"{result.status}: {result.source_path or result.document_id}"
@@ -360,8 +379,11 @@ class PgMemServer:
             return "\n".join(identity.knowledge)
         if uri.startswith("rag://") and uri.endswith("/documents"):
             namespace = uri.removeprefix("rag://").removesuffix("/documents")
-            return box.rag.run("list_documents", namespace=namespace, limit=1000)
-        raise MCPError(INVALID_PARAMS, f"unknown resource {uri!r}")
+            listed = box.rag.run("list_documents", namespace=namespace, limit=1000)
+            if not succeeded(listed):  # a namespace this identity may not read is one it has not
+                raise MCPError(RESOURCE_NOT_FOUND, listed.removeprefix("❌ "))
+            return listed
+        raise MCPError(RESOURCE_NOT_FOUND, f"unknown resource {uri!r}")
 
     def close(self) -> None:
         with self._lock:

@@ -1,9 +1,10 @@
 """MemoryManager: one user's memories across types, every operation scoped to that user.
 
-Differences from the reference, on purpose: searches across types are merged by relevance
-score (the reference sorts by importance alone); ``min_importance`` and ``time_range`` are
-honoured by every type; consolidation is atomic and caps importance at 1.0; ``clear_all``
-clears this user only; ids are resolved among this user's memories only.
+The whole API is this class: each method checks its arguments and calls one function of the
+package's private modules. Differences from the reference, on purpose: searches across types are
+merged by relevance score (the reference sorts by importance alone); ``min_importance`` and
+``time_range`` are honoured by every type; consolidation is atomic and caps importance at 1.0;
+``clear_all`` clears this user only; ids are resolved among this user's memories only.
 """
 
 from __future__ import annotations
@@ -11,27 +12,25 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
+from functools import cached_property
 from typing import Any
 from uuid import UUID
 
 from hello_pgmem.core.errors import InvalidInputError
 from hello_pgmem.core.models import (
+    LONG_TERM_TYPES,
+    MAX_SESSION_MEMORIES,
     MEMORY_TYPES,
     MemoryConfig,
     MemoryItem,
     MemoryStats,
     MemoryType,
-    check_batch,
-    check_content,
-    check_days,
+    SessionInfo,
     check_importance,
     check_limit,
     check_memory_type,
-    check_metadata,
     check_session_id,
-    check_strategy,
     check_timestamp,
-    check_timestamps,
     check_update,
     check_user_id,
     utcnow,
@@ -41,25 +40,33 @@ from hello_pgmem.core.settings import Settings
 from hello_pgmem.db import Conn, Database, SharesDatabase
 from hello_pgmem.embedding import Embedder
 from hello_pgmem.graph.extracted import Extraction, Extractor
-from hello_pgmem.graph.store import GraphStore
-from hello_pgmem.memory import consolidate, ids, splits, summary, versions
-from hello_pgmem.memory import queries as q
-from hello_pgmem.memory.classify import classify
-from hello_pgmem.memory.episodic import EpisodicMemory
-from hello_pgmem.memory.in_transaction import WritesInTransaction
-from hello_pgmem.memory.longterm import LongTermMemory
-from hello_pgmem.memory.parts import MemoryParts, Part, Store
-from hello_pgmem.memory.perceptual import PerceptualMemory
-from hello_pgmem.memory.semantic import SemanticMemory
-from hello_pgmem.memory.sessions import SessionSearch
-from hello_pgmem.memory.user_graph import GraphQuestions
-from hello_pgmem.memory.versions import Change, MemoryVersion
-from hello_pgmem.memory.working import WorkingMemory
+from hello_pgmem.graph.store import NOW, AsOf, EntityRef, Neighbourhood, PathStep
+from hello_pgmem.memory import (
+    _adding,
+    _changes,
+    _consolidate,
+    _ids,
+    _sessions,
+    _summary,
+    _versions,
+)
+from hello_pgmem.memory import _search as search_module
+from hello_pgmem.memory._in_transaction import InTransaction
+from hello_pgmem.memory._items import ItemStore
+from hello_pgmem.memory._parts import MemoryParts, Store
+from hello_pgmem.memory._search import MemorySearch, SearchSQL
+from hello_pgmem.memory._sessions import SessionHit
+from hello_pgmem.memory._user_graph import UserGraph
+from hello_pgmem.memory._versions import Change, MemoryVersion
 from hello_pgmem.perceptual.encoders import MediaEncoder
 
+Search = MemorySearch | str
 
-class MemoryManager(SessionSearch, GraphQuestions, WritesInTransaction, SharesDatabase):
-    """The memories of one user: add, search, update, remove, forget, consolidate, stats."""
+
+class MemoryManager(SharesDatabase):
+    """The memories of one user: add, search, update, remove, forget, consolidate, stats.
+
+    It holds a share of the process's pool: ``close()`` (or ``with``) gives it back."""
 
     def __init__(
         self,
@@ -83,36 +90,21 @@ class MemoryManager(SessionSearch, GraphQuestions, WritesInTransaction, SharesDa
         base = settings or (database.settings if database else Settings())
         self.settings = Settings(**{**base.model_dump(), **self.config.settings_overrides()})
         self.db, self._owns_db = Database.shared(database, self.settings)
-        self.session_id = session_id = check_session_id(session_id)
+        self.session_id = check_session_id(session_id)
         self.clock = clock or utcnow
         flags = (enable_working, enable_episodic, enable_semantic, enable_perceptual)
         self.enabled_types: list[MemoryType] = [t for t, on in zip(MEMORY_TYPES, flags, strict=True) if on]
-        self.parts = MemoryParts(
+        self._parts = MemoryParts(
             self.db,
             self.settings,
             self.config,
             self.user_id,
-            session_id=session_id,
+            session_id=self.session_id,
             clock=self.clock,
             embedder=embedder,
             extractor=extractor,
             encoders=encoders,
         )
-
-    # ------------------------------------------------------------------ parts
-
-    embedder = Part[Embedder]("embedder")
-    extractor = Part[Extractor]("extractor")
-    graph = Part[GraphStore]("graph")
-    working = Part[WorkingMemory]("working")
-    episodic = Part[EpisodicMemory]("episodic")
-    semantic = Part[SemanticMemory]("semantic")
-    perceptual = Part[PerceptualMemory]("perceptual")
-
-    @property
-    def registered_embedder(self) -> Embedder:
-        """The text embedder, its model registered with the database (indexes and all), once."""
-        return self.parts.registered_embedder
 
     @classmethod
     def of_types(cls, user_id: str, types: Collection[str], **options: Any) -> MemoryManager:
@@ -120,10 +112,20 @@ class MemoryManager(SessionSearch, GraphQuestions, WritesInTransaction, SharesDa
         on = [kind in types for kind in MEMORY_TYPES]
         return cls(options.pop("config", None), user_id, *on, **options)
 
-    def store(self, memory_type: MemoryType) -> Store:
-        """The object holding ``memory_type`` (which must be enabled)."""
-        self.require_enabled(memory_type)
-        return self.parts.of_type(memory_type)
+    @property
+    def embedder(self) -> Embedder:
+        """The text embedder (made from the settings unless one was given)."""
+        return self._parts.embedder
+
+    @property
+    def registered_embedder(self) -> Embedder:
+        """The text embedder, its model registered with the database (indexes and all), once."""
+        return self._parts.registered_embedder
+
+    @property
+    def items(self) -> ItemStore:
+        """This user's memories as the key-value items of a LangGraph store."""
+        return ItemStore(self._parts)
 
     def transaction(self) -> AbstractContextManager[Conn]:
         """One transaction scoped to this user, for several writes that belong together."""
@@ -141,27 +143,21 @@ class MemoryManager(SessionSearch, GraphQuestions, WritesInTransaction, SharesDa
         auto_classify: bool = False,
         extraction: Extraction | None = None,
         timestamp: datetime | str | None = None,
+        *,
+        session_id: str | None = None,
     ) -> UUID:
         """Store a memory and return its id.
 
-        Without ``importance`` the documented heuristic estimates it; with ``auto_classify``
-        the type comes from ``metadata["type"]`` or the reference's keyword lists. A semantic
-        memory's entities and relations are extracted, unless ``extraction`` gives them.
-        ``timestamp`` is when the event happened (long-term types; now by default).
+        Without ``importance`` the documented heuristic estimates it; with ``auto_classify`` the
+        type comes from ``metadata["type"]`` or the reference's keyword lists. A semantic memory's
+        entities and relations are extracted, unless ``extraction`` gives them. ``timestamp`` is
+        when the event happened (long-term types; now by default); ``session_id`` its session
+        (this manager's by default).
         """
-        content = check_content(content, self.config.max_content_chars)
-        meta = check_metadata(metadata)
-        kind = classify(content, meta) if auto_classify else check_memory_type(memory_type)
-        if auto_classify and kind not in self.enabled_types:
-            kind = "working" if "working" in self.enabled_types else self.enabled_types[0]
-        when = self.clock() if timestamp is None else check_timestamp(timestamp)
-        if timestamp is not None and kind == "working":
-            raise InvalidInputError("timestamp", "working memory lives from now on: give it no timestamp")
-        store = self.store(kind)
-        item = self.parts.new_item(content, kind, importance, meta, when)
-        if extraction is not None and isinstance(store, SemanticMemory):
-            return store.add_many([item], prepared=[extraction])[0]
-        return store.add(item)
+        return _adding.add_one(
+            self._parts, self.enabled_types, content, memory_type, importance, metadata,
+            auto_classify, extraction, timestamp, session_id,
+        )  # fmt: skip
 
     @retry_transient
     def add_memories(
@@ -172,26 +168,19 @@ class MemoryManager(SessionSearch, GraphQuestions, WritesInTransaction, SharesDa
         metadata: Sequence[dict[str, Any]] | None = None,
         timestamps: Sequence[datetime | str] | None = None,
         split_long: bool = False,
+        *,
+        session_ids: Sequence[str | None] | None = None,
     ) -> list[UUID]:
-        """Add many memories of one long-term type in one transaction (the batch API);
-        ``timestamps``, one per memory, say when each event happened (now by default). A content
-        over the cap refuses the batch, naming its index; with ``split_long`` it becomes several
-        memories in a row instead (at most ``splits.MAX_PARTS``, each with ``part`` and ``parts``
-        in its metadata), and the ids returned are the parts'."""
-        cap = self.config.max_content_chars
-        limit = cap * splits.MAX_PARTS if split_long else cap
-        kind, batch = check_batch(memory_type, contents, importance, metadata, limit)
-        times = check_timestamps(timestamps, len(batch), self.clock())
-        if split_long:
-            batch, times = splits.split_long(batch, times, cap)
-        store = self.store(kind)
-        assert not isinstance(store, WorkingMemory)
-        return store.add_many(
-            [
-                self.parts.new_item(text, kind, value, meta, when)
-                for (text, value, meta), when in zip(batch, times, strict=True)
-            ]
-        )
+        """Add many memories of one long-term type in one transaction (the batch API); ``timestamps``
+        and ``session_ids``, one per memory, say when each event happened (now by default) and in
+        which session (this manager's by default). A content over the cap refuses the batch, naming
+        its index; with ``split_long`` it becomes several memories in a row instead (at most
+        ``MAX_PARTS``, each with ``part`` and ``parts`` in its metadata), and the ids returned are
+        the parts'."""
+        return _adding.add_batch(
+            self._parts, self.enabled_types, contents, memory_type, importance, metadata, timestamps,
+            split_long, session_ids,
+        )  # fmt: skip
 
     @retry_transient
     def update_memory(
@@ -207,40 +196,21 @@ class MemoryManager(SessionSearch, GraphQuestions, WritesInTransaction, SharesDa
         """Change a memory's content, importance or metadata (merged). False if not found.
 
         A new content of a long-term memory keeps the old one as an earlier version
-        (:meth:`memory_history`): by default the world changed now (the old fact held until
-        then), or at ``valid_from``; with ``correction`` the old content was never true, and
-        only what the store believed changes.
+        (:meth:`memory_history`): by default the world changed now (the old fact held until then),
+        or at ``valid_from``; with ``correction`` the old content was never true, and only what the
+        store believed changes.
         """
         content, importance, meta = check_update(content, importance, metadata, self.config.max_content_chars)
         since = None if valid_from is None else check_timestamp(valid_from, "valid_from")
         if correction and since is not None:
             raise InvalidInputError("valid_from", "a correction keeps the memory's time: not both")
-        uid = ids.as_uuid(memory_id)
-        with self.transaction() as conn:
-            found = ids.locate(conn, self.working, uid)
-        if found is None:
-            return False
-        if found == "working":
-            return self.working.update(uid, content, importance, meta)
         change = Change(since, correction, "correction" if correction else "update")
-        return self.parts.long_term(found).update(uid, content, importance, meta, change=change)
-
-    def memory_history(self, memory_id: UUID | str) -> list[MemoryVersion]:
-        """Every version of a long-term memory, oldest recorded first, the memory itself among
-        them; [] for an unknown id."""
-        with self.transaction() as conn:
-            return versions.history(conn, self.user_id, ids.as_uuid(memory_id))
+        return _changes.update(self._parts, _ids.as_uuid(memory_id), content, importance, meta, change)
 
     @retry_transient
     def remove_memory(self, memory_id: UUID | str) -> bool:
-        """Delete one memory of this user for good. False if not found."""
-        uid = ids.as_uuid(memory_id)
-        if self.working.remove(uid):
-            return True
-        with self.transaction() as conn:
-            earlier = [row[0] for row in conn.execute(q.VERSION_IDS, {"user_id": self.user_id, "ids": [uid]})]
-            self.graph.unlink(conn, [uid, *earlier])
-            return conn.execute(q.DELETE, {"user_id": self.user_id, "id": uid}).rowcount >= 1
+        """Delete one memory of this user for good (its earlier versions too). False if not found."""
+        return _changes.remove(self._parts, _ids.as_uuid(memory_id))
 
     @retry_transient
     def forget_memories(
@@ -252,94 +222,224 @@ class MemoryManager(SessionSearch, GraphQuestions, WritesInTransaction, SharesDa
     ) -> int:
         """Forget across the enabled types; return how many were forgotten.
 
-        A forget that spares nothing (``importance_based`` with ``threshold`` 1, ``time_based``
-        with ``max_age_days`` 0) needs ``confirm=True``. Forgotten long-term memories come back
-        with :meth:`restore_memories` until ``maintain`` purges them.
+        A forget that spares nothing (``importance_based`` with ``threshold`` 1, ``time_based`` with
+        ``max_age_days`` 0) needs ``confirm=True``. Forgotten long-term memories come back with
+        :meth:`restore_memories` until ``maintain`` purges them.
         """
-        kind, floor, days = (
-            check_strategy(strategy),
-            check_importance(threshold, "threshold"),
-            check_days(max_age_days),
-        )
-        sweeping = (kind == "importance_based" and floor >= 1.0) or (kind == "time_based" and days == 0)
-        if sweeping and confirm is not True:
-            raise InvalidInputError(
-                "confirm",
-                "must be true for a forget that would remove every memory "
-                f"({kind} with {'threshold 1' if kind == 'importance_based' else 'max_age_days 0'})",
-            )
-        return sum(self.store(t).forget(kind, floor, days) for t in self.enabled_types)
+        stores = [self._store(t) for t in self.enabled_types]
+        return _changes.forget(stores, strategy, threshold, max_age_days, confirm)
 
     @retry_transient
     def restore_memories(
         self, memory_ids: Sequence[UUID | str] | None = None, since: datetime | None = None
     ) -> int:
-        """Bring forgotten long-term memories back (those named, or all forgotten since ``since``,
-        or all); return how many. ``maintain`` purges forgotten memories after its retention."""
-        named = None if memory_ids is None else [ids.as_uuid(m) for m in memory_ids]
+        """Bring forgotten long-term memories back (those named, or all forgotten since ``since``, or
+        all); return how many. ``maintain`` purges forgotten memories after its retention."""
+        named = None if memory_ids is None else [_ids.as_uuid(m) for m in memory_ids]
         types = [t for t in self.enabled_types if t != "working"]
-        with self.transaction() as conn:
-            params = {"user_id": self.user_id, "types": types, "ids": named, "since": since}
-            return conn.execute(q.RESTORE, params).rowcount
+        return _changes.restore(self._parts, types, named, since)
 
     @retry_transient
     def consolidate_memories(
         self, from_type: str = "working", to_type: str = "episodic", importance_threshold: float = 0.7
     ) -> int:
         """Move memories at or above the threshold to a longer-lived type; return how many."""
-        source, target = consolidate.check_direction(from_type, to_type)
+        source, target = _consolidate.check_direction(from_type, to_type)
         threshold = check_importance(importance_threshold, "importance_threshold")
-        source_store, target_store = self.store(source), self.store(target)
-        assert isinstance(target_store, LongTermMemory)
-        if isinstance(source_store, WorkingMemory):
-            return consolidate.from_working(source_store, target_store, threshold, self.clock())
-        return consolidate.between_long_term(source_store, target_store, threshold, self.clock())
+        return _consolidate.consolidate(self._store(source), self._store(target), threshold, self.clock())
 
     @retry_transient
     def clear_all(self) -> int:
         """Delete every memory of this user (all types, all sessions, their graph); others untouched."""
-        with self.transaction() as conn:
-            self.graph.clear(conn)
-            conn.execute(q.CLEAR_ACCESSES, {"user_id": self.user_id})
-            long_term = conn.execute(q.CLEAR_USER, {"user_id": self.user_id}).rowcount
-            return long_term + self.working.clear_user(conn)
-
-    clear_all_memories = clear_all
+        return _changes.clear_user(self._parts)
 
     # ------------------------------------------------------------------ reading
 
     def get_memory(self, memory_id: UUID | str) -> MemoryItem | None:
         with self.transaction() as conn:
-            return ids.get(conn, self.working, ids.as_uuid(memory_id))
-
-    def find_by_metadata(self, key: str, value: str) -> list[UUID]:
-        """Ids of this user's live long-term memories whose ``metadata[key]`` equals ``value``."""
-        with self.transaction() as conn:
-            return ids.find_by_metadata(conn, self.user_id, key, value)
+            return _ids.get(conn, self._parts.working, _ids.as_uuid(memory_id))
 
     def has_memory(self, memory_id: UUID | str) -> bool:
         try:
-            uid = ids.as_uuid(memory_id)
+            uid = _ids.as_uuid(memory_id)
         except InvalidInputError:
             return False
         with self.transaction() as conn:
-            return ids.locate(conn, self.working, uid) is not None
-
-    def important_memories(self, limit: int = 10, min_importance: float = 0.5) -> list[MemoryItem]:
-        """The most important live memories of the enabled types."""
-        limit = check_limit(limit, self.config.max_search_limit)
-        return summary.important(self.parts, self.enabled_types, limit, min_importance)
-
-    def get_memory_stats(self) -> MemoryStats:
-        return summary.stats(self.parts, {kind: self.store(kind).stats() for kind in self.enabled_types})
+            return _ids.locate(conn, self._parts.working, uid) is not None
 
     def resolve_id(self, text: str) -> UUID:
         """A full id, or an unambiguous prefix of at least 8 characters among this user's memories."""
         with self.transaction() as conn:
-            return ids.resolve(conn, self.working, text)
+            return _ids.resolve(conn, self._parts.working, text)
+
+    def find_by_metadata(self, key: str, value: str) -> list[UUID]:
+        """Ids of this user's live long-term memories whose ``metadata[key]`` equals ``value``."""
+        with self.transaction() as conn:
+            return _ids.find_by_metadata(conn, self.user_id, key, value)
+
+    def memory_history(self, memory_id: UUID | str) -> list[MemoryVersion]:
+        """Every version of a long-term memory, oldest recorded first, the memory itself among them;
+        [] for an unknown id."""
+        with self.transaction() as conn:
+            return _versions.history(conn, self.user_id, _ids.as_uuid(memory_id))
+
+    def list_memories(
+        self, memory_type: str, limit: int = 1000, min_importance: float = 0.0
+    ) -> list[MemoryItem]:
+        """The live memories of one enabled type, most important first (working memory: this session's,
+        oldest first)."""
+        store = self._store(check_memory_type(memory_type))
+        limit = check_limit(limit, 10_000)
+        return store.all() if memory_type == "working" else store.all(limit, check_importance(min_importance))  # type: ignore[call-arg]
+
+    def important_memories(self, limit: int = 10, min_importance: float = 0.5) -> list[MemoryItem]:
+        """The most important live memories of the enabled types."""
+        limit = check_limit(limit, self.config.max_search_limit)
+        return _summary.important(self._parts, self.enabled_types, limit, min_importance)
+
+    def get_memory_stats(self) -> MemoryStats:
+        return _summary.stats(self._parts, {kind: self._store(kind).stats() for kind in self.enabled_types})
+
+    def session_memories(self, session_id: str, limit: int = 1000) -> list[MemoryItem]:
+        """A session's episodes in time order (what resuming a conversation needs)."""
+        session = check_session_id(session_id) or ""
+        return self._parts.episodic.session_episodes(session, check_limit(limit, MAX_SESSION_MEMORIES))
+
+    def sessions(self, limit: int = 100) -> list[SessionInfo]:
+        """The user's sessions with episodes, most recent first."""
+        return self._parts.episodic.sessions(check_limit(limit, 10_000))
+
+    # ------------------------------------------------------------------ searching
+
+    @retry_transient
+    def retrieve_memories(
+        self,
+        query: str,
+        memory_types: Sequence[str] | None = None,
+        limit: int = 10,
+        min_importance: float = 0.0,
+        time_range: tuple[datetime | None, datetime | None] | None = None,
+        per_type_limit: int | None = None,
+        target_modality: str | None = None,
+        query_modality: str = "text",
+        track_access: bool = True,
+        scoring: str | None = None,
+        *,
+        valid_at: datetime | str | None = None,
+        known_at: datetime | str | None = None,
+        session_id: str | None = None,
+    ) -> list[MemoryItem]:
+        """Search the enabled types, merged by relevance score (then importance), best first: the
+        fields of :class:`MemorySearch` say what each argument means."""
+        request = MemorySearch(
+            query, memory_types, limit, min_importance, time_range, per_type_limit, target_modality,
+            query_modality, scoring, valid_at, known_at, session_id,
+        )  # fmt: skip
+        return self.search(request, track_access=track_access)
+
+    @retry_transient
+    def search(self, request: MemorySearch, *, track_access: bool = True) -> list[MemoryItem]:
+        """The memories ``request`` finds, best first; with ``track_access`` each long-term one's
+        access is logged."""
+        return search_module.run_search(self._parts, self._checked(request), track_access)
+
+    def search_sql(self, request: Search) -> SearchSQL:
+        """The SQL and parameters a search sends for its long-term part, not run (``.literal(conn)``
+        renders it for psql). Working memory is ranked in Python."""
+        return search_module.sent_statement(self._parts, self._checked(request))
+
+    def search_explained(self, request: Search) -> tuple[list[MemoryItem], SearchSQL | None]:
+        """The long-term part of a search (no access logged) and the one statement it sent; no
+        statement for the reference's scoring, which ranks each type by a statement of its own."""
+        if isinstance(request, str):
+            request = MemorySearch(request, [k for k in self.enabled_types if k in LONG_TERM_TYPES])
+        return search_module.explained(self._parts, self._checked(request))
+
+    def retrieve_sessions(
+        self,
+        query: str,
+        limit: int = 3,
+        *,
+        memory_types: Sequence[str] | None = None,
+        candidates: int = 50,
+        max_memories: int = 100,
+    ) -> list[SessionHit]:
+        """The ``limit`` sessions whose long-term memories best match ``query``, found among the
+        ``candidates`` best memories, each with its memories in order (at most ``max_memories``)."""
+        limit = check_limit(limit, self.config.max_search_limit)
+        per_session = check_limit(max_memories, MAX_SESSION_MEMORIES, "max_memories")
+        kinds = [k for k in (memory_types or self.enabled_types) if k in LONG_TERM_TYPES]
+        request = MemorySearch(
+            query, kinds, check_limit(candidates, self.config.max_search_limit, "candidates")
+        )
+        found = self.search(request, track_access=False)
+        return _sessions.whole_sessions(self._parts, found, limit, kinds, per_session)
+
+    def record_access(self, memory_ids: Sequence[UUID]) -> None:
+        """Count one access (and its time) for each memory, in one statement."""
+        search_module.record_access(self._parts, memory_ids)
+
+    # ------------------------------------------------------------------ the graph
+
+    def graph_neighbourhood(
+        self,
+        entity: str,
+        depth: int = 1,
+        *,
+        valid_at: datetime | str | None = None,
+        known_at: datetime | str | None = None,
+    ) -> Neighbourhood:
+        """The entities within ``depth`` relations of ``entity`` and the relations among them, as they
+        held at ``valid_at`` as known at ``known_at`` (each now by default)."""
+        return self._user_graph.neighbourhood(entity, depth, AsOf.checked(valid_at, known_at) or NOW)
+
+    def graph_path(
+        self,
+        source: str,
+        target: str,
+        max_depth: int = 4,
+        *,
+        valid_at: datetime | str | None = None,
+        known_at: datetime | str | None = None,
+    ) -> list[PathStep]:
+        """The shortest chain of relations between two entities ([] when not connected), as they held
+        at ``valid_at`` as known at ``known_at`` (each now by default)."""
+        return self._user_graph.path(source, target, max_depth, AsOf.checked(valid_at, known_at) or NOW)
+
+    def memory_entities(self, memory_id: UUID | str) -> list[EntityRef]:
+        """The entities a memory mentions."""
+        return self._user_graph.entities_of(_ids.as_uuid(memory_id))
+
+    def entity_memories(self, entity: str, limit: int = 20) -> list[MemoryItem]:
+        """The live memories that mention ``entity``."""
+        return self._user_graph.memories_about(entity, check_limit(limit, self.config.max_search_limit))
+
+    def cypher(
+        self, query: str, params: dict[str, Any] | None = None, columns: Sequence[str] = ("result",)
+    ) -> list[tuple[Any, ...]]:
+        """Read-only Cypher that sees only this user's vertices and edges (docs/security.md)."""
+        return self._user_graph.cypher(query, params, columns)
+
+    def in_transaction(self, conn: Conn) -> InTransaction:
+        """This user's memory inside ``conn``'s transaction (from :meth:`transaction`): the nearest
+        memories, refreshes, inserts and revisions with known vectors, the graph's entities and
+        conflicts, decay; as the memory loop composes a turn."""
+        return InTransaction(self._parts, conn)
+
+    # ------------------------------------------------------------------ internal
+
+    @cached_property
+    def _user_graph(self) -> UserGraph:
+        return UserGraph(self.db, self._parts.graph)  # the graph store asks the database for AGE
+
+    def _store(self, memory_type: str) -> Store:
+        """The object holding ``memory_type``, which must be enabled."""
+        return self._parts.of_enabled(memory_type, self.enabled_types)
+
+    def _checked(self, request: Search) -> MemorySearch:
+        return (MemorySearch(request) if isinstance(request, str) else request).checked(
+            self.config, self.enabled_types
+        )
 
     def __repr__(self) -> str:
         return f"MemoryManager(user={self.user_id!r}, types={self.enabled_types})"
-
-
-__all__ = ["MemoryManager"]

@@ -14,7 +14,7 @@ from typing import Any
 from psycopg import sql
 
 from hello_pgmem.db import Database
-from hello_pgmem.memory.manager import MemoryManager
+from hello_pgmem.memory import MemoryManager
 
 SAMPLE = 5  # rows shown per violation
 
@@ -178,8 +178,8 @@ def check_integrity(db: Database, model: str | None = None) -> IntegrityReport:
 def _expired_served(db: Database, expired: Iterable[tuple[str, str | None, list[Any]]]) -> Iterable[str]:
     """Expired items that the library's own reads (list and get) would still return."""
     for user_id, session_id, ids in expired:
-        working = MemoryManager.of_types(user_id, ["working"], database=db, session_id=session_id).working
-        listed = {item.id for item in working.all()}
+        working = MemoryManager.of_types(user_id, ["working"], database=db, session_id=session_id)
+        listed = {item.id for item in working.list_memories("working")}
         for memory_id in ids:
-            if memory_id in listed or working.get(memory_id) is not None:
+            if memory_id in listed or working.get_memory(memory_id) is not None:
                 yield f"{user_id}/{memory_id}"

@@ -174,7 +174,7 @@ def check_rls(ctx: Context) -> list[Finding]:
     unprotected = [row[0] for row in ctx.conn.execute(RLS, ctx.params).fetchall()]
     if unprotected:
         message = f"row-level security is not enabled and forced on {', '.join(unprotected)}"
-        fix = "hello-pgmem migrate (revision 0008 enables it); do not ALTER TABLE … DISABLE it"
+        fix = "hello-pgmem migrate (it enables it); do not ALTER TABLE … DISABLE it"
         findings = [Finding("error", "rls", message, fix)]
     else:
         message = f"row-level security is forced on all {len(RLS_TABLES)} tables of user data"
@@ -200,7 +200,7 @@ SELECT {ready}(%(graph)s, %(reader)s),
 
 
 def check_cypher(ctx: Context) -> list[Finding]:
-    """Whether the Cypher passthrough can run as its read role (revision 0016)."""
+    """Whether the Cypher passthrough can run as its read role."""
     if ctx.info.age_version is None or not ctx.info.graph_exists:
         return []
     reader, schema = ctx.settings.cypher_role, ctx.settings.schema_name

@@ -9,12 +9,12 @@ user's tokens could use.
 
 from __future__ import annotations
 
+from hello_pgmem import memory as table
 from hello_pgmem.access import personal_namespace
 from hello_pgmem.db import Database
 from hello_pgmem.db.retrieval_log import erase_log
 from hello_pgmem.graph.projection import AgeProjection
 from hello_pgmem.graph.store import GraphStore
-from hello_pgmem.memory import table
 from hello_pgmem.rag import store as documents
 
 ERASE_TOKENS = "SELECT tokens, namespaces FROM erase_user_tokens()"

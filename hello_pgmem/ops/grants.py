@@ -8,7 +8,7 @@ Three roles (docs/security.md):
   security: it sees one user (or namespace) per transaction;
 - the **Cypher read role** (``PGMEM_CYPHER_ROLE``) logs in never: the application switches to it
   (``SET LOCAL ROLE``) for a caller's Cypher, and the restrictive policies on the AGE label tables
-  show it only the transaction's user (revision 0016);
+  show it only the transaction's user;
 - the **analytics** role only reads, and sees every user's rows after ``SET pgmem.all_rows = on``.
   It gets no access to the AGE graph: AGE 1.5 runs Cypher ``SET`` and ``DELETE`` without the
   table's UPDATE or DELETE privilege, so a read-only role with Cypher could change the projection.
@@ -149,11 +149,11 @@ def role_statements(
             sql.SQL("GRANT EXECUTE ON FUNCTION {}(text, integer, integer, integer) TO {}").format(
                 sql.Identifier(schema, "register_embedding_model"), role
             ),
-            # the MCP server resolves bearer tokens without reading access_tokens (revision 0011)
+            # the MCP server resolves bearer tokens without reading access_tokens
             sql.SQL("GRANT EXECUTE ON FUNCTION {}(bytea) TO {}").format(
                 sql.Identifier(schema, "token_identity"), role
             ),
-            # "erase" takes the user's tokens too (revision 0017)
+            # "erase" takes the user's tokens too
             sql.SQL("GRANT EXECUTE ON FUNCTION {}() TO {}").format(
                 sql.Identifier(schema, "erase_user_tokens"), role
             ),

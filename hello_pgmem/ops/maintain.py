@@ -9,13 +9,13 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+from hello_pgmem import memory as table
 from hello_pgmem.core.models import utcnow
 from hello_pgmem.db import Database
 from hello_pgmem.db.retrieval_log import purge_log
 from hello_pgmem.graph.projection import AgeProjection
 from hello_pgmem.graph.store import GraphStore
-from hello_pgmem.memory import table
-from hello_pgmem.memory.decay import apply_decay
+from hello_pgmem.memory import apply_decay
 
 ANALYZE = (
     "ANALYZE memories, memory_accesses, working_memories, entities, mentions, relations, documents, chunks"

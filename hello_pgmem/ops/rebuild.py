@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import logging
 
+from hello_pgmem import memory as table
 from hello_pgmem.core.errors import GraphError
 from hello_pgmem.db import Conn, Database
 from hello_pgmem.graph.projection import AgeProjection
 from hello_pgmem.graph.store import GraphStore
-from hello_pgmem.memory import table
 
 log = logging.getLogger(__name__)
 

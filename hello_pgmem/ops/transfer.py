@@ -9,7 +9,7 @@ is left as it is, so importing twice changes nothing.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import Any, Literal
 from uuid import UUID
@@ -18,10 +18,10 @@ from psycopg.types.json import Jsonb
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic import ValidationError as PydanticValidationError
 
+from hello_pgmem import memory as table
 from hello_pgmem.core.errors import InvalidInputError
 from hello_pgmem.core.models import check_user_id, utcnow
-from hello_pgmem.db import Database
-from hello_pgmem.memory import table
+from hello_pgmem.db import Conn, Database
 
 FORMAT = "hello-pgmem-export"
 VERSION = 1
@@ -263,6 +263,56 @@ def parse(lines: Iterable[str]) -> tuple[Header, list[BaseModel]]:
 REGISTERED = "SELECT model, dimension FROM embedding_models WHERE model = ANY(%(models)s)"
 
 
+def _target(header: Header, user_id: str | None, as_user: str | None) -> str:
+    """The user an import writes into: ``as_user``, else the file's, which must be ``user_id``."""
+    if as_user is not None:
+        return check_user_id(as_user)
+    if user_id is not None and check_user_id(user_id) != header.user_id:
+        raise InvalidInputError(
+            "user_id",
+            f"the file holds user {header.user_id!r}, not {user_id!r}: name that user, or import it "
+            f"as {user_id!r} on purpose (--as-user)",
+        )
+    return check_user_id(header.user_id)
+
+
+def _vector_models(records: Sequence[BaseModel]) -> dict[str, int]:
+    """The embedding models of the records' vectors, with their dimension (one each)."""
+    models: dict[str, int] = {}
+    for record in records:
+        if not isinstance(record, MemoryRecord):
+            continue
+        for vector, model in (
+            (record.embedding, record.embedding_model),
+            (record.text_embedding, record.text_embedding_model),
+        ):
+            if (vector is None) != (model is None):
+                raise InvalidInputError("embedding", f"memory {record.id}: a vector needs its model and back")
+            if (
+                vector is not None
+                and model is not None
+                and models.setdefault(model, len(vector)) != len(vector)
+            ):
+                raise InvalidInputError("embedding", f"model {model!r} has vectors of two dimensions")
+    return models
+
+
+def _check_registered(conn: Conn, models: dict[str, int]) -> None:
+    """Refuse a model this database has not registered with this dimension: an import registers
+    none (each model adds three HNSW indexes; the schema owner registers models)."""
+    registered = dict(conn.execute(REGISTERED, {"models": list(models)}).fetchall()) if models else {}
+    for model, dimension in models.items():
+        if registered.get(model) != dimension:
+            known = (
+                f"registered with {registered[model]} dimensions" if model in registered else "not registered"
+            )
+            raise InvalidInputError(
+                "embedding_model",
+                f"model {model!r} ({dimension} dimensions) is {known} in this database: an import "
+                "registers no model (the schema owner does, by using it once)",
+            )
+
+
 def import_user(
     db: Database, lines: Iterable[str], user_id: str | None = None, *, as_user: str | None = None
 ) -> dict[str, int]:
@@ -273,45 +323,11 @@ def import_user(
     this database has registered, with their dimension: an import registers none (each model
     would add three HNSW indexes; the schema owner registers models)."""
     header, records = parse(lines)
-    if as_user is not None:
-        target = check_user_id(as_user)
-    elif user_id is not None and check_user_id(user_id) != header.user_id:
-        raise InvalidInputError(
-            "user_id",
-            f"the file holds user {header.user_id!r}, not {user_id!r}: name that user, or import it "
-            f"as {user_id!r} on purpose (--as-user)",
-        )
-    else:
-        target = check_user_id(header.user_id)
-    user_id = target
-    models: dict[str, int] = {}
-    for record in records:
-        if isinstance(record, MemoryRecord):
-            for vector, model in (
-                (record.embedding, record.embedding_model),
-                (record.text_embedding, record.text_embedding_model),
-            ):
-                if (vector is None) != (model is None):
-                    raise InvalidInputError(
-                        "embedding", f"memory {record.id}: a vector needs its model and back"
-                    )
-                if (
-                    vector is not None
-                    and model is not None
-                    and models.setdefault(model, len(vector)) != len(vector)
-                ):
-                    raise InvalidInputError("embedding", f"model {model!r} has vectors of two dimensions")
+    user_id = _target(header, user_id, as_user)
+    models = _vector_models(records)
     counts = dict.fromkeys(RECORDS, 0)
     with db.transaction(user_id) as conn:
-        registered = dict(conn.execute(REGISTERED, {"models": list(models)}).fetchall()) if models else {}
-        for model, dimension in models.items():
-            if registered.get(model) != dimension:
-                known = f"registered with {registered[model]} dimensions" if model in registered else "not registered"
-                raise InvalidInputError(
-                    "embedding_model",
-                    f"model {model!r} ({dimension} dimensions) is {known} in this database: an import "
-                    "registers no model (the schema owner does, by using it once)",
-                )
+        _check_registered(conn, models)
         # a file written before the two clocks: its rows are recorded now (as the server sees it)
         row = conn.execute("SELECT now()").fetchone()
         assert row is not None

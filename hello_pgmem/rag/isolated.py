@@ -9,22 +9,31 @@ that a timeout kills, memory capped.
   at the same limit.
 - A PDF of more than ``MAX_PDF_PAGES`` pages is refused (counted in the worker, before its text
   is extracted); the Markdown a document gives is held to the ingest's character limit.
-- The converter runs in a process of its own, forked from a single-threaded fork server that has
-  MarkItDown loaded already (a few milliseconds a file, safe beside the caller's threads). Its
-  address space is capped at ``MAX_WORKER_BYTES``; past ``timeout`` seconds, or the caller's call
-  deadline, it is killed, so a file that makes a parser spin costs at most that.
+- The converter runs in a process of its own, forked from a single-threaded converter process
+  that has MarkItDown loaded already (a few milliseconds a file, safe beside the caller's
+  threads). That process is ``python -m hello_pgmem.rag._convert_server``, started once and
+  leaving with the caller: it runs no code of the caller's script (multiprocessing would import
+  the caller's ``__main__`` again in every worker). A worker's address space is capped at
+  ``MAX_WORKER_BYTES``; past ``timeout`` seconds, or the caller's call deadline, it is killed, so a
+  file that makes a parser spin costs at most that.
 """
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import io
+import json
 import logging
-import multiprocessing
-import resource
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
 import zipfile
-from multiprocessing.connection import Connection
 from threading import Lock
-from typing import Any
 
 from hello_pgmem.core.deadline import remaining_ms
 from hello_pgmem.core.errors import InvalidInputError
@@ -39,9 +48,8 @@ MAX_MEMBERS = 20_000
 MAX_PDF_PAGES = 2_000
 MAX_WORKER_BYTES = 4 * 1024**3
 DEFAULT_TIMEOUT_S = 120.0
-
-_lock = Lock()
-_context: Any = None
+HANDOVER_S = 10.0
+"""How long the converter may take to take a request and name its worker (not the conversion)."""
 
 
 def check_archive(data: bytes, name: str, *, unpack: bool = False) -> None:
@@ -96,57 +104,64 @@ def check_pages(data: bytes, name: str, limit: int = MAX_PDF_PAGES) -> None:
         raise InvalidInputError("file_path", f"{name!r} is corrupt or cannot be converted: {exc}") from exc
 
 
-def _fork_server() -> Any:
-    global _context
-    with _lock:
-        if _context is None:
-            context = multiprocessing.get_context("forkserver")
-            context.set_forkserver_preload(["hello_pgmem.rag.convert", "markitdown"])
-            _context = context
-        return _context
+class _ConverterProcess:
+    """The converter process of this process: started on first use (again when it has died)."""
+
+    def __init__(self) -> None:
+        self._lock = Lock()
+        self._process: subprocess.Popen[bytes] | None = None
+        self._folder: tempfile.TemporaryDirectory[str] | None = None
+        self.path = ""
+
+    def socket_path(self) -> str:
+        with self._lock:
+            if self._process is None or self._process.poll() is not None:
+                self._start()
+            return self.path
+
+    def _start(self) -> None:
+        self._folder = tempfile.TemporaryDirectory(prefix="pgmem-convert-")
+        self.path = os.path.join(self._folder.name, "socket")
+        command = [sys.executable, "-m", "hello_pgmem.rag._convert_server", self.path, str(os.getpid())]
+        self._process = subprocess.Popen(
+            command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, close_fds=True
+        )
+        assert self._process.stdout is not None
+        if self._process.stdout.readline().strip() != b"ready":
+            self._process.kill()
+            raise InvalidInputError("file_path", "the document converter could not start")
+        atexit.register(self._process.kill)
 
 
-def _work(out: Connection, data: bytes, extension: str, name: str, memory: int) -> None:
-    """In the worker: cap memory, convert, send back (True, text) or (False, message)."""
-    from hello_pgmem.rag.convert import convert_bytes
-
-    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
-    try:
-        if extension == ".pdf":
-            check_pages(data, name)
-        if extension in ARCHIVES:
-            check_archive(data, name, unpack=True)
-        out.send((True, convert_bytes(data, extension, name)))
-    except InvalidInputError as exc:
-        out.send((False, exc.rule))
-    except MemoryError:
-        out.send((False, f"{name!r} needs more than {memory} bytes of memory to convert"))
-    finally:
-        out.close()
+_converter = _ConverterProcess()
 
 
 def convert_isolated(data: bytes, extension: str, name: str, timeout: float = DEFAULT_TIMEOUT_S) -> str:
     """The Markdown of a binary document, converted in a killable, memory-capped process."""
     if extension in ARCHIVES:
-        check_archive(data, name)
+        check_archive(data, name)  # by its directory; the worker unpacks it as a stream
     left = remaining_ms()
     limit = timeout if left is None else min(timeout, left / 1000)
-    context = _fork_server()
-    received, sent = context.Pipe(duplex=False)
-    worker = context.Process(target=_work, args=(sent, data, extension, name, MAX_WORKER_BYTES), daemon=True)
-    worker.start()
-    sent.close()
-    try:
-        if not received.poll(limit):
-            raise InvalidInputError("file_path", f"{name!r} took longer than {limit:.0f}s to convert")
-        ok, payload = received.recv()
-    except EOFError as exc:  # the worker died without an answer: the memory cap, a crash
-        raise InvalidInputError("file_path", f"{name!r} could not be converted: the converter died") from exc
-    finally:
-        if worker.is_alive():
-            worker.kill()
-        worker.join()
-        received.close()
-    if not ok:
-        raise InvalidInputError("file_path", str(payload))
-    return str(payload)
+    request = {"extension": extension, "name": name, "memory": MAX_WORKER_BYTES, "size": len(data)}
+    started = time.monotonic()
+    path = _converter.socket_path()
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn, conn.makefile("rb") as stream:
+        conn.settimeout(HANDOVER_S)  # the worker reads the request and names itself at once
+        conn.connect(path)
+        conn.sendall(json.dumps(request).encode("utf-8") + b"\n" + data)
+        pid = int.from_bytes(stream.read(8) or b"\0", "big")
+        try:
+            conn.settimeout(max(limit - (time.monotonic() - started), 0.001))
+            line = stream.readline()
+        except TimeoutError as exc:
+            if pid:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            slow = f"{name!r} took longer than {limit:.0f}s to convert"
+            raise InvalidInputError("file_path", slow) from exc
+    if not line:  # the worker died without an answer: the memory cap, a crash
+        raise InvalidInputError("file_path", f"{name!r} could not be converted: the converter died")
+    answer = json.loads(line)
+    if not answer["ok"]:
+        raise InvalidInputError("file_path", str(answer["payload"]))
+    return str(answer["payload"])

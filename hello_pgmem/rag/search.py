@@ -31,6 +31,8 @@ from hello_pgmem.rag.models import ChunkHit
 log = logging.getLogger(__name__)
 
 MAX_TOP_K = 100
+ANSWER_CHARS = (100, 1_000_000)
+"""The least and the most characters of passages an answer may be given."""
 DEFAULT_FUSION = "rrf"
 
 
@@ -136,8 +138,9 @@ class Search(store.Namespaced):
         )
         if max_chars is None:
             max_chars = 1200 if self.llm is not None else PASSAGES_ONLY_CHARS
-        if isinstance(max_chars, bool) or not isinstance(max_chars, int) or not 100 <= max_chars <= 1_000_000:
-            raise InvalidInputError("max_chars", "must be an integer between 100 and 1000000")
+        low, high = ANSWER_CHARS
+        if isinstance(max_chars, bool) or not isinstance(max_chars, int) or not low <= max_chars <= high:
+            raise InvalidInputError("max_chars", f"must be an integer between {low} and {high}")
         context, used = build_context(hits, max_chars, self.language)
         sources = [
             Source(

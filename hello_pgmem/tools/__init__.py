@@ -1,7 +1,17 @@
 """Tools for agents."""
 
-from hello_pgmem.tools.base import Tool, ToolParameter, ToolRegistry, tool_action
+from hello_pgmem.tools.base import Tool, ToolParameter, ToolRegistry, ToolText, failed, succeeded, tool_action
 from hello_pgmem.tools.memory_tool import MemoryTool
 from hello_pgmem.tools.rag_tool import RAGTool
 
-__all__ = ["MemoryTool", "RAGTool", "Tool", "ToolParameter", "ToolRegistry", "tool_action"]
+__all__ = [
+    "MemoryTool",
+    "RAGTool",
+    "Tool",
+    "ToolParameter",
+    "ToolRegistry",
+    "ToolText",
+    "failed",
+    "succeeded",
+    "tool_action",
+]

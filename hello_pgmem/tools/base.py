@@ -16,7 +16,7 @@ import types
 import typing
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeVar, get_args, get_origin, get_type_hints
 
 from pydantic import ValidationError as PydanticValidationError
@@ -84,6 +84,7 @@ def _schema_for(annotation: Any) -> tuple[dict[str, Any], bool]:
         base, *extras = get_args(annotation)
         schema, nullable = _schema_for(base)
         for extra in extras:
+            schema.update(getattr(extra, "keywords", {}))  # a tools.params.Schema
             for constraint in getattr(extra, "metadata", [extra]):
                 for attr, key in _BOUNDS.items():
                     if getattr(constraint, attr, None) is not None:
@@ -156,6 +157,13 @@ def parameters_of(method: Callable[..., Any], language: Language = "en") -> list
     return result
 
 
+def with_bounds(
+    parameters: list[ToolParameter], bounds: Mapping[str, Mapping[str, Any]]
+) -> list[ToolParameter]:
+    """``parameters`` with ``bounds`` (schema keywords by parameter name) added to their schemas."""
+    return [replace(p, schema={**p.schema, **bounds[p.name]}) if p.name in bounds else p for p in parameters]
+
+
 def boolean_for_number(method: Callable[..., Any], arguments: Mapping[str, Any]) -> str | None:
     """The first parameter that wants a number but was given true or false (pydantic would take
     true for 1.0), or None."""
@@ -192,15 +200,28 @@ def openai_schema(name: str, description: str, parameters: list[ToolParameter]) 
 
 
 class ToolText(str):
-    """An action's text for the agent that also carries its answer as JSON-ready ``data`` (the
-    MCP server sends it as structured content); everywhere else it is the plain string."""
+    """An action's text for the agent, with its outcome as data: ``ok`` is False for a refusal or
+    a failure (the MCP server sends it as ``isError``), ``data`` the answer as JSON-ready values
+    (sent as structured content). Everywhere else it is the plain string."""
 
-    data: dict[str, Any]
+    data: dict[str, Any] | None
+    ok: bool
 
-    def __new__(cls, text: str, data: dict[str, Any]) -> ToolText:
+    def __new__(cls, text: str, data: dict[str, Any] | None = None, *, ok: bool = True) -> ToolText:
         made = super().__new__(cls, text)
         made.data = data
+        made.ok = ok
         return made
+
+
+def failed(text: str) -> ToolText:
+    """The text of an action that did not do what was asked."""
+    return ToolText(text, ok=False)
+
+
+def succeeded(text: str) -> bool:
+    """Whether a tool's answer reports success (a plain string does)."""
+    return not isinstance(text, ToolText) or text.ok
 
 
 class Tool(ABC):
@@ -217,6 +238,11 @@ class Tool(ABC):
     def say(self, en: str, zh: str) -> str:
         """``en`` or ``zh``, in the tool's language."""
         return say(self.language, en, zh)
+
+    def bounds(self) -> dict[str, dict[str, Any]]:
+        """Schema keywords this tool adds to its parameters, by name: the bounds its configuration
+        sets (a maximum ``limit``)."""
+        return {}
 
     @abstractmethod
     def run(self, parameters: Mapping[str, Any] | str | None = None, /, **kwargs: Any) -> str:
@@ -253,7 +279,7 @@ class ActionsTool(Tool):
     Every calling style works: ``run({"action": "add", ...})``, ``run("add", content=...)``,
     ``run(action="add", ...)`` and ``execute("add", ...)``. Arguments are validated (and lax-typed
     strings such as ``"5"`` coerced) against each action's signature. ``run`` never raises: bad
-    input and failures come back as ``❌`` text from :meth:`failure`.
+    input and failures come back as text whose ``ok`` is False (:meth:`failure`).
     """
 
     def run(self, parameters: Mapping[str, Any] | str | None = None, /, **kwargs: Any) -> str:
@@ -268,9 +294,11 @@ class ActionsTool(Tool):
         actions = {name: method for name, method, _ in self.actions()}
         method = actions.get(action) if isinstance(action, str) else None
         if method is None:
-            return self.say(
-                f"❌ unknown action: {action}. The actions: {', '.join(actions)}",
-                f"❌ 不支持的操作: {action}。支持的操作: {', '.join(actions)}",
+            return failed(
+                self.say(
+                    f"❌ unknown action: {action}. The actions: {', '.join(actions)}",
+                    f"❌ 不支持的操作: {action}。支持的操作: {', '.join(actions)}",
+                )
             )
         refused = boolean_for_number(method, arguments)
         if refused is not None:
@@ -292,17 +320,19 @@ class ActionsTool(Tool):
 
     def bad_input(self, rule: str) -> str:
         """The text for arguments that break a rule (``rule`` names the field)."""
-        return self.say(f"❌ invalid input: {rule}", f"❌ 参数错误: {rule}")
+        return failed(self.say(f"❌ invalid input: {rule}", f"❌ 参数错误: {rule}"))
 
     def failure(self, action: str, message: str) -> str:
         """The text for a failed action."""
-        return self.say(f"❌ {action} failed: {message}", f"❌ 执行操作 '{action}' 时发生错误: {message}")
+        return failed(
+            self.say(f"❌ {action} failed: {message}", f"❌ 执行操作 '{action}' 时发生错误: {message}")
+        )
 
     def get_parameters(self) -> list[ToolParameter]:
         """The single-function form: ``action`` plus every action's parameters, all optional."""
         merged: dict[str, ToolParameter] = {}
         for _, method, _ in self.actions():
-            for param in parameters_of(method, self.language):
+            for param in with_bounds(parameters_of(method, self.language), self.bounds()):
                 merged.setdefault(param.name, ToolParameter(param.name, param.schema, param.description))
         names = [name for name, _, _ in self.actions()]
         described = say(self.language, "the action to run", "要执行的操作")
@@ -319,7 +349,7 @@ class ActionTool(Tool):
         )
         self.parent = parent
         self.action = action
-        self._parameters = parameters_of(method, parent.language)
+        self._parameters = with_bounds(parameters_of(method, parent.language), parent.bounds())
 
     def get_parameters(self) -> list[ToolParameter]:
         return self._parameters
@@ -358,5 +388,5 @@ class ToolRegistry:
     def execute_tool(self, name: str, arguments: Mapping[str, Any] | None = None) -> str:
         tool = self.tools.get(name)
         if tool is None:
-            return say(self.language, f"❌ no such tool: {name}", f"❌ 未找到工具: {name}")
+            return failed(say(self.language, f"❌ no such tool: {name}", f"❌ 未找到工具: {name}"))
         return tool.run(dict(arguments or {}))

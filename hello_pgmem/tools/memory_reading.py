@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from hello_pgmem.memory.manager import MemoryManager
+from hello_pgmem.memory import MemoryManager
 from hello_pgmem.tools.base import ActionsTool, ToolText, tool_action
 from hello_pgmem.tools.memory_text import memory_data, neighbourhood_text, sessions_text
+from hello_pgmem.tools.params import Count, GraphDepth, SessionMemories
 
 
 class ReadingActions(ActionsTool):
@@ -17,7 +18,7 @@ class ReadingActions(ActionsTool):
         "Whole conversations: the sessions whose memories best match a query, each in its order",
         zh="整段对话：记忆与查询最匹配的会话，每个会话按原来的顺序给出",
     )
-    def sessions(self, query: str, limit: int = 3, max_memories: int = 20) -> str:
+    def sessions(self, query: str, limit: Count = 3, max_memories: SessionMemories = 20) -> str:
         """Find whole conversations.
 
         Args:
@@ -49,7 +50,7 @@ class ReadingActions(ActionsTool):
     def graph(
         self,
         entity: str | None = None,
-        depth: int = 1,
+        depth: GraphDepth = 1,
         target: str | None = None,
         memory_id: str | None = None,
     ) -> str:

@@ -8,7 +8,7 @@ from typing import Any
 from hello_pgmem.core.i18n import Language, say
 from hello_pgmem.core.models import MemoryItem, MemoryStats
 from hello_pgmem.graph.store import Neighbourhood
-from hello_pgmem.memory.sessions import SessionHit
+from hello_pgmem.memory import SessionHit
 
 LABELS = {
     "zh": {"working": "工作记忆", "episodic": "情景记忆", "semantic": "语义记忆", "perceptual": "感知记忆"},

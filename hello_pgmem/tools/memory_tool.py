@@ -3,7 +3,8 @@
 Every calling style of the references works: ``run({"action": "add", ...})``,
 ``run("add", content=...)``, ``execute("add", ...)``, and one tool per action
 (``memory_add``, ``memory_search``, ...) with ``expandable=True``. The tool never raises to the
-agent: problems come back as ``❌ …`` text naming the parameter and the rule. It speaks English
+agent: problems come back as ``❌ …`` text naming the parameter and the rule, a ``ToolText``
+whose ``ok`` is False. It speaks English
 or, with ``language="zh"`` (or ``PGMEM_LANGUAGE=zh``), the reference's Chinese. One deliberate
 change from the reference: full ids on add, search and summary lines, and update/remove accept
 a full id or a unique prefix of at least 8 characters, so an agent can act on what it found.
@@ -17,13 +18,13 @@ from datetime import datetime
 from typing import Any
 
 from hello_pgmem.core.i18n import Language
-from hello_pgmem.core.models import MemoryConfig, utcnow
+from hello_pgmem.core.models import DEFAULT_TYPES, MemoryConfig, check_modality, utcnow
 from hello_pgmem.core.settings import Settings
 from hello_pgmem.db import Database
 from hello_pgmem.embedding import Embedder
-from hello_pgmem.memory.manager import MemoryManager
+from hello_pgmem.memory import MemoryManager
 from hello_pgmem.perceptual.encoders import infer_modality
-from hello_pgmem.tools.base import ToolText, tool_action
+from hello_pgmem.tools.base import ToolText, failed, tool_action
 from hello_pgmem.tools.memory_reading import ReadingActions
 from hello_pgmem.tools.memory_text import (
     CLEAR_ALL_WARNING,
@@ -33,10 +34,21 @@ from hello_pgmem.tools.memory_text import (
     stats_text,
     summary_text,
 )
+from hello_pgmem.tools.params import (
+    Count,
+    Days,
+    Fraction,
+    MemoryTypeName,
+    MemoryTypeNames,
+    ModalityName,
+    OptionalFraction,
+    OptionalMemoryType,
+    OptionalModality,
+    Strategy,
+)
 
 log = logging.getLogger(__name__)
 
-DEFAULT_TYPES = ["working", "episodic", "semantic"]
 DESCRIPTION = {
     "en": "Memory tool - store and retrieve conversation history, knowledge and experience",
     "zh": "记忆工具 - 可以存储和检索对话历史、知识和经验",
@@ -84,9 +96,12 @@ class MemoryTool(ReadingActions):
             clock=clock,
         )
 
+    def bounds(self) -> dict[str, dict[str, Any]]:
+        return {"limit": {"maximum": self.memory_manager.config.max_search_limit}}
+
     def failure(self, action: str, message: str) -> str:
         label = self.say(*FAILED.get(action, ("The action failed", "操作失败")))
-        return f"❌ {label}: {message}"
+        return failed(f"❌ {label}: {message}")
 
     # ------------------------------------------------------------------ actions
 
@@ -98,10 +113,10 @@ class MemoryTool(ReadingActions):
     def add(
         self,
         content: str,
-        memory_type: str = "working",
-        importance: float | None = None,
+        memory_type: MemoryTypeName = "working",
+        importance: OptionalFraction = None,
         file_path: str | None = None,
-        modality: str | None = None,
+        modality: OptionalModality = None,
         metadata: dict[str, Any] | None = None,
         timestamp: str | None = None,
         **extra: Any,
@@ -128,15 +143,16 @@ class MemoryTool(ReadingActions):
                 长期记忆可用，省略时为现在
         """
         meta = {**(metadata or {}), **extra}
+        if modality is not None:
+            check_modality(modality)
         if memory_type == "perceptual":
             if file_path:
                 meta["file_path"] = file_path
             inferred = infer_modality(file_path) if file_path else "text"
             if modality or inferred:
                 meta["modality"] = modality or inferred
-        meta["session_id"] = self.current_session_id
         memory_id = self.memory_manager.add_memory(
-            content, memory_type, importance, meta, timestamp=timestamp
+            content, memory_type, importance, meta, timestamp=timestamp, session_id=self.current_session_id
         )
         return ToolText(
             self.say(f"✅ Memory added (ID: {memory_id})", f"✅ 记忆已添加 (ID: {memory_id})"),
@@ -147,12 +163,12 @@ class MemoryTool(ReadingActions):
     def search(
         self,
         query: str,
-        limit: int = 5,
-        memory_type: str | None = None,
-        memory_types: list[str] | None = None,
-        min_importance: float = 0.1,
-        target_modality: str | None = None,
-        query_modality: str = "text",
+        limit: Count = 5,
+        memory_type: OptionalMemoryType = None,
+        memory_types: MemoryTypeNames = None,
+        min_importance: Fraction = 0.1,
+        target_modality: OptionalModality = None,
+        query_modality: ModalityName = "text",
         valid_at: str | None = None,
         known_at: str | None = None,
     ) -> str:
@@ -193,7 +209,7 @@ class MemoryTool(ReadingActions):
         return ToolText(search_text(query, results, self.language), {"memories": found})
 
     @tool_action("summary", "Summary of the memory system", zh="记忆系统摘要")
-    def summary(self, limit: int = 10) -> str:
+    def summary(self, limit: Count = 10) -> str:
         """A summary of the memories.
 
         Args:
@@ -217,7 +233,7 @@ class MemoryTool(ReadingActions):
         self,
         memory_id: str,
         content: str | None = None,
-        importance: float | None = None,
+        importance: OptionalFraction = None,
         valid_from: str | None = None,
         correction: bool = False,
     ) -> str:
@@ -257,9 +273,9 @@ class MemoryTool(ReadingActions):
     @tool_action("forget", "Forget memories by a strategy", zh="按策略遗忘记忆")
     def forget(
         self,
-        strategy: str = "importance_based",
-        threshold: float = 0.1,
-        max_age_days: int = 30,
+        strategy: Strategy = "importance_based",
+        threshold: Fraction = 0.1,
+        max_age_days: Days = 30,
         confirm: bool = False,
     ) -> str:
         """Forget memories.
@@ -303,9 +319,9 @@ class MemoryTool(ReadingActions):
     )
     def consolidate(
         self,
-        from_type: str = "working",
-        to_type: str = "episodic",
-        importance_threshold: float = 0.7,
+        from_type: MemoryTypeName = "working",
+        to_type: MemoryTypeName = "episodic",
+        importance_threshold: Fraction = 0.7,
     ) -> str:
         """Consolidate memories.
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from hello_pgmem.core.i18n import Language, say
 from hello_pgmem.rag.answer import Answer
 from hello_pgmem.rag.models import ChunkHit, DocumentInfo, IngestResult, KnowledgeStats
+from hello_pgmem.tools.base import ToolText
 
 NO_ANSWER = {
     "zh": "🤔 抱歉，我在知识库中没有找到与「{q}」相关的信息。\n\n💡 建议：\n• 尝试使用更简洁的关键词\n"
@@ -41,9 +42,9 @@ def ingested(language: Language, document: bool, name: str, result: IngestResult
     return f"{head}: {name}\n📊 Chunks: {result.chunks}\n⏱️ Took: {took}ms\n📝 Namespace: {namespace}"
 
 
-def ingest_report(results: list[IngestResult], namespace: str, language: Language = "en") -> str:
+def ingest_report(results: list[IngestResult], namespace: str, language: Language = "en") -> ToolText:
     """Files and folders ingested: a count, a line per file, and the reason of every file skipped
-    or failed."""
+    or failed; not ``ok`` when every file failed."""
     undone = [r for r in results if r.status in ("skipped", "failed")]
     failed = sum(r.status == "failed" for r in results)
     skipped = len(undone) - failed
@@ -53,7 +54,12 @@ def ingest_report(results: list[IngestResult], namespace: str, language: Languag
         f"✅ 已处理 {len(results)} 个文件，跳过 {skipped} 个，失败 {failed} 个（命名空间 {namespace}）",
     )
     lines = [f"{r.status}: {r.source_path or r.document_id} ({r.chunks} chunks)" for r in results]
-    return "\n".join([head, *lines, *(f"  {r.status}: {r.error}" for r in undone)])
+    text = "\n".join([head, *lines, *(f"  {r.status}: {r.error}" for r in undone)])
+    files = [
+        {"path": r.source_path or r.document_id, "status": r.status, "chunks": r.chunks, "error": r.error}
+        for r in results
+    ]
+    return ToolText(text, {"namespace": namespace, "files": files}, ok=not results or failed < len(results))
 
 
 def hits_text(hits: list[ChunkHit], include_citations: bool, language: Language) -> str:

@@ -2,7 +2,8 @@
 
 Actions: add_document, add_text, search, ask, stats, list_documents, remove_document, clear.
 ``namespace`` defaults to the tool's ``rag_namespace`` (the reference used "default" whatever the
-tool was given); ``clear`` empties that namespace only. Errors come back as ``❌ …`` text. It
+tool was given); ``clear`` empties that namespace only. Errors come back as ``❌ …`` text
+(a ``ToolText`` whose ``ok`` is False). It
 speaks English or, with ``language="zh"`` (or ``PGMEM_LANGUAGE=zh``), the reference's Chinese.
 Optionally, passages found by search or ask are stored as semantic memories of a user
 (``memory_tool=...``, ``remember_passages=True``).
@@ -14,6 +15,7 @@ import logging
 import time
 from collections.abc import Callable, Collection
 from pathlib import Path
+from typing import Any
 
 from hello_pgmem.core.errors import InvalidInputError
 from hello_pgmem.core.i18n import Language
@@ -24,8 +26,9 @@ from hello_pgmem.llm import ChatClient, create_chat_client
 from hello_pgmem.rag.chunking import ChunkOverlap, ChunkSize
 from hello_pgmem.rag.knowledge import MAX_TOP_K, KnowledgeBase
 from hello_pgmem.rag.models import ChunkHit
-from hello_pgmem.tools.base import ActionsTool, ToolText, tool_action
+from hello_pgmem.tools.base import ActionsTool, ToolText, failed, tool_action
 from hello_pgmem.tools.memory_tool import MemoryTool
+from hello_pgmem.tools.params import AnswerChars, Listed, Passages
 from hello_pgmem.tools.rag_text import (
     CLEAR_WARNING,
     NO_ANSWER,
@@ -59,7 +62,6 @@ class RAGTool(ActionsTool, SharesDatabase):
     def __init__(
         self,
         knowledge_base_path: str = "./knowledge_base",
-        collection_name: str = "rag_knowledge_base",
         rag_namespace: str = "default",
         expandable: bool = False,
         *,
@@ -85,7 +87,6 @@ class RAGTool(ActionsTool, SharesDatabase):
         tongue: Language = language or self.settings.language
         super().__init__("rag", DESCRIPTION[tongue], expandable, tongue)
         self.knowledge_base_path = Path(knowledge_base_path)
-        self.collection_name = collection_name
         self.rag_namespace = rag_namespace
         self.db, self._owns_db = Database.shared(database, self.settings)
         self._embedder = embedder
@@ -97,6 +98,9 @@ class RAGTool(ActionsTool, SharesDatabase):
         self.clock = clock
         self._bases: dict[str, KnowledgeBase] = {}
         self.namespaces = None if namespaces is None else frozenset({rag_namespace, *namespaces})
+
+    def bounds(self) -> dict[str, dict[str, Any]]:
+        return {} if self.namespaces is None else {"namespace": {"enum": sorted(self.namespaces)}}
 
     def knowledge_base(self, namespace: str | None = None) -> KnowledgeBase:
         name = namespace or self.rag_namespace
@@ -159,7 +163,9 @@ class RAGTool(ActionsTool, SharesDatabase):
         """
         path = self._find_file(file_path)
         if path is None:
-            return self.say(f"❌ No such file: {file_path[:200]}", f"❌ 文件不存在: {file_path[:200]}")
+            return failed(
+                self.say(f"❌ No such file: {file_path[:200]}", f"❌ 文件不存在: {file_path[:200]}")
+            )
         kb = self.knowledge_base(namespace)
         result = kb.add_document(
             path, document_id, chunk_size=chunk_size, chunk_overlap=chunk_overlap, root=self.files_root
@@ -193,7 +199,7 @@ class RAGTool(ActionsTool, SharesDatabase):
                 zh: 分块重叠（token）
         """
         if not text.strip():
-            return self.say("❌ text: must not be empty", "❌ 文本内容不能为空")
+            return failed(self.say("❌ text: must not be empty", "❌ 文本内容不能为空"))
         kb = self.knowledge_base(namespace)
         result = kb.add_text(text, document_id, chunk_size=chunk_size, chunk_overlap=chunk_overlap)
         if result.chunks == 0:
@@ -205,7 +211,7 @@ class RAGTool(ActionsTool, SharesDatabase):
         self,
         query: str | None = None,
         question: str | None = None,
-        limit: int = 5,
+        limit: Passages = 5,
         min_score: float = 0.1,
         enable_advanced_search: bool = False,
         include_citations: bool = True,
@@ -234,7 +240,7 @@ class RAGTool(ActionsTool, SharesDatabase):
         """
         text = (query or question or "").strip()
         if not text:
-            return self.say("❌ query: must not be empty", "❌ 搜索查询不能为空")
+            return failed(self.say("❌ query: must not be empty", "❌ 搜索查询不能为空"))
         hits = self.knowledge_base(namespace).search(
             text,
             _check_limit(limit),
@@ -258,10 +264,10 @@ class RAGTool(ActionsTool, SharesDatabase):
         self,
         question: str | None = None,
         query: str | None = None,
-        limit: int = 5,
+        limit: Passages = 5,
         enable_advanced_search: bool = False,
         include_citations: bool = True,
-        max_chars: int = 1200,
+        max_chars: AnswerChars = 1200,
         namespace: str | None = None,
     ) -> str:
         """Answer a question.
@@ -284,7 +290,7 @@ class RAGTool(ActionsTool, SharesDatabase):
         """
         text = (question or query or "").strip()
         if not text:
-            return self.say("❌ question: must not be empty", "❌ 问题不能为空")
+            return failed(self.say("❌ question: must not be empty", "❌ 问题不能为空"))
         started = self.clock()
         kb = self.knowledge_base(namespace)
         answer = kb.ask(
@@ -311,7 +317,7 @@ class RAGTool(ActionsTool, SharesDatabase):
         return stats_text(stats, self.settings.schema_name, self.llm is not None, self.language)
 
     @tool_action("list_documents", "List the documents of the knowledge base", zh="列出知识库中的文档")
-    def list_documents(self, namespace: str | None = None, limit: int = 50) -> str:
+    def list_documents(self, namespace: str | None = None, limit: Listed = 50) -> str:
         """List documents.
 
         Args:

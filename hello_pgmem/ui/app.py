@@ -24,6 +24,7 @@ from hello_pgmem.access.exposure import allowed_hosts, check_host
 from hello_pgmem.access.throttle import FailedTokens, client_address
 from hello_pgmem.core.errors import InvalidInputError, NotFoundError
 from hello_pgmem.core.models import check_scoring
+from hello_pgmem.memory import MemorySearch
 from hello_pgmem.store import Store
 from hello_pgmem.ui import drawing, reads
 from hello_pgmem.ui.login import Login, identity_of_token
@@ -172,7 +173,8 @@ class WebView:
         if not text:
             return "search.html", context
         memory = self.store.memory(viewer.user_id, types=SEARCH_TYPES)
-        hits, sent = memory.search_explained(text, limit, scoring, valid_at=valid_at, known_at=known_at)
+        asked = MemorySearch(text, SEARCH_TYPES, limit, scoring=scoring, valid_at=valid_at, known_at=known_at)
+        hits, sent = memory.search_explained(asked)
         names = sorted({name for hit in hits for name in hit.components})
         context.update(hits=hits, components=names, time_range=None, sql=None)
         if sent is not None:

@@ -16,7 +16,7 @@ from hello_pgmem.core.errors import InvalidInputError, NotFoundError
 from hello_pgmem.core.models import LONG_TERM_TYPES, MEMORY_TYPES
 from hello_pgmem.db import Database
 from hello_pgmem.graph import queries as graph_queries
-from hello_pgmem.memory import versions
+from hello_pgmem.memory import history
 from hello_pgmem.ui import queries as q
 
 TYPES = MEMORY_TYPES
@@ -155,10 +155,10 @@ def memory_detail(db: Database, viewer: Identity, memory_id: UUID) -> dict[str, 
         relations = conn.execute(q.MEMORY_RELATIONS, params).fetchall()
         pending = conn.execute(q.PENDING_ACCESSES, params).fetchone()
         lineage = memory["version_of"] or memory_id
-        history = versions.history(conn, viewer.user_id, lineage)
+        earlier = history(conn, viewer.user_id, lineage)
     return {
         **memory,
-        "versions": history if len(history) > 1 else [],
+        "versions": earlier if len(earlier) > 1 else [],
         "entities": entities,
         "relations": relations,
         "accesses": memory["access_count"] + (pending[0] if pending else 0),

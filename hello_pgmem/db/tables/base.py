@@ -14,7 +14,6 @@ from sqlalchemy.dialects.postgresql import JSONB, REGCONFIG, TSVECTOR
 metadata = MetaData()
 
 MEMORY_TYPES = ("episodic", "semantic", "perceptual")
-MODALITIES = ("text", "image", "audio", "video")
 
 
 def _now(comment: str | None = None) -> Column[object]:

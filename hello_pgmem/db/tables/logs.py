@@ -85,7 +85,7 @@ access_tokens = Table(
     CheckConstraint("mode IN ('read', 'write', 'admin')", name="access_tokens_mode"),
     CheckConstraint(
         "jsonb_typeof(namespace_modes) = 'object' AND NOT jsonb_path_exists(namespace_modes, "
-        "'$.* ? (@ != \"read\" && @ != \"write\" && @ != \"admin\")')",
+        '\'$.* ? (@ != "read" && @ != "write" && @ != "admin")\')',
         name="access_tokens_namespace_modes",
     ),
     Index("access_tokens_hash", "token_hash", unique=True),

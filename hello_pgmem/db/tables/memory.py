@@ -21,9 +21,9 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import UUID
 
+from hello_pgmem.core.models import MODALITIES
 from hello_pgmem.db.tables.base import (
     MEMORY_TYPES,
-    MODALITIES,
     _metadata_column,
     _now,
     _text_columns,

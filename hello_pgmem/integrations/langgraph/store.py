@@ -24,7 +24,6 @@ from langgraph.store.base import (
     BaseStore,
     GetOp,
     IndexConfig,
-    InvalidNamespaceError,
     Item,
     ListNamespacesOp,
     Op,
@@ -37,11 +36,9 @@ from langgraph.store.base import (
 )
 
 from hello_pgmem.core.errors import InvalidInputError
-from hello_pgmem.core.models import check_metadata, check_timestamp
+from hello_pgmem.core.models import check_content, check_metadata, check_timestamp
 from hello_pgmem.integrations.langgraph.filters import compile_filter
-from hello_pgmem.memory import items
-from hello_pgmem.memory.classify import estimate_importance
-from hello_pgmem.memory.manager import MemoryManager
+from hello_pgmem.memory import MemoryManager, estimate_importance
 
 ID_SPACE = uuid.UUID("5f0c6a3e-9c5b-4d64-a1f4-2b7e3c1d8a90")
 MAX_QUERY_WINDOW = 1000
@@ -56,14 +53,6 @@ def namespace_path(namespace: Sequence[str]) -> str:
     """The session_id of a namespace's items: a prefix of it is the path of a namespace prefix
     (labels hold no period: LangGraph refuses them)."""
     return "lg." + "".join(f"{label}." for label in namespace)
-
-
-def check_put_namespace(namespace: tuple[str, ...]) -> None:
-    """What LangGraph's ``put`` refuses beyond the labels, also for a put given to ``batch``."""
-    if not namespace:
-        raise InvalidNamespaceError("Namespace cannot be empty.")
-    if namespace[0] == "langgraph":
-        raise InvalidNamespaceError(f'Root label for namespace cannot be "langgraph". Got: {namespace}')
 
 
 def index_fields(index: Sequence[str] | IndexConfig | None) -> list[str]:
@@ -121,7 +110,6 @@ class PgMemStore(BaseStore):
             elif isinstance(op, PutOp):
                 if self.known_at is not None:
                     raise InvalidInputError("known_at", "a store that reads as of a time cannot write")
-                check_put_namespace(op.namespace)
                 self._put(op)
                 results.append(None)
             elif isinstance(op, SearchOp):
@@ -147,7 +135,7 @@ class PgMemStore(BaseStore):
     def _put(self, op: PutOp) -> None:
         memory_id = item_id(op.namespace, op.key)
         if op.value is None:
-            items.delete(self.memory, memory_id)
+            self.memory.items.delete(memory_id)
             return
         if not isinstance(op.value, Mapping):
             raise ValueError(f"value must be a dict, got {type(op.value).__name__}")
@@ -162,7 +150,7 @@ class PgMemStore(BaseStore):
         except InvalidInputError as exc:
             raise InvalidInputError("value", exc.rule) from exc
         importance = estimate_importance(content, metadata)
-        if not items.put(self.memory, memory_id, content, importance, namespace_path(op.namespace), metadata):
+        if not self.memory.items.put(memory_id, content, importance, namespace_path(op.namespace), metadata):
             raise ValueError(f"key {op.key!r} in {op.namespace!r} names a memory that is not a store item")
 
     def _rows_to_items(self, rows: Sequence[Sequence[Any]]) -> list[Item]:
@@ -178,7 +166,7 @@ class PgMemStore(BaseStore):
         ]
 
     def _get(self, namespace: tuple[str, ...], key: str) -> Item | None:
-        found = self._rows_to_items(items.get(self.memory, [item_id(namespace, key)], self.known_at))
+        found = self._rows_to_items(self.memory.items.get([item_id(namespace, key)], self.known_at))
         return found[0] if found else None
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
@@ -189,7 +177,7 @@ class PgMemStore(BaseStore):
         predicate = compile_filter(op.filter, indexed_only=bool(op.query))
         where = (namespace_path(op.namespace_prefix), predicate.path, predicate.variables)
         if not op.query:
-            rows = items.listed(self.memory, *where, limit=op.limit, offset=op.offset, known_at=self.known_at)
+            rows = self.memory.items.listed(*where, limit=op.limit, offset=op.offset, known_at=self.known_at)
             return [
                 SearchItem(item.namespace, item.key, item.value, item.created_at, item.updated_at)
                 for item in self._rows_to_items(rows)
@@ -199,6 +187,7 @@ class PgMemStore(BaseStore):
             raise ValueError(
                 f"limit + offset must be at most {MAX_QUERY_WINDOW} for a query search, got {window}"
             )
+        query = check_content(op.query[: self.memory.config.max_content_chars], field="query")
         return [
             SearchItem(
                 namespace=tuple(row[1]["namespace"]),
@@ -208,13 +197,13 @@ class PgMemStore(BaseStore):
                 updated_at=row[3],
                 score=float(row[4]),
             )
-            for row in items.search(
-                self.memory, *where, query=op.query, window=window, offset=op.offset, known_at=self.known_at
+            for row in self.memory.items.search(
+                *where, query=query, window=window, offset=op.offset, known_at=self.known_at
             )
         ]
 
     def _namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
-        namespaces = {tuple(namespace) for namespace in items.namespaces(self.memory)}
+        namespaces = {tuple(namespace) for namespace in self.memory.items.namespaces()}
         for condition in op.match_conditions or ():
             path = tuple(condition.path)
 

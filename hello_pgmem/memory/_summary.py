@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from hello_pgmem.core.models import LONG_TERM_TYPES, MemoryItem, MemoryStats, MemoryType, TypeStats
-from hello_pgmem.memory import queries as q
-from hello_pgmem.memory.parts import MemoryParts
-from hello_pgmem.memory.rows import FIELDS, memory_from_row
+from hello_pgmem.memory import _queries as q
+from hello_pgmem.memory._parts import MemoryParts
+from hello_pgmem.memory._rows import FIELDS, memory_from_row
 
 
 def important(

@@ -17,7 +17,7 @@ from psycopg import sql
 
 from hello_pgmem.db import Database
 from hello_pgmem.embedding import Embedder
-from hello_pgmem.memory import reembed_queries as eq
+from hello_pgmem.memory import _reembed_queries as eq
 
 log = logging.getLogger(__name__)
 

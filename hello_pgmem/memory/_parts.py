@@ -3,11 +3,12 @@ database once), the extractor, the knowledge graph and the four memory types."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from functools import cached_property
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any
 
+from hello_pgmem.core.errors import InvalidInputError
 from hello_pgmem.core.models import MemoryConfig, MemoryItem, MemoryType, check_importance
 from hello_pgmem.core.settings import Settings
 from hello_pgmem.db import Database
@@ -17,31 +18,15 @@ from hello_pgmem.graph.extraction import create_extractor
 from hello_pgmem.graph.projection import AgeProjection
 from hello_pgmem.graph.store import GraphStore
 from hello_pgmem.llm import create_chat_client
-from hello_pgmem.memory.classify import estimate_importance
-from hello_pgmem.memory.episodic import EpisodicMemory
-from hello_pgmem.memory.longterm import LongTermMemory
-from hello_pgmem.memory.perceptual import PerceptualMemory
-from hello_pgmem.memory.semantic import SemanticMemory
-from hello_pgmem.memory.working import WorkingMemory
+from hello_pgmem.memory._classify import estimate_importance
+from hello_pgmem.memory._episodic import EpisodicMemory
+from hello_pgmem.memory._longterm import LongTermMemory
+from hello_pgmem.memory._perceptual import PerceptualMemory
+from hello_pgmem.memory._semantic import SemanticMemory
+from hello_pgmem.memory._working import WorkingMemory
 from hello_pgmem.perceptual.encoders import MediaEncoder, default_encoders
 
 Store = WorkingMemory | EpisodicMemory | SemanticMemory | PerceptualMemory
-T = TypeVar("T")
-
-
-class HasParts(Protocol):
-    parts: MemoryParts
-
-
-class Part(Generic[T]):
-    """A read-only attribute that is the part of the same name of the owner's ``parts``."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def __get__(self, owner: HasParts, kind: type | None = None) -> T:
-        value: T = getattr(owner.parts, self.name)
-        return value
 
 
 class MemoryParts:
@@ -96,14 +81,7 @@ class MemoryParts:
         return WorkingMemory(self.db, self.user_id, self.config, session_id=self.session_id, clock=self.clock)
 
     def _long_term(self) -> dict[str, Any]:
-        return {
-            "clock": self.clock,
-            "max_capacity": self.config.max_capacity,
-            "candidate_multiplier": self.config.candidate_multiplier,
-            "scoring": self.config.scoring,
-            "fusion": self.config.fusion,
-            "graph_search": self.config.graph_search,
-        }
+        return {"clock": self.clock, "max_capacity": self.config.max_capacity}
 
     @cached_property
     def episodic(self) -> EpisodicMemory:
@@ -133,11 +111,17 @@ class MemoryParts:
         )
 
     def new_item(
-        self, content: str, kind: MemoryType, importance: float | None, meta: dict[str, Any], now: datetime
+        self,
+        content: str,
+        kind: MemoryType,
+        importance: float | None,
+        meta: dict[str, Any],
+        now: datetime,
+        session_id: str | None = None,
     ) -> MemoryItem:
-        """A new memory of this user and session; importance estimated when not given."""
+        """A new memory of this user, in ``session_id`` (this manager's session by default);
+        importance estimated when not given."""
         value = estimate_importance(content, meta) if importance is None else check_importance(importance)
-        named = meta.pop("session_id", None)  # a session named in the metadata wins
         return MemoryItem.build(
             self.config.max_content_chars,
             content=content,
@@ -146,7 +130,7 @@ class MemoryParts:
             timestamp=now,
             importance=value,
             metadata=meta,
-            session_id=self.session_id if named is None else str(named),
+            session_id=self.session_id if session_id is None else session_id,
         )
 
     def of_type(self, memory_type: MemoryType) -> Store:
@@ -156,6 +140,14 @@ class MemoryParts:
         if memory_type == "episodic":
             return self.episodic
         return self.semantic if memory_type == "semantic" else self.perceptual
+
+    def of_enabled(self, memory_type: str, enabled: Sequence[MemoryType]) -> Store:
+        """The object holding ``memory_type``, which must be one of ``enabled``."""
+        if memory_type not in enabled:
+            raise InvalidInputError(
+                "memory_type", f"{memory_type!r} is not enabled (enabled: {', '.join(enabled)})"
+            )
+        return self.of_type(memory_type)  # type: ignore[arg-type]
 
     def long_term(self, memory_type: str) -> LongTermMemory:
         """The object of a long-term type (episodic, semantic or perceptual)."""

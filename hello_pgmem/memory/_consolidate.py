@@ -18,9 +18,9 @@ from psycopg.types.json import Jsonb
 
 from hello_pgmem.core.errors import InvalidInputError
 from hello_pgmem.core.models import MemoryType, check_memory_type
-from hello_pgmem.memory import queries as q
-from hello_pgmem.memory.longterm import LongTermMemory
-from hello_pgmem.memory.working import WorkingMemory
+from hello_pgmem.memory import _queries as q
+from hello_pgmem.memory._longterm import LongTermMemory
+from hello_pgmem.memory._working import WorkingMemory
 
 ORDER = {"working": 0, "episodic": 1, "perceptual": 1, "semantic": 2}
 
@@ -48,6 +48,15 @@ def _finish(conn: Any, target: LongTermMemory, moved: list[Any], prepared: dict[
         ids = [row[0] for row in moved]
         target.write_extras(conn, ids, [prepared[memory_id] for memory_id in ids], new=True)
     return len(moved)
+
+
+def consolidate(source: object, target: object, threshold: float, now: datetime) -> int:
+    """Move ``source``'s memories at or above ``threshold`` into ``target``'s type."""
+    assert isinstance(target, LongTermMemory)
+    if isinstance(source, WorkingMemory):
+        return from_working(source, target, threshold, now)
+    assert isinstance(source, LongTermMemory)
+    return between_long_term(source, target, threshold, now)
 
 
 def from_working(working: WorkingMemory, target: LongTermMemory, threshold: float, now: datetime) -> int:

@@ -9,9 +9,9 @@ from uuid import UUID
 from hello_pgmem.core.errors import InvalidInputError, NotFoundError
 from hello_pgmem.core.models import MemoryItem
 from hello_pgmem.db import Conn
-from hello_pgmem.memory import queries as q
-from hello_pgmem.memory.rows import FIELDS, memory_from_row
-from hello_pgmem.memory.working import WorkingMemory
+from hello_pgmem.memory import _queries as q
+from hello_pgmem.memory._rows import FIELDS, memory_from_row
+from hello_pgmem.memory._working import WorkingMemory
 
 MIN_PREFIX = 8
 _HEX_PREFIX = re.compile(r"^[0-9a-f-]+$")

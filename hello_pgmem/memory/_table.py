@@ -8,8 +8,8 @@ from datetime import datetime
 from uuid import UUID
 
 from hello_pgmem.db import Conn
-from hello_pgmem.memory import queries as q
-from hello_pgmem.memory import working
+from hello_pgmem.memory import _queries as q
+from hello_pgmem.memory import _working as working
 
 
 def fold_accesses(conn: Conn, user_id: str | None = None) -> int:

@@ -19,18 +19,25 @@ Item = tuple[str, float | None, dict[str, Any]]
 
 
 def split_long(
-    batch: Sequence[Item], times: Sequence[datetime], max_chars: int
-) -> tuple[list[Item], list[datetime]]:
-    """A checked batch (``check_batch``'s items and their times) with every content over
-    ``max_chars`` replaced by its parts."""
+    batch: Sequence[Item],
+    times: Sequence[datetime],
+    sessions: Sequence[str | None],
+    max_chars: int | None,
+) -> tuple[list[Item], list[datetime], list[str | None]]:
+    """A checked batch (``check_batch``'s items, their times and sessions) with every content over
+    ``max_chars`` replaced by its parts (None: the batch as it is)."""
+    if max_chars is None:
+        return list(batch), list(times), list(sessions)
     items: list[Item] = []
     when: list[datetime] = []
-    for (text, importance, meta), time in zip(batch, times, strict=True):
+    within: list[str | None] = []
+    for (text, importance, meta), time, session in zip(batch, times, sessions, strict=True):
         pieces = split_text(text, max_chars, len) if len(text) > max_chars else [text]
         for number, piece in enumerate(pieces, 1):
             numbered = {**meta, "part": number, "parts": len(pieces)} if len(pieces) > 1 else meta
             items.append((piece, importance, numbered))
             when.append(time)
+            within.append(session)
     if len(items) > MAX_BATCH:
         raise InvalidInputError("contents", f"must become at most {MAX_BATCH} memories once split")
-    return items, when
+    return items, when, within

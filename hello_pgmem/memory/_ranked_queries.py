@@ -1,7 +1,7 @@
-"""Every statement that ranks memories: the hybrid search's call of ``search_memories`` (with
-and without logging the accesses), its lean vector statement, the reference's per-type searches,
-the keyword fallback and the nearest neighbours of a vector. Callers bind parameters and never
-compose SQL of their own."""
+"""Every statement that ranks memories across types: the hybrid search's call of
+``search_memories`` (with and without logging the accesses), its lean vector statement, the as-of
+search and the nearest neighbours of a vector (the reference's per-type searches are
+:mod:`._reference`'s). Callers bind parameters and never compose SQL of their own."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import functools
 
 from psycopg import sql
 
-from hello_pgmem.memory.queries import COLUMNS
+from hello_pgmem.memory._queries import COLUMNS
 
 HYBRID_SCORES = (
     "vector_score",
@@ -43,7 +43,7 @@ FROM search_memories_as_of(
     coalesce(%(valid_at)s::timestamptz, now()), coalesce(%(known_at)s::timestamptz, now()),
     %(min_importance)s)
 """
-"""A search of what held at ``valid_at`` as known at ``known_at`` (memory/versions.py)."""
+"""A search of what held at ``valid_at`` as known at ``known_at`` (docs/temporal.md)."""
 
 _SEARCH_CALL = """search_memories(
     %(user_id)s, %(model)s, %(query)s, %(query_text)s, %(limit)s, %(types)s, %(session_id)s, %(since)s,
@@ -129,7 +129,7 @@ sorts and sequential scans forbidden, the only plan left reads a large user thro
 and a small one through the user's index, however many rows the planner guesses a user has (a
 guess from the average user, in a generic plan). Forbidden, they still run where nothing else
 can, at a cost that would start JIT compiling: JIT is off too. search_memories, called when a
-scan is short, turns both back on for itself (revision 0026)."""
+scan is short, turns both back on for itself."""
 
 
 @functools.cache
@@ -158,45 +158,6 @@ def vector_ranked(model: str, dimension: int) -> str:
     )
     return composed.as_string()  # composed once: each search sends the same text
 
-
-SEARCH_EPISODIC = """
-SELECT id, memory_type, content, importance, session_id, modality, metadata,
-       created_at, vector_score, recency_score, importance_weight, score
-FROM search_by_recency(%(user_id)s, %(model)s, %(query)s, 'episodic', %(limit)s, %(session_id)s, NULL,
-                       %(since)s, %(until)s, %(min_importance)s, %(now)s)
-"""
-
-SEARCH_SEMANTIC = """
-SELECT id, memory_type, content, importance, session_id, NULL::text AS modality, metadata,
-       created_at, vector_score, graph_score, importance_weight, score
-FROM search_semantic(%(user_id)s, %(model)s, %(query)s, %(seeds)s, %(limit)s, %(max_hops)s,
-                     %(since)s, %(until)s, %(min_importance)s)
-"""
-
-SEARCH_PERCEPTUAL = """
-SELECT id, memory_type, content, importance, session_id, modality, metadata,
-       created_at, vector_score, recency_score, importance_weight, score
-FROM search_by_recency(%(user_id)s, %(model)s, %(query)s, 'perceptual', %(limit)s, NULL, %(modality)s,
-                       %(since)s, %(until)s, %(min_importance)s, %(now)s, %(space)s)
-"""
-
-KEYWORD = f"""
-SELECT {COLUMNS}, 0.5::double precision AS vector_score, r.recency AS recency_score,
-       importance_weight(importance) AS importance_weight,
-       CASE WHEN memory_type = 'semantic' THEN semantic_score(0.5, 0, importance)
-            ELSE episodic_score(0.5, r.recency, importance) END AS score
-FROM memories
-CROSS JOIN LATERAL (SELECT episodic_recency(
-    greatest(0, extract(epoch FROM %(now)s::timestamptz - created_at)::float8 / 86400)) AS recency) r
-WHERE user_id = %(user_id)s AND memory_type = %(memory_type)s AND forgotten_at IS NULL
-  AND (lexemes @@ terms_query(query_terms(%(query)s)) OR strpos(lower(content), lower(%(query)s)) > 0)
-  AND (%(session_id)s::text IS NULL OR session_id = %(session_id)s)
-  AND (%(since)s::timestamptz IS NULL OR created_at >= %(since)s)
-  AND (%(until)s::timestamptz IS NULL OR created_at <= %(until)s)
-  AND (%(min_importance)s::double precision IS NULL OR importance >= %(min_importance)s)
-ORDER BY score DESC, id
-LIMIT %(limit)s
-"""
 
 NEAREST = """
 SELECT c.id, c.vector_score, m.content, m.memory_type

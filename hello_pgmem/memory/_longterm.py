@@ -1,10 +1,11 @@
-"""Long-term memories (episodic, semantic, perceptual): the ``memories`` table, one user at a time.
+"""Long-term memories (episodic, semantic, perceptual): what is written to the ``memories`` table,
+one user at a time (the search is :mod:`._search`'s).
 
 A row, its vector and its metadata are written in one statement of one transaction, so there is
 never half a memory; what else belongs to a memory (its knowledge graph) is written by
 :meth:`LongTermMemory.write_extras` in the same transaction. Forgetting is a soft delete
 (``forgotten_at``): forgotten memories never come back from a search, and the maintenance job
-purges them after a retention period. The SQL is in :mod:`hello_pgmem.memory.queries`.
+purges them after a retention period. The SQL is in :mod:`hello_pgmem.memory._queries`.
 """
 
 from __future__ import annotations
@@ -21,20 +22,17 @@ from hello_pgmem.core.errors import InvalidInputError
 from hello_pgmem.core.models import (
     FORGET_STRATEGIES,
     ForgetStrategy,
-    Fusion,
     MemoryItem,
     MemoryType,
-    Scoring,
     TypeStats,
     utcnow,
 )
 from hello_pgmem.db import Conn, Database
 from hello_pgmem.embedding import Embedder
-from hello_pgmem.memory import hybrid, versions
-from hello_pgmem.memory import queries as q
-from hello_pgmem.memory import ranked_queries as rq
-from hello_pgmem.memory.rows import memory_rows
-from hello_pgmem.memory.versions import Change
+from hello_pgmem.memory import _queries as q
+from hello_pgmem.memory import _versions as versions
+from hello_pgmem.memory._rows import memory_rows
+from hello_pgmem.memory._versions import Change
 
 STREAMED_ROWS = 100
 """Rows per statement of a batch whose embedder runs in this process: the batch is embedded a part
@@ -54,37 +52,26 @@ class LongTermMemory:
         *,
         clock: Callable[[], datetime] = utcnow,
         max_capacity: int = 100,
-        candidate_multiplier: int = 5,
-        scoring: Scoring = "hybrid",
-        fusion: Fusion = "weighted",
-        graph_search: bool = True,
     ) -> None:
         self.db = db
         self.embedder = embedder
         self.user_id = user_id
         self.clock = clock
         self.max_capacity = max_capacity
-        self.candidate_multiplier = candidate_multiplier
-        self.scoring: Scoring = scoring
-        self.fusion: Fusion = fusion
-        self.graph_search = graph_search
 
     # ------------------------------------------------------------------ writing
 
     def row(self, item: MemoryItem, vector: np.ndarray) -> dict[str, Any]:
         """The ``queries.INSERT`` parameters of one memory with its text vector."""
         metadata = dict(item.metadata)
-        session_id = item.session_id or metadata.pop("session_id", None)
         modality = item.modality or metadata.pop("modality", None)
-        metadata.pop("session_id", None)
-        metadata.pop("modality", None)
         return {
             "user_id": self.user_id,
             "id": item.id,
             "memory_type": self.memory_type,
             "content": item.content,
             "importance": item.importance,
-            "session_id": None if session_id is None else str(session_id),
+            "session_id": item.session_id,
             "modality": modality,
             "metadata": Jsonb(metadata),
             "created_at": item.timestamp,
@@ -247,91 +234,3 @@ class LongTermMemory:
         }
         with self.db.transaction(self.user_id) as conn:
             return conn.cursor(row_factory=memory_rows(self.user_id)).execute(q.LIST, params).fetchall()
-
-    def keyword_search(
-        self,
-        query: str,
-        limit: int,
-        *,
-        session_id: str | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-        min_importance: float | None = None,
-    ) -> list[MemoryItem]:
-        """The reference's fallback: substring or full-text matches, vector score fixed at 0.5."""
-        params = {
-            "user_id": self.user_id,
-            "memory_type": self.memory_type,
-            "query": query,
-            "now": self.clock(),
-            "session_id": session_id,
-            "since": since,
-            "until": until,
-            "min_importance": min_importance,
-            "limit": limit,
-        }
-        with self.db.transaction(self.user_id) as conn:
-            return conn.cursor(row_factory=memory_rows(self.user_id)).execute(rq.KEYWORD, params).fetchall()
-
-    def uses_reference(self, scoring: Scoring | None) -> bool:
-        """Whether a search ranks by the reference's formulas (this call's scoring, else the configured)."""
-        return (scoring or self.scoring) == "reference"
-
-    def search(
-        self,
-        query: str,
-        limit: int,
-        *,
-        vector: np.ndarray | None = None,
-        types: Sequence[str] | None = None,
-        space: str = "embedding",
-        scoring: Scoring | None = None,
-        per_type: int | None = None,
-        session_id: str | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-        min_importance: float | None = None,
-        modality: str | None = None,
-        max_hops: int = 2,
-        log_access: bool = False,
-    ) -> list[MemoryItem]:
-        """Hybrid search (SQL ``search_memories``, :mod:`hello_pgmem.memory.hybrid`) of this user's
-        memories of ``types`` (this type by default). ``log_access`` logs an access of each result
-        in the same statement."""
-        search = hybrid.statement(
-            self.db,
-            self.user_id,
-            self.embedder,
-            query,
-            limit,
-            types=list(types or [self.memory_type]),
-            vector=vector,
-            now=self.clock(),
-            scoring=scoring or self.scoring,
-            fusion=self.fusion,
-            graph_search=self.graph_search,
-            per_type=per_type,
-            filters=hybrid.Filters(session_id, since, until, min_importance, modality),
-            space=space,
-            max_hops=max_hops,
-            log_access=log_access,
-        )
-        return hybrid.run(self.db, self.user_id, search, log_access)
-
-    def ranked(
-        self,
-        statement: str,
-        query: str,
-        vector: np.ndarray | None = None,
-        **params: Any,
-    ) -> list[MemoryItem]:
-        """Run a ranked search statement with the query's vector; rows become scored items."""
-        params.update(
-            user_id=self.user_id,
-            model=self.embedder.model_name,
-            query=self.embedder.encode_one(query) if vector is None else vector,
-            pool=params["limit"] * self.candidate_multiplier,
-            now=self.clock(),
-        )
-        with self.db.transaction(self.user_id) as conn:
-            return conn.cursor(row_factory=memory_rows(self.user_id)).execute(statement, params).fetchall()

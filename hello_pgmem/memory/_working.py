@@ -33,7 +33,7 @@ from hello_pgmem.core.models import (
 )
 from hello_pgmem.core.text import count_tokens, keyword_score, tfidf_scores
 from hello_pgmem.db import Conn, Database
-from hello_pgmem.memory.rows import memory_from_row, memory_rows
+from hello_pgmem.memory._rows import memory_from_row, memory_rows
 
 COLUMNS = "id, content, importance, session_id, metadata, created_at"
 NAMES = COLUMNS.split(", ")
@@ -201,9 +201,10 @@ class WorkingMemory:
         tokens = self._tokens(item.content)
         params = self._params(
             id=item.id,
+            session_id=item.session_id,
             content=item.content,
             importance=item.importance,
-            metadata=Jsonb({k: v for k, v in item.metadata.items() if k != "session_id"}),
+            metadata=Jsonb(item.metadata),
             token_count=tokens,
             created_at=item.timestamp,
             capacity=self.config.working_memory_capacity,

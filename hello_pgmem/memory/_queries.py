@@ -108,7 +108,7 @@ LOG_ACCESS = """
 INSERT INTO memory_accesses (user_id, memory_id, accessed_at)
 SELECT %(user_id)s, unnest(%(memory_id)s::uuid[]), %(now)s
 """
-"""A search's accesses go to the UNLOGGED log, never to memories (revision 0010)."""
+"""A search's accesses go to the UNLOGGED log, never to memories."""
 LOG_ONE_ACCESS = """
 INSERT INTO memory_accesses (user_id, memory_id, accessed_at) VALUES (%(user_id)s, %(memory_id)s, %(now)s)
 """

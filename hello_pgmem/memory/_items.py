@@ -1,0 +1,222 @@
+"""Key-value items in the memories table: the LangGraph store's view of a user's memory.
+
+An item is an episodic memory whose metadata holds ``{"langgraph": {"namespace": [...], "key":
+..., "value": {...}}}`` and whose session_id is the namespace path (``lg.`` and the labels joined
+by ``.``; LangGraph labels hold no period). Each call runs in a transaction of its own, scoped to
+the user.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from psycopg.types.json import Jsonb
+
+from hello_pgmem.core.retry import retry_transient
+from hello_pgmem.db import Conn
+from hello_pgmem.memory import _versions as versions
+from hello_pgmem.memory._parts import MemoryParts
+
+Row = tuple[UUID, dict[str, Any], datetime, datetime]
+"""An item: its id, its ``langgraph`` metadata, when it was created and last updated."""
+
+
+STORE_ITEMS = """
+SELECT id, metadata -> 'langgraph', created_at, updated_at
+FROM memories
+WHERE user_id = %(user_id)s AND forgotten_at IS NULL AND memory_type = 'episodic' AND metadata ? 'langgraph'
+  AND starts_with(session_id, %(prefix)s)
+  AND (%(where)s::jsonpath IS NULL OR jsonb_path_match(metadata, %(where)s::jsonpath, %(vars)s, true))
+ORDER BY updated_at DESC, id
+LIMIT %(limit)s OFFSET %(offset)s
+"""
+
+STORE_GET = """
+SELECT id, metadata -> 'langgraph', created_at, updated_at
+FROM memories
+WHERE user_id = %(user_id)s AND id = ANY(%(ids)s) AND forgotten_at IS NULL AND metadata ? 'langgraph'
+"""
+
+STORE_SEARCH = """
+SELECT s.id, s.metadata -> 'langgraph', s.created_at, m.updated_at, s.score
+FROM search_memories(%(user_id)s, %(model)s, %(query)s, %(query_text)s, %(window)s, ARRAY['episodic'],
+                     p_session_prefix => %(prefix)s, p_where => %(where)s::jsonpath,
+                     p_where_vars => %(vars)s) AS s
+JOIN memories m ON m.user_id = %(user_id)s AND m.id = s.id
+ORDER BY s.score DESC, s.id
+OFFSET %(offset)s
+"""
+"""The store's query search: the namespace and the filter inside the candidate search."""
+
+STORE_PUT = """
+INSERT INTO memories AS m (user_id, id, memory_type, content, importance, session_id, metadata,
+                           created_at, updated_at, embedding, embedding_model)
+VALUES (%(user_id)s, %(id)s, 'episodic', %(content)s, %(importance)s, %(session_id)s, %(metadata)s,
+        %(now)s, %(now)s, %(embedding)s, %(model)s)
+ON CONFLICT (user_id, id) DO UPDATE
+SET content = EXCLUDED.content,
+    session_id = EXCLUDED.session_id,
+    embedding = EXCLUDED.embedding,
+    embedding_model = EXCLUDED.embedding_model,
+    updated_at = EXCLUDED.updated_at,
+    recorded_at = now(),
+    -- a live item keeps its history; a forgotten one comes back as new
+    metadata = CASE WHEN m.forgotten_at IS NULL THEN m.metadata || EXCLUDED.metadata
+                    ELSE EXCLUDED.metadata END,
+    importance = CASE WHEN m.forgotten_at IS NULL THEN m.importance ELSE EXCLUDED.importance END,
+    created_at = CASE WHEN m.forgotten_at IS NULL THEN m.created_at ELSE EXCLUDED.created_at END,
+    access_count = CASE WHEN m.forgotten_at IS NULL THEN m.access_count ELSE 0 END,
+    last_accessed_at = CASE WHEN m.forgotten_at IS NULL THEN m.last_accessed_at END,
+    forgotten_at = NULL
+WHERE m.memory_type = 'episodic' AND m.metadata ? 'langgraph'
+RETURNING id
+"""
+"""A LangGraph put as one statement: concurrent puts of a key, and a put of a forgotten item, each
+end in one whole item (the last writer's)."""
+
+# An item as the store knew it at %(known_at)s: the item itself or one of its earlier values.
+_AS_OF = """memory_as_of(created_at, valid_to, recorded_at, superseded_at, forgotten_at, version_of,
+                      now(), %(known_at)s)"""
+
+STORE_GET_AS_OF = f"""
+SELECT coalesce(version_of, id), metadata -> 'langgraph', created_at, updated_at
+FROM memories
+WHERE user_id = %(user_id)s AND (id = ANY(%(ids)s) OR version_of = ANY(%(ids)s)) AND metadata ? 'langgraph'
+  AND {_AS_OF}
+"""
+
+STORE_ITEMS_AS_OF = f"""
+SELECT coalesce(version_of, id), metadata -> 'langgraph', created_at, updated_at
+FROM memories
+WHERE user_id = %(user_id)s AND memory_type = 'episodic' AND metadata ? 'langgraph'
+  AND starts_with(session_id, %(prefix)s)
+  AND (%(where)s::jsonpath IS NULL OR jsonb_path_match(metadata, %(where)s::jsonpath, %(vars)s, true))
+  AND {_AS_OF}
+ORDER BY updated_at DESC, 1
+LIMIT %(limit)s OFFSET %(offset)s
+"""
+
+STORE_SEARCH_AS_OF = """
+SELECT coalesce(m.version_of, m.id), m.metadata -> 'langgraph', m.created_at, m.updated_at, s.score
+FROM search_memories_as_of(%(user_id)s, %(model)s, %(query)s, %(query_text)s, %(window)s + %(offset)s,
+                           ARRAY['episodic'], now(), %(known_at)s, NULL, %(prefix)s, %(where)s::jsonpath,
+                           %(vars)s) AS s
+JOIN memories m ON m.user_id = %(user_id)s AND m.id = s.id
+WHERE m.metadata ? 'langgraph'
+ORDER BY s.score DESC, 1
+LIMIT %(window)s OFFSET %(offset)s
+"""
+"""The as-of search: the namespace and filter inside its ranking, as in the live one."""
+
+DELETE_ITEM = "DELETE FROM memories WHERE user_id = %(user_id)s AND id = %(id)s AND version_of IS NULL"
+
+STORE_NAMESPACES = """
+SELECT DISTINCT metadata -> 'langgraph' -> 'namespace'
+FROM memories
+WHERE user_id = %(user_id)s AND forgotten_at IS NULL AND memory_type = 'episodic' AND metadata ? 'langgraph'
+"""
+
+
+class ItemStore:
+    """The items of one user's memory, each call one transaction scoped to that user."""
+
+    def __init__(self, parts: MemoryParts) -> None:
+        self.parts = parts
+        self.db = parts.db
+        self.user_id = parts.user_id
+
+    @retry_transient
+    def put(
+        self,
+        memory_id: UUID,
+        content: str,
+        importance: float,
+        path: str,
+        metadata: dict[str, Any],
+    ) -> bool:
+        """Write an item whole (one statement); False when the id names a memory that is no item."""
+        embedder = self.parts.registered_embedder
+        params = {
+            "user_id": self.user_id,
+            "id": memory_id,
+            "content": content,
+            "importance": importance,
+            "session_id": path,
+            "metadata": Jsonb(metadata),
+            "now": self.parts.clock(),
+            "embedding": embedder.encode_one(content),
+            "model": embedder.model_name,
+        }
+        with self._transaction() as conn:
+            versions.keep_earlier(conn, self.user_id, memory_id, None, "put")  # its value until now
+            return conn.execute(STORE_PUT, params).fetchone() is not None
+
+    @retry_transient
+    def delete(self, memory_id: UUID) -> None:
+        """Delete an item (nothing when there is none); its value until now stays an earlier version."""
+        with self._transaction() as conn:
+            versions.keep_earlier(conn, self.user_id, memory_id, None, "delete")
+            conn.execute(DELETE_ITEM, {"user_id": self.user_id, "id": memory_id})
+
+    def get(self, memory_ids: Sequence[UUID], known_at: datetime | None = None) -> list[Row]:
+        """The items among ``memory_ids``: live, or as the store knew them at ``known_at``."""
+        params = {"user_id": self.user_id, "ids": list(memory_ids), "known_at": known_at}
+        with self._transaction() as conn:
+            return conn.execute(STORE_GET if known_at is None else STORE_GET_AS_OF, params).fetchall()
+
+    def listed(
+        self,
+        prefix: str,
+        where: str | None,
+        variables: dict[str, Any],
+        limit: int,
+        offset: int,
+        known_at: datetime | None = None,
+    ) -> list[Row]:
+        """Items under the namespace path ``prefix`` matching the jsonpath ``where``, newest first:
+        live, or as the store knew them at ``known_at``."""
+        params = {**self._filter(prefix, where, variables), "limit": limit, "offset": offset}
+        with self._transaction() as conn:
+            if known_at is None:
+                return conn.execute(STORE_ITEMS, params).fetchall()
+            return conn.execute(STORE_ITEMS_AS_OF, {**params, "known_at": known_at}).fetchall()
+
+    def search(
+        self,
+        prefix: str,
+        where: str | None,
+        variables: dict[str, Any],
+        query: str,
+        window: int,
+        offset: int,
+        known_at: datetime | None = None,
+    ) -> list[tuple[UUID, dict[str, Any], datetime, datetime, float]]:
+        """Items ranked for ``query`` by the hybrid search, the namespace and filter inside it; with
+        ``known_at``, the items as the store knew them then, by the as-of search."""
+        embedder = self.parts.registered_embedder
+        params = {
+            **self._filter(prefix, where, variables),
+            "model": embedder.model_name,
+            "query": embedder.encode_one(query),
+            "query_text": query,
+            "window": window,
+            "offset": offset,
+            "known_at": known_at,
+        }
+        with self._transaction() as conn:
+            return conn.execute(STORE_SEARCH if known_at is None else STORE_SEARCH_AS_OF, params).fetchall()
+
+    def namespaces(self) -> list[list[str]]:
+        """The namespace of every live item (repeats removed)."""
+        with self._transaction() as conn:
+            return [row[0] for row in conn.execute(STORE_NAMESPACES, {"user_id": self.user_id}).fetchall()]
+
+    def _transaction(self) -> AbstractContextManager[Conn]:
+        return self.parts.db.transaction(self.user_id)
+
+    def _filter(self, prefix: str, where: str | None, variables: dict[str, Any]) -> dict[str, Any]:
+        return {"user_id": self.user_id, "prefix": prefix, "where": where, "vars": Jsonb(variables)}

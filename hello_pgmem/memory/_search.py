@@ -1,0 +1,338 @@
+"""The search of memories: one frozen value that says what to look for (:class:`MemorySearch`),
+the one statement that ranks the long-term types together (``search_memories``, its lean vector
+form, or the as-of search), and the search across types that runs it: working memory ranked by its
+own scoring, one merged list, its accesses logged, the search recorded in the retrieval log. The
+chapter's per-type formulas (``scoring="reference"``) are :mod:`._reference`."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+import numpy as np
+from psycopg import ClientCursor
+
+from hello_pgmem.core.errors import InvalidInputError
+from hello_pgmem.core.models import (
+    LONG_TERM_TYPES,
+    MemoryConfig,
+    MemoryItem,
+    MemoryType,
+    Scoring,
+    check_content,
+    check_importance,
+    check_limit,
+    check_memory_type,
+    check_modality,
+    check_scoring,
+    check_session_id,
+)
+from hello_pgmem.db import Conn
+from hello_pgmem.db.retrieval_log import log_retrieval
+from hello_pgmem.graph.normalize import name_candidates
+from hello_pgmem.graph.store import AsOf
+from hello_pgmem.memory import _queries as q
+from hello_pgmem.memory import _ranked_queries as rq
+from hello_pgmem.memory import _reference as reference
+from hello_pgmem.memory._parts import MemoryParts
+from hello_pgmem.memory._rows import memory_from_row
+from hello_pgmem.memory._when import time_range as named_time_range
+
+TimeRange = tuple[datetime | None, datetime | None]
+
+
+@dataclass(frozen=True)
+class MemorySearch:
+    """What a search looks for, carried whole from the API to the statement that ranks.
+
+    ``memory_types`` None means the manager's enabled types; ``time_range`` bounds the memories'
+    time; ``session_id`` keeps one session; ``scoring`` (hybrid, lexical, vector or reference)
+    overrides the configured one; ``valid_at`` and ``known_at`` search what held at one time as
+    the store knew it at another (docs/temporal.md). A query of another modality than text is a
+    file path and searches perceptual memory of that modality. :meth:`checked` returns the same
+    search with every field checked and resolved.
+    """
+
+    query: str
+    memory_types: Sequence[str] | None = None
+    limit: int = 10
+    min_importance: float = 0.0
+    time_range: TimeRange | None = None
+    per_type_limit: int | None = None
+    target_modality: str | None = None
+    query_modality: str = "text"
+    scoring: str | None = None
+    valid_at: datetime | str | None = None
+    known_at: datetime | str | None = None
+    session_id: str | None = None
+
+    def checked(self, config: MemoryConfig, enabled: Sequence[MemoryType]) -> MemorySearch:
+        """This search with each field checked (InvalidInputError names it) and resolved: the
+        types (the enabled ones by default, each enabled), the per-type limit, the scoring."""
+        text = check_content(self.query, config.max_content_chars, "query")
+        top = check_limit(self.limit, config.max_search_limit)
+        per_type = (
+            top
+            if self.per_type_limit is None
+            else check_limit(self.per_type_limit, config.max_search_limit, "per_type_limit")
+        )
+        check_modality(self.query_modality, "query_modality")
+        if self.target_modality is not None:
+            check_modality(self.target_modality, "target_modality")
+        types: list[MemoryType] = ["perceptual"]
+        if self.query_modality == "text":
+            types = [check_memory_type(k, "memory_types") for k in (self.memory_types or enabled)]
+        as_of = AsOf.checked(self.valid_at, self.known_at)
+        if as_of is not None:
+            if self.time_range is not None or self.query_modality != "text":
+                raise InvalidInputError("valid_at", "an as-of search takes no time_range and a text query")
+            types = [kind for kind in types if kind in LONG_TERM_TYPES]
+            if not types:
+                raise InvalidInputError("memory_types", "an as-of search needs a long-term memory type")
+        for kind in types:
+            if kind not in enabled:
+                raise InvalidInputError(
+                    "memory_type", f"{kind!r} is not enabled (enabled: {', '.join(enabled)})"
+                )
+        return dataclasses.replace(
+            self,
+            query=text,
+            memory_types=tuple(dict.fromkeys(types)),
+            limit=top,
+            per_type_limit=per_type,
+            min_importance=check_importance(self.min_importance, "min_importance"),
+            scoring=check_scoring(self.scoring or config.scoring),
+            valid_at=None if as_of is None else as_of.valid_at,
+            known_at=None if as_of is None else as_of.known_at,
+            session_id=check_session_id(self.session_id),
+        )
+
+    @property
+    def types(self) -> tuple[MemoryType, ...]:
+        return tuple(self.memory_types or ())  # type: ignore[arg-type]
+
+    @property
+    def as_of(self) -> AsOf | None:
+        """The as-of point of a checked search (None: the present)."""
+        return AsOf.checked(self.valid_at, self.known_at)
+
+    @property
+    def since(self) -> datetime | None:
+        return (self.time_range or (None, None))[0]
+
+    @property
+    def until(self) -> datetime | None:
+        return (self.time_range or (None, None))[1]
+
+    @property
+    def floor(self) -> float | None:
+        """The minimum importance, None when it keeps everything."""
+        return self.min_importance or None
+
+    def long_term(self) -> tuple[list[MemoryType], list[MemoryType]]:
+        """The long-term types ranked together by one statement, and those ranked each by the
+        reference's formula (every type under "reference"; perceptual memory when a modality is
+        asked, which filters perceptual memory only)."""
+        long_term: list[MemoryType] = [kind for kind in self.types if kind != "working"]
+        if self.as_of is not None:
+            return long_term, []
+        separate = list(long_term) if self.scoring == "reference" else []
+        if self.target_modality is not None and "perceptual" in long_term:
+            separate = list(dict.fromkeys([*separate, "perceptual"]))
+        return [kind for kind in long_term if kind not in separate], separate
+
+
+@dataclass(frozen=True)
+class SearchSQL:
+    """A search as it is sent: ``before`` (settings of its transaction), then ``text`` with
+    ``params``."""
+
+    text: str
+    params: dict[str, Any]
+    before: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    columns: tuple[str, ...] = rq.SEARCH_COLUMNS
+    delegated: str | None = None
+    """The call as Citus delegates it to the user's worker (``Database.call_rows``), for a
+    statement that calls ``search_memories``; None: sent as it is everywhere."""
+
+    def literal(self, conn: Conn) -> str:
+        """The statements with their parameters as literals, to paste into psql."""
+        cursor = ClientCursor(conn)
+        sent = [*self.before, (self.text, self.params)]
+        return ";\n".join(cursor.mogrify(text, params) for text, params in sent) + ";"
+
+
+def statement(
+    parts: MemoryParts,
+    search: MemorySearch,
+    types: Sequence[str],
+    vector: np.ndarray,
+    log_access: bool,
+    *,
+    modality: str | None = None,
+) -> SearchSQL:
+    """The one statement that ranks ``types`` for ``search``: ``search_memories`` (lexical, vector
+    and graph branches, a time the query names favoured), its lean vector form, or with ``as_of``
+    the search of what held then, as known then. With ``log_access`` it also logs an access of
+    each memory it returns; with ``modality``, perceptual memories of that modality alone, by
+    their descriptions."""
+    embedder = parts.registered_embedder
+    common = {
+        "user_id": parts.user_id,
+        "model": embedder.model_name,
+        "query": vector,
+        "query_text": search.query,
+        "limit": search.limit,
+        "types": list(types),
+        "min_importance": search.floor,
+    }
+    as_of = search.as_of
+    if as_of is not None:
+        return SearchSQL(rq.SEARCH_AS_OF, {**common, **as_of.params()}, columns=rq.AS_OF_COLUMNS)
+    scoring: Scoring = search.scoring or parts.config.scoring  # type: ignore[assignment]
+    params = {**common, **_ranking_params(parts, search, scoring, modality)}
+    filtered = any(v is not None for v in (search.session_id, search.since, search.until, search.floor))
+    lean = (
+        not parts.db.citus
+        and scoring == "vector"
+        and set(types) <= {"episodic", "semantic"}
+        and (search.per_type_limit is None or search.per_type_limit >= search.limit)
+        and not filtered
+        and modality is None
+    )
+    if not lean:
+        text = rq.SEARCH_AND_LOG if log_access and not parts.db.citus else rq.SEARCH
+        return SearchSQL(text, params, delegated=rq.SEARCH_DELEGATED)
+    pool = search.limit if params["time_from"] is None else max(40, search.limit)
+    settings = (rq.VECTOR_SCAN, {"model": embedder.model_name, "pool": pool})
+    text = rq.vector_ranked(embedder.model_name, embedder.dimension)
+    return SearchSQL(text, {**params, "pool": pool, "log": log_access}, [settings])
+
+
+def _ranking_params(
+    parts: MemoryParts, search: MemorySearch, scoring: Scoring, modality: str | None
+) -> dict[str, Any]:
+    """``search_memories``' parameters beyond the query's: filters, the names the query gives
+    (speakers and graph seeds), the time it names, the mode and the fusion."""
+    config, now = parts.config, parts.clock()
+    named = named_time_range(search.query, now)
+    names = None if scoring == "vector" else name_candidates(search.query)
+    return {
+        "session_id": search.session_id,
+        "since": search.since,
+        "until": search.until,
+        "modality": modality,
+        "space": "text" if modality is None else "text_embedding",
+        "now": now,
+        "names": names,
+        "seeds": names if config.graph_search else None,
+        "max_hops": 2,
+        "time_from": named[0] if named else None,
+        "time_to": named[1] if named else None,
+        "mode": "hybrid" if scoring == "reference" else scoring,
+        "fusion": config.fusion,
+        "per_type": search.per_type_limit,
+    }
+
+
+def run(parts: MemoryParts, sent: SearchSQL, log_access: bool = False) -> list[MemoryItem]:
+    """Send a statement in one round trip, its accesses logged in it (on Citus, which runs the
+    function whole on the user's worker and refuses its INSERT … SELECT, in its transaction)."""
+    db, user_id = parts.db, parts.user_id
+    if not db.citus or sent.delegated is None:
+        rows = db.rows_in_one_trip(user_id, sent.text, sent.params, before=sent.before)
+    else:
+        with db.transaction(user_id, pipeline=True) as conn:
+            rows = db.call_rows(conn, sent.text, sent.delegated, sent.params)
+            if log_access:  # in the search's transaction, on the same worker
+                log_accesses(parts, conn, [row[0] for row in rows], sent.params["now"])
+    return [memory_from_row(user_id, sent.columns, row) for row in rows]
+
+
+def run_search(parts: MemoryParts, search: MemorySearch, track_access: bool = True) -> list[MemoryItem]:
+    """The best ``limit`` memories of a checked search (each type at most ``per_type_limit``), best
+    first: working memory by its own scoring, a file query by its modality's space, the long-term
+    types by one statement (or each by the reference's formula). With ``track_access`` an access
+    of each long-term one is logged (never for an as-of search: it reads the past)."""
+    started = time.perf_counter()
+    track_access = track_access and search.as_of is None
+    results: list[MemoryItem] = []
+    if "working" in search.types:
+        results += parts.working.retrieve(
+            search.query,
+            search.per_type_limit or search.limit,
+            min_importance=search.floor,
+            since=search.since,
+            until=search.until,
+        )
+    logged = False
+    if search.query_modality != "text":
+        results += reference.by_file(parts, search)
+    elif any(kind != "working" for kind in search.types):
+        vector = parts.registered_embedder.encode_one(search.query)
+        joint, separate = search.long_term()
+        logged = track_access and not results and not separate
+        if joint:
+            results += run(parts, statement(parts, search, joint, vector, logged), logged)
+        for kind in separate:
+            if search.scoring == "reference":
+                results += reference.ranked(parts, search, kind, vector)
+            else:  # perceptual memory of the asked modality, by the same ranking
+                sent = statement(parts, search, [kind], vector, False, modality=search.target_modality)
+                results += run(parts, sent)
+    results = best_first(results, search.limit)
+    if track_access and not logged:
+        record_access(parts, [item.id for item in results if item.memory_type != "working"])
+    elapsed_ms = (time.perf_counter() - started) * 1000
+    log_retrieval(
+        parts.db, parts.user_id, "memory", search.query, [(i.id, i.score) for i in results], elapsed_ms
+    )
+    return results
+
+
+def best_first(results: list[MemoryItem], limit: int) -> list[MemoryItem]:
+    """The ``limit`` best of results merged from several rankings: by score, then importance."""
+    results.sort(key=lambda item: (-(item.score or 0.0), -item.importance, str(item.id)))
+    return results[:limit]
+
+
+def sent_statement(parts: MemoryParts, search: MemorySearch) -> SearchSQL:
+    """The statement the long-term part of a checked search sends (not run). Working memory is
+    ranked in Python and a file query by the reference's formula: neither has one."""
+    joint, separate = search.long_term()
+    if not joint or separate or search.query_modality != "text":
+        raise InvalidInputError(
+            "memory_types", "a search of long-term memory with a text query has SQL to show"
+        )
+    return statement(parts, search, joint, parts.registered_embedder.encode_one(search.query), False)
+
+
+def explained(parts: MemoryParts, search: MemorySearch) -> tuple[list[MemoryItem], SearchSQL | None]:
+    """The long-term search of a checked search (no access logged) and the one statement it sent,
+    the query embedded once; None for the reference's scoring, which ranks each type by itself."""
+    if search.long_term()[1]:
+        return run_search(parts, search, track_access=False), None
+    sent = sent_statement(parts, search)
+    return best_first(run(parts, sent), search.limit), sent
+
+
+def record_access(parts: MemoryParts, memory_ids: Sequence[UUID]) -> None:
+    """Log one access (and its time) for each memory: one round trip, nothing written to memories
+    (``fold_accesses`` moves the log into the counters; maintain and decay run it)."""
+    if memory_ids:
+        with parts.db.transaction(parts.user_id, pipeline=True) as conn:
+            log_accesses(parts, conn, memory_ids, parts.clock())
+
+
+def log_accesses(parts: MemoryParts, conn: Conn, memory_ids: Sequence[UUID], now: datetime) -> None:
+    """Log one access of each memory, in the caller's transaction: to the UNLOGGED access log,
+    never to ``memories`` (``fold_accesses`` moves the log into the counters)."""
+    rows = [{"memory_id": memory_id} for memory_id in memory_ids]
+    parts.db.insert_rows(
+        conn, q.LOG_ONE_ACCESS, q.LOG_ACCESS, rows, ("memory_id",), user_id=parts.user_id, now=now
+    )
