@@ -65,12 +65,17 @@ BEGIN
         END IF;
         RETURN;
     END IF;
+    IF (SELECT count(*) FROM embedding_models) >= 32 THEN  -- each model has three HNSW indexes
+        RAISE EXCEPTION 'at most 32 embedding models may be registered; % would be one more', quote_literal(p_model)
+            USING ERRCODE = 'program_limit_exceeded',
+                  HINT = 'every model costs three HNSW indexes, which every write of a memory updates';
+    END IF;
     INSERT INTO embedding_models (model, dimension, index_suffix) VALUES (p_model, p_dimension, v_suffix);
     PERFORM _create_model_indexes(p_model, p_dimension, v_suffix, p_m, p_ef_construction);
 END $$;
 COMMENT ON FUNCTION register_embedding_model(text, integer, integer, integer) IS
     'Register an embedding model and its dimension, creating its partial HNSW indexes (cosine) '
     'on memories.embedding, memories.text_embedding and chunks.embedding. Idempotent; a different '
-    'dimension for a known model is an error. Runs as the schema owner, so the application role '
-    'needs no DDL rights.';
+    'dimension for a known model is an error, and so is a 33rd model. Runs as the schema owner, so the '
+    'application role needs no DDL rights.';
 REVOKE ALL ON FUNCTION register_embedding_model(text, integer, integer, integer) FROM PUBLIC;

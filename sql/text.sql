@@ -104,6 +104,39 @@ END $$;
 COMMENT ON FUNCTION _set_text_fields() IS
     'Internal (trigger): text_config (when not given), lexemes and term_count of a new or changed row.';
 
+-- One user's writes (one namespace's, for chunks) wait for each other from the first: each write
+-- holds, until its transaction ends, a lock named by the totals table and the key, taken before
+-- it touches any row (statement trigger) and again, in key order, before the statistics are read
+-- or written (an administrator's statement may hold several users' rows). Without it, two first
+-- writes of a new user, with no totals row yet to lock, deadlocked over the term counts.
+CREATE OR REPLACE FUNCTION lock_writers(p_totals regclass, p_keys text[])
+RETURNS boolean
+LANGUAGE plpgsql
+AS $$
+BEGIN
+    PERFORM pg_advisory_xact_lock(s.lock)
+    FROM (SELECT DISTINCT hashtextextended(k, p_totals::oid::bigint) AS lock
+          FROM unnest(p_keys) AS k WHERE k IS NOT NULL ORDER BY 1) AS s;
+    RETURN true;
+END $$;
+COMMENT ON FUNCTION lock_writers(regclass, text[]) IS
+    'Wait for and hold, until the transaction ends, the write lock of each key (users of memory_text_totals, '
+    'namespaces of chunk_text_totals), in one order for every writer: one user''s writes never interleave '
+    'on the statistics, and never deadlock on them.';
+
+CREATE OR REPLACE FUNCTION _lock_writers()
+RETURNS trigger
+LANGUAGE plpgsql
+AS $$
+BEGIN
+    PERFORM lock_writers(TG_ARGV[0]::regclass, ARRAY[
+        CASE TG_ARGV[0] WHEN 'memory_text_totals' THEN current_memory_user() ELSE current_rag_namespace() END]);
+    RETURN NULL;
+END $$;
+COMMENT ON FUNCTION _lock_writers() IS
+    'Internal (statement trigger, before): take the write lock of the transaction''s user or namespace '
+    'before the statement touches a row.';
+
 -- The trigger functions serve both tables: TG_ARGV names the totals table, its key column and its
 -- count column (memory_text_totals, user_id, memories or chunk_text_totals, namespace, chunks).
 CREATE OR REPLACE FUNCTION _count_terms()
@@ -117,6 +150,7 @@ DECLARE
 BEGIN
     -- A statement trigger cannot name both transition tables for INSERT and DELETE: the one this
     -- operation has. Groups are written in key order, one lock order for every writer.
+    EXECUTE format('SELECT lock_writers(%1$L, ARRAY(SELECT %2$I FROM %3$I))', TG_ARGV[0], TG_ARGV[1], v_rows);
     EXECUTE format(
         'INSERT INTO %1$I AS t (%2$I, %3$I, terms)
          SELECT r.%2$I, %5$scount(*), %5$ssum(r.term_count) FROM %4$I r GROUP BY 1 ORDER BY 1
@@ -146,6 +180,7 @@ LANGUAGE plpgsql SECURITY DEFINER
 SET search_path FROM CURRENT
 AS $$
 BEGIN
+    PERFORM lock_writers(TG_ARGV[0]::regclass, ARRAY[to_jsonb(NEW) ->> TG_ARGV[1]]);
     EXECUTE format('UPDATE %1$I SET terms = terms + $1 WHERE %2$I = $2', TG_ARGV[0], TG_ARGV[1])
     USING NEW.term_count - OLD.term_count, to_jsonb(NEW) ->> TG_ARGV[1];
     RETURN NULL;
@@ -162,8 +197,7 @@ BEGIN
     -- A statement trigger cannot name both transition tables for INSERT and DELETE: the one this
     -- operation has, each in a statement of its own.
     IF TG_OP = 'INSERT' THEN
-        PERFORM 1 FROM memory_text_totals t WHERE t.user_id IN (SELECT user_id FROM new_rows)
-        ORDER BY t.user_id FOR UPDATE;
+        PERFORM lock_writers('memory_text_totals', ARRAY(SELECT user_id FROM new_rows));
         INSERT INTO memory_term_counts AS t (user_id, lexeme, memories)
         SELECT r.user_id, u.lexeme, count(*)
         FROM new_rows r, unnest(r.lexemes) AS u
@@ -171,8 +205,7 @@ BEGIN
         GROUP BY 1, 2 ORDER BY 1, 2
         ON CONFLICT (user_id, lexeme) DO UPDATE SET memories = t.memories + EXCLUDED.memories;
     ELSE
-        PERFORM 1 FROM memory_text_totals t WHERE t.user_id IN (SELECT user_id FROM old_rows)
-        ORDER BY t.user_id FOR UPDATE;
+        PERFORM lock_writers('memory_text_totals', ARRAY(SELECT user_id FROM old_rows));
         -- One statement, joins on the key: a count that falls to zero is deleted, the others are
         -- lowered (disjoint rows of the same snapshot).
         WITH d AS MATERIALIZED (
@@ -208,7 +241,7 @@ BEGIN
         EXECUTE 'SELECT shard_name($1, get_shard_id_for_distribution_column($1, $2))'
         INTO v_counts USING 'memory_term_counts'::regclass, v_user;
     END IF;
-    PERFORM 1 FROM memory_text_totals t WHERE t.user_id = v_user FOR UPDATE;
+    PERFORM lock_writers('memory_text_totals', ARRAY[v_user]);
     EXECUTE format($sql$
         WITH change AS (
             SELECT d.lexeme, sum(d.memories)::integer AS memories

@@ -56,6 +56,12 @@ CREATE TRIGGER memories_text_fields BEFORE INSERT OR UPDATE OF content, text_con
 CREATE TRIGGER chunks_text_fields BEFORE INSERT OR UPDATE OF content, text_config ON chunks
     FOR EACH ROW EXECUTE FUNCTION _set_text_fields();
 
+-- One user's (one namespace's) writes wait for each other from the first (sql/text.sql, lock_writers).
+CREATE TRIGGER memories_lock_writers BEFORE INSERT OR UPDATE OR DELETE ON memories
+    FOR EACH STATEMENT EXECUTE FUNCTION _lock_writers('memory_text_totals');
+CREATE TRIGGER chunks_lock_writers BEFORE INSERT OR UPDATE OR DELETE ON chunks
+    FOR EACH STATEMENT EXECUTE FUNCTION _lock_writers('chunk_text_totals');
+
 -- BM25's statistics: rows and terms per user and namespace, and per user the live memories
 -- holding each lexeme; inserts and deletes counted per statement, a change of text per row.
 CREATE TRIGGER memories_totals_insert AFTER INSERT ON memories REFERENCING NEW TABLE AS new_rows

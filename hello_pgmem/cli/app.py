@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 import click
+import psycopg
 
 from hello_pgmem.core.errors import ConfigurationError, DatabaseUnavailableError, HelloPgmemError
 from hello_pgmem.core.i18n import Language, check_language
@@ -32,6 +33,10 @@ if TYPE_CHECKING:
 
 DOWN_HINT = (
     'start the development database with "hello-pgmem db up", or set DATABASE_URL to a reachable server'
+)
+PRIVILEGE_HINT = (
+    "this command needs a role this one is not: tokens, grants and migrations are the schema owner's "
+    "(docs/security.md)"
 )
 
 
@@ -186,6 +191,13 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(exc, DatabaseUnavailableError):
             details["hint"] = DOWN_HINT
         report_error(as_json, type(exc).__name__, str(exc), **details)
+        return 1
+    except psycopg.errors.InsufficientPrivilege as exc:
+        if "--debug" in args:
+            raise
+        report_error(
+            as_json, "InsufficientPrivilege", exc.diag.message_primary or str(exc), hint=PRIVILEGE_HINT
+        )
         return 1
     except SystemExit as exc:
         return int(exc.code or 0)

@@ -10,7 +10,9 @@
 --     Row-level security is off while existing rows are copied into the shards (COPY refuses
 --     it) and on again, forced as before, in the same transaction.
 --   * The term totals and the term counts are kept by row triggers: statement triggers with
---     transition tables do not run on shards.
+--     transition tables do not run on shards. Each row trigger takes its user's (namespace's)
+--     write lock (lock_writers) on the worker that holds the user; the statement triggers that
+--     take it before a statement touches a row are not made again.
 --   * Foreign keys to embedding_models are added back once it is a reference table (but for the
 --     embedding cache's, see below).
 --   * The search and graph functions run on the worker that holds the user (distributed
@@ -24,6 +26,7 @@ DECLARE
     v_row jsonb := to_jsonb(CASE TG_OP WHEN 'INSERT' THEN NEW ELSE OLD END);
     v_sign integer := CASE TG_OP WHEN 'INSERT' THEN 1 ELSE -1 END;
 BEGIN
+    PERFORM lock_writers(TG_ARGV[0]::regclass, ARRAY[v_row ->> TG_ARGV[1]]);
     EXECUTE format(
         'INSERT INTO %1$I AS t (%2$I, %3$I, terms) VALUES ($1, $2, $3)
          ON CONFLICT (%2$I) DO UPDATE SET %3$I = t.%3$I + EXCLUDED.%3$I, terms = t.terms + EXCLUDED.terms',
@@ -93,7 +96,8 @@ BEGIN
         EXECUTE format('ALTER TABLE %s ADD CONSTRAINT %I %s', r.relation, r.name, r.definition);
     END LOOP;
     PERFORM set_config('citus.enable_unsafe_triggers', 'on', true);
-    FOR r IN SELECT * FROM _triggers WHERE definition !~ 'REFERENCING (NEW|OLD) TABLE' LOOP
+    FOR r IN SELECT * FROM _triggers
+             WHERE definition !~ 'REFERENCING (NEW|OLD) TABLE' AND name !~ '_lock_writers$' LOOP
         EXECUTE r.definition;
     END LOOP;
     CREATE TRIGGER memories_totals_rows AFTER INSERT OR DELETE ON memories

@@ -3,7 +3,9 @@ inside the candidate search. The path holds only the filter's shape (its field n
 JSON strings); every value is a variable of ``vars``. Matching follows LangGraph's own stores:
 a value equals exactly (a dict filter matches the fields it names, a list the whole list), and
 ``$eq``, ``$ne``, ``$gt``, ``$gte``, ``$lt``, ``$lte`` compare; ``$gt``… compare a number with
-numbers and a string with strings, never one with the other.
+numbers and a string with strings, never one with the other. What no stored value can be (NaN,
+±infinity, a string holding NUL) is compared as Python compares it with every stored value: it
+equals none; NaN is neither above nor below any number, infinity above every one.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ MAX_DEPTH = 16
 MAX_TERMS = 256
 _ORDER = {"$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="}
 OPERATORS = ("$eq", "$ne", *_ORDER)
+NEVER = "(1 == 0)"
+"""A predicate true of no item."""
 
 
 @dataclass(frozen=True)
@@ -80,11 +84,15 @@ class _Builder:
         if op == "$ne":
             return f"!({self.equals(path, name, operand, depth)})"
         if op in _ORDER:
+            if isinstance(operand, float) and not math.isfinite(operand):
+                return _beyond_numbers(path, str(op), operand)
             kind = _comparable(operand)
             if kind is None:
                 raise ValueError(
                     f"filter field {name!r}: {op} compares with a number or a string, got {operand!r}"
                 )
+            if kind == "string" and "\x00" in operand:
+                raise ValueError(f"filter field {name!r}: {op} compares with a string without NUL characters")
             return f'({path}.type() == "{kind}" && {path} {_ORDER[str(op)]} {self.variable(operand)})'
         raise ValueError(f"filter field {name!r}: unknown operator {op!r} (one of {', '.join(OPERATORS)})")
 
@@ -102,10 +110,27 @@ class _Builder:
             parts = [f'{path}.type() == "array"', f"{path}.size() == {len(value)}"]
             parts += [self.equals(f"{path}[{i}]", name, inner, depth + 1) for i, inner in enumerate(value)]
             return "(" + " && ".join(parts) + ")"
+        if _unstorable(value):
+            return NEVER  # no stored value is one
         kind = "boolean" if isinstance(value, bool) else _comparable(value)
         if kind is None:
             raise ValueError(f"filter field {name!r}: {value!r} is not a JSON value")
         return f'({path}.type() == "{kind}" && {path} == {self.variable(value)})'
+
+
+def _unstorable(value: object) -> bool:
+    """NaN, ±infinity or a string holding NUL: what no stored value is."""
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    return isinstance(value, str) and "\x00" in value
+
+
+def _beyond_numbers(path: str, op: str, bound: float) -> str:
+    """An order comparison with NaN (true of nothing) or ±infinity (of every number or of none)."""
+    if math.isnan(bound):
+        return NEVER
+    below = op in ("$lt", "$lte")
+    return f'({path}.type() == "number")' if below == (bound > 0) else NEVER
 
 
 def _comparable(value: object) -> str | None:
