@@ -112,11 +112,17 @@ COMMENT ON VIEW graph_orphans IS
 
 CREATE OR REPLACE VIEW entity_stats WITH (security_invoker = true) AS
 SELECT e.user_id, e.id, e.name, e.entity_type,
-       (SELECT count(*) FROM mentions m WHERE m.user_id = e.user_id AND m.entity_id = e.id) AS mentions,
+       (SELECT count(*) FROM mentions m
+        JOIN memories x ON x.user_id = m.user_id AND x.id = m.memory_id
+        WHERE m.user_id = e.user_id AND m.entity_id = e.id
+          AND x.version_of IS NULL AND x.forgotten_at IS NULL) AS mentions,
        (SELECT count(*) FROM relations r WHERE r.user_id = e.user_id
-          AND (r.source_id = e.id OR r.target_id = e.id)) AS degree
+          AND (r.source_id = e.id OR r.target_id = e.id)
+          AND r.superseded_at IS NULL AND (r.valid_to IS NULL OR r.valid_to > now())) AS degree
 FROM entities e;
-COMMENT ON VIEW entity_stats IS 'Entities with the number of memories mentioning them and their relation count.';
+COMMENT ON VIEW entity_stats IS
+    'Entities with the number of live memories mentioning them and their relations that hold now, as '
+    'now known (earlier versions, forgotten memories and closed or superseded relations do not count).';
 
 CREATE OR REPLACE VIEW relation_weights WITH (security_invoker = true) AS
 SELECT r.user_id, s.name AS source, r.relation_type, t.name AS target,
@@ -124,9 +130,11 @@ SELECT r.user_id, s.name AS source, r.relation_type, t.name AS target,
 FROM relations r
 JOIN entities s ON s.user_id = r.user_id AND s.id = r.source_id
 JOIN entities t ON t.user_id = r.user_id AND t.id = r.target_id
+WHERE r.superseded_at IS NULL AND (r.valid_to IS NULL OR r.valid_to > now())
 GROUP BY r.user_id, s.name, r.relation_type, t.name;
 COMMENT ON VIEW relation_weights IS
-    'Relations by name with their total weight (one per asserting memory, more when re-asserted).';
+    'The relations that hold now, as now known, by name, with their total weight (one per asserting '
+    'memory, more when re-asserted); relations_as_of answers for another time.';
 
 CREATE OR REPLACE VIEW top_entities WITH (security_invoker = true) AS
 SELECT user_id, name, entity_type, mentions, degree, rank

@@ -274,3 +274,31 @@ def test_export_to_a_file_says_where(
     assert main(["export", "--output", str(target)]) == 0
     lines = target.read_text(encoding="utf-8").splitlines()
     assert lines and f"exported {len(lines)} lines of user cli_user to {target}" in capsys.readouterr().err
+
+
+def test_update_remove_and_history_of_one_memory_and_the_graph_as_of_a_time(
+    cli_env: Settings, clean: Database, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An update closes a fact, from a shell: the history shows both versions, and the graph as
+    of before the update answers the same in English and Chinese."""
+    added = run_json(["add", "张三在北京工作", "--type", "semantic", "--importance", "0.8"], capsys)
+    with clean.connection() as conn:
+        row = conn.execute("SELECT clock_timestamp()").fetchone()
+    assert row is not None
+    before = row[0].isoformat()
+    assert run_json(["update", added["id"][:8], "--content", "张三在上海工作"], capsys)["updated"] is True
+    versions = run_json(["history", added["id"]], capsys)
+    assert (versions[-1]["content"], versions[-1]["current"]) == ("张三在上海工作", True)
+    assert {v["content"] for v in versions[:-1]} == {"张三在北京工作"}
+    assert not any(v["current"] for v in versions[:-1])
+    then = run_json(["graph", "张三", "--valid-at", before], capsys)
+    assert {(r["source"], r["target"]) for r in then["neighbourhood"]["relations"]} == {("张三", "北京")}
+    assert [m["content"] for m in then["memories"]] == ["张三在北京工作"]
+    assert main(["--language", "zh", "graph", "张三", "--valid-at", before]) == 0
+    shown = capsys.readouterr().out
+    assert "北京" in shown and "上海" not in shown
+    assert main(["graph", "张三"]) == 0
+    now = capsys.readouterr().out
+    assert "上海" in now and "北京" not in now
+    assert run_json(["remove", added["id"]], capsys)["removed"] is True
+    assert run_json(["remove", added["id"]], capsys, code=1)["removed"] is False

@@ -100,3 +100,29 @@ def test_a_citus_url_without_citus_is_refused_with_the_variable_named(server_url
         ExternalCitus("postgresql://postgres@127.0.0.1:1/pgmem").create_database("citus_url_probe")
     with psycopg.connect(server_url, autocommit=True) as conn:
         assert conn.execute("SELECT count(*) FROM pg_database").fetchone() == before
+
+
+def test_pgmem_port_and_db_move_every_command_not_only_the_server(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without DATABASE_URL, the library, connect() and the CLI go where PGMEM_PORT and PGMEM_DB
+    put the development server, as ``db url`` says."""
+    from hello_pgmem import Settings
+
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    monkeypatch.setenv("PGMEM_PORT", "55611")
+    monkeypatch.setenv("PGMEM_DB", "pgmem_elsewhere")
+    expected = "postgresql://postgres@127.0.0.1:55611/pgmem_elsewhere"
+    assert Settings().database_url == expected == chroot.DevDB.from_env().url
+    shown = run("url", PGMEM_PORT="55611", PGMEM_DB="pgmem_elsewhere")
+    assert shown.stdout.strip() == expected
+    doctor = subprocess.run(
+        [str(Path(sys.executable).parent / "hello-pgmem"), "doctor"],
+        text=True,
+        capture_output=True,
+        env={k: v for k, v in os.environ.items() if k != "DATABASE_URL"},
+        check=False,
+        timeout=60,
+    )
+    assert "55611" in doctor.stdout + doctor.stderr
+    monkeypatch.setenv("PGMEM_DB", "bad name")
+    with pytest.raises(ValueError, match="PGMEM_DB must match"):
+        Settings()

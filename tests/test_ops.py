@@ -269,3 +269,24 @@ def test_doctor_names_a_role_that_does_not_exist_without_a_traceback(
         assert main(args) == 1
         out, err = capsys.readouterr()
         assert f"role '{missing}' does not exist" in out and "Traceback" not in out + err
+
+
+def test_the_graph_views_count_what_holds_now(
+    make_manager: Callable[..., MemoryManager], clean: Database
+) -> None:
+    """A replaced fact leaves the counts of the present: its relation is superseded and its earlier
+    version mentions nothing that holds now (docs/temporal.md)."""
+    manager = make_manager("zhang")
+    fact = manager.add_memory("张三在北京工作", "semantic", 0.8)
+    assert ("张三", "工作于", "北京") in set(
+        rows(clean, "SELECT source, relation_type, target FROM relation_weights WHERE user_id = 'zhang'")
+    )
+    manager.update_memory(fact, content="张三在上海工作")
+    relations = set(
+        rows(clean, "SELECT source, relation_type, target FROM relation_weights WHERE user_id = 'zhang'")
+    )
+    assert relations == {("张三", "工作于", "上海")}
+    mentions = dict(rows(clean, "SELECT name, mentions FROM entity_stats WHERE user_id = 'zhang'"))
+    assert mentions.get("北京", 0) == 0 and mentions["上海"] == 1 and mentions["张三"] == 1
+    degree = dict(rows(clean, "SELECT name, degree FROM entity_stats WHERE user_id = 'zhang'"))
+    assert degree.get("北京", 0) == 0 and degree["上海"] == 1

@@ -254,35 +254,10 @@ def graph(
     """The knowledge graph of --user around ENTITY (or the path from ENTITY to --to)."""
     with memory_tool(state) as tool:
         manager = tool.memory_manager
+        text = tool.graph(entity=entity, depth=depth, target=target, valid_at=valid_at, known_at=known_at)
         if target is not None:
-            steps = manager.graph_path(entity, target, valid_at=valid_at, known_at=known_at)
-            chain = "; ".join(f"{s.source} —{s.relation_type}→ {s.target}" for s in steps)
-            if state.zh:
-                text = tool.graph(entity=entity, target=target)
-            else:
-                text = (
-                    f"{entity} to {target} ({len(steps)} steps): {chain}"
-                    if steps
-                    else f"no path from {entity!r} to {target!r}"
-                )
-            emit(state, steps, text)
+            emit(state, manager.graph_path(entity, target, valid_at=valid_at, known_at=known_at), text)
             return
         hood = manager.graph_neighbourhood(entity, depth, valid_at=valid_at, known_at=known_at)
-        memories = manager.entity_memories(entity)
-        if state.zh:
-            text = tool.graph(entity=entity, depth=depth)
-        else:
-            lines = [f"entity {hood.entity!r} within {depth} relation(s):"]
-            lines.append("entities: " + ", ".join(f"{e.name} ({e.entity_type})" for e in hood.entities))
-            lines += (
-                ["relations:", *(f"  {r.source} —{r.relation_type}→ {r.target}" for r in hood.relations)]
-                if hood.relations
-                else []
-            )
-            lines += (
-                ["memories:", *(f"  {i}. {line(state, m, 60)}" for i, m in enumerate(memories[:5], 1))]
-                if memories
-                else []
-            )
-            text = "\n".join(lines)
+        memories = manager.entity_memories(entity, limit=5, valid_at=valid_at, known_at=known_at)
         emit(state, {"neighbourhood": hood, "memories": memories}, text)

@@ -9,11 +9,17 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from pydantic import AliasChoices, Field, field_validator
+from pydantic import AliasChoices, Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-DEFAULT_DATABASE_URL = "postgresql://postgres@127.0.0.1:55432/pgmem"
+DEVELOPMENT_PORT = 55432
+DEVELOPMENT_DATABASE = "pgmem"
+
+
+def development_url(port: int = DEVELOPMENT_PORT, database: str = DEVELOPMENT_DATABASE) -> str:
+    """The development server's URL (``scripts/devdb``): 127.0.0.1, ``port``, ``database``."""
+    return f"postgresql://postgres@127.0.0.1:{port}/{database}"
 
 
 def check_identifier(value: str, field: str) -> str:
@@ -30,7 +36,12 @@ class Settings(BaseSettings):
 
     model_config = SettingsConfigDict(env_file=".env", extra="ignore", populate_by_name=True)
 
-    database_url: str = Field(default=DEFAULT_DATABASE_URL, validation_alias=AliasChoices("DATABASE_URL"))
+    database_url: str = Field(default="", validation_alias=AliasChoices("DATABASE_URL"))
+    """Where the store lives; without it, the development server's database (PGMEM_PORT, PGMEM_DB)."""
+    dev_port: int = Field(
+        default=DEVELOPMENT_PORT, ge=1, le=65535, validation_alias=AliasChoices("PGMEM_PORT")
+    )
+    dev_database: str = Field(default=DEVELOPMENT_DATABASE, validation_alias=AliasChoices("PGMEM_DB"))
     schema_name: str = Field(default="pgmem", validation_alias=AliasChoices("PGMEM_SCHEMA"))
     graph_name: str = Field(default="pgmem_graph", validation_alias=AliasChoices("PGMEM_GRAPH"))
     cypher_role: str = Field(
@@ -74,6 +85,11 @@ class Settings(BaseSettings):
     embed_hash_dimension: int = Field(
         default=384, ge=8, le=4000, validation_alias=AliasChoices("EMBED_HASH_DIMENSION")
     )
+    embed_query_prefix: str | None = Field(default=None, validation_alias=AliasChoices("EMBED_QUERY_PREFIX"))
+    embed_document_prefix: str | None = Field(
+        default=None, validation_alias=AliasChoices("EMBED_DOCUMENT_PREFIX")
+    )
+    embed_input_types: str | None = Field(default=None, validation_alias=AliasChoices("EMBED_INPUT_TYPES"))
 
     history_days: int = Field(
         default=365, ge=1, le=36500, validation_alias=AliasChoices("PGMEM_HISTORY_DAYS")
@@ -103,6 +119,22 @@ class Settings(BaseSettings):
             rule = f"DATABASE_URL must be a postgresql:// URL or key=value string ({reason})"
             raise ValueError(rule) from exc
         return value
+
+    @field_validator("dev_database")
+    @classmethod
+    def _dev_database_is_identifier(cls, value: str) -> str:
+        return check_identifier(value, "PGMEM_DB")
+
+    @model_validator(mode="after")
+    def _development_server_by_default(self) -> Settings:
+        if not self.database_url:
+            self.database_url = development_url(self.dev_port, self.dev_database)
+        return self
+
+    @property
+    def on_development_server(self) -> bool:
+        """Whether the URL is the development server's, as PGMEM_PORT and PGMEM_DB name it."""
+        return self.database_url == development_url(self.dev_port, self.dev_database)
 
     @field_validator("schema_name")
     @classmethod

@@ -20,7 +20,7 @@ from hello_pgmem.core.errors import (
     ExtensionMissingError,
     SchemaNotMigratedError,
 )
-from hello_pgmem.core.settings import DEFAULT_DATABASE_URL, Settings
+from hello_pgmem.core.settings import Settings
 from hello_pgmem.db.batches import ROWS_PER_STATEMENT, as_columns, values_statements
 from hello_pgmem.db.connections import (
     ServerInfo,
@@ -187,7 +187,7 @@ class Database:
             log.info("Apache AGE is not installed: the Cypher interface is unavailable")
         if info.bypasses_rls:
             # the development server is a superuser's by design: said, not warned
-            development = self.settings.database_url == DEFAULT_DATABASE_URL
+            development = self.settings.on_development_server
             log.log(
                 logging.INFO if development else logging.WARNING,
                 "connected as a role that row-level security does not bind (%s): every user's rows "

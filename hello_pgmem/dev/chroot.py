@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hello_pgmem.core.errors import ConfigurationError, DatabaseUnavailableError
-from hello_pgmem.core.settings import IDENTIFIER
+from hello_pgmem.core.settings import DEVELOPMENT_DATABASE, DEVELOPMENT_PORT, IDENTIFIER, development_url
 
 log = logging.getLogger(__name__)
 
@@ -29,8 +29,8 @@ PACKAGES = (
     f"postgresql-{PG_MAJOR}-age",
 )
 DEFAULT_MIRROR = "http://deb.debian.org/debian"
-DEFAULT_PORT = 55432
-DEFAULT_DBNAME = "pgmem"
+DEFAULT_PORT = DEVELOPMENT_PORT
+DEFAULT_DBNAME = DEVELOPMENT_DATABASE
 PG_BIN = f"/usr/lib/postgresql/{PG_MAJOR}/bin"
 DATA_DIR = f"/var/lib/pgmem/{PG_MAJOR}/data"  # inside the root
 LOG_FILE = f"/var/lib/pgmem/{PG_MAJOR}/server.log"  # inside the root
@@ -76,7 +76,7 @@ class DevDB:
 
     @property
     def url(self) -> str:
-        return f"postgresql://postgres@127.0.0.1:{self.port}/{self.dbname}"
+        return development_url(self.port, self.dbname)
 
     def inside(self, path: str) -> Path:
         """The host path of ``path`` inside the root."""

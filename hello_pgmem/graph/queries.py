@@ -175,6 +175,21 @@ ORDER BY mem.importance DESC, mem.created_at DESC
 LIMIT %(limit)s
 """
 
+MEMORIES_ABOUT_AS_OF = """
+SELECT coalesce(mem.version_of, mem.id), mem.memory_type, mem.content, mem.importance, mem.session_id,
+       mem.modality, mem.metadata, mem.created_at
+FROM entities e
+JOIN mentions m ON m.user_id = e.user_id AND m.entity_id = e.id
+JOIN memories mem ON mem.user_id = m.user_id AND mem.id = m.memory_id
+WHERE e.user_id = %(user_id)s AND e.name_norm = %(name)s
+  AND memory_as_of(mem.created_at, mem.valid_to, mem.recorded_at, mem.superseded_at, mem.forgotten_at,
+                   mem.version_of, coalesce(%(valid_at)s, now()), coalesce(%(known_at)s, now()))
+ORDER BY mem.importance DESC, mem.created_at DESC
+LIMIT %(limit)s
+"""
+"""The memories that mention an entity as they held at a time, as the store knew them at another
+(each version by the id of the memory it is a version of)."""
+
 KNOWN_NAMES = """
 SELECT name FROM entities WHERE user_id = %(user_id)s AND name_norm = ANY(%(names)s)
 ORDER BY length(name_norm) DESC LIMIT %(limit)s

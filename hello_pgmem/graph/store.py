@@ -71,8 +71,8 @@ class AsOf:
 
 
 NOW = AsOf()
-MAX_NEIGHBOURHOOD_DEPTH = 3
 """The current truth as currently known."""
+MAX_NEIGHBOURHOOD_DEPTH = 3
 
 
 @dataclass
@@ -312,7 +312,9 @@ class GraphStore:
             conn.execute(g.ALL_RELATIONS, params).fetchall(),
         )
 
-    def memories_about(self, conn: Conn, name: str, limit: int = 20) -> list[Any]:
-        """Rows of the live memories that mention the entity, most important first."""
-        params = {"user_id": self.user_id, "name": normalize_name(name), "limit": limit}
-        return list(conn.execute(g.MEMORIES_ABOUT, params).fetchall())
+    def memories_about(self, conn: Conn, name: str, limit: int = 20, as_of: AsOf = NOW) -> list[Any]:
+        """Rows of the memories that mention the entity, most important first: the live ones, or
+        the versions that held at ``as_of``."""
+        params = {"user_id": self.user_id, "name": normalize_name(name), "limit": limit, **as_of.params()}
+        statement = g.MEMORIES_ABOUT if as_of == NOW else g.MEMORIES_ABOUT_AS_OF
+        return list(conn.execute(statement, params).fetchall())

@@ -37,10 +37,10 @@ class UserGraph:
         with self.db.transaction(self.user_id) as conn:
             return self.graph.entities_of(conn, memory_id)
 
-    def memories_about(self, entity: str, limit: int) -> list[MemoryItem]:
-        """The live memories that mention ``entity``, most important first."""
+    def memories_about(self, entity: str, limit: int, as_of: AsOf = NOW) -> list[MemoryItem]:
+        """The memories that mention ``entity``, most important first: live, or as of a time."""
         with self.db.transaction(self.user_id) as conn:
-            rows = self.graph.memories_about(conn, check_entity_name(entity), limit)
+            rows = self.graph.memories_about(conn, check_entity_name(entity), limit, as_of)
         return [memory_from_row(self.user_id, FIELDS, row) for row in rows]
 
     def cypher(

@@ -53,6 +53,8 @@ class ReadingActions(ActionsTool):
         depth: GraphDepth = 1,
         target: str | None = None,
         memory_id: str | None = None,
+        valid_at: str | None = None,
+        known_at: str | None = None,
     ) -> str:
         """Query the knowledge graph.
 
@@ -65,6 +67,10 @@ class ReadingActions(ActionsTool):
                 zh: 目标实体（与 entity 一起给出时，查询两者之间的最短路径）
             memory_id: a memory's id (the entities in that memory)
                 zh: 记忆ID（查询这条记忆中的实体）
+            valid_at: the graph as it held at this time (ISO 8601 with a time zone)
+                zh: 查询该时刻成立的图谱（ISO 8601，带时区）
+            known_at: as the store knew it at this time (ISO 8601 with a time zone)
+                zh: 按存储在该时刻所知的内容（ISO 8601，带时区）
         """
         manager = self.memory_manager
         if memory_id is not None:
@@ -78,7 +84,7 @@ class ReadingActions(ActionsTool):
                 self.say("entity: give entity or memory_id", "entity: 请给出 entity 或 memory_id")
             )
         if target is not None:
-            steps = manager.graph_path(entity, target)
+            steps = manager.graph_path(entity, target, valid_at=valid_at, known_at=known_at)
             if not steps:
                 return self.say(
                     f"🕸️ No path of relations between '{entity}' and '{target}'",
@@ -89,6 +95,6 @@ class ReadingActions(ActionsTool):
                 f"🕸️ The path from '{entity}' to '{target}' ({len(steps)} steps): {chain}",
                 f"🕸️ '{entity}' 到 '{target}' 的路径（{len(steps)} 步）: {chain}",
             )
-        hood = manager.graph_neighbourhood(entity, depth)
-        memories = manager.entity_memories(entity, limit=5)
+        hood = manager.graph_neighbourhood(entity, depth, valid_at=valid_at, known_at=known_at)
+        memories = manager.entity_memories(entity, limit=5, valid_at=valid_at, known_at=known_at)
         return neighbourhood_text(hood, depth, memories, self.language)

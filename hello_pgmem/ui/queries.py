@@ -98,12 +98,8 @@ FROM pending_accesses WHERE user_id = %(user_id)s AND memory_id = %(id)s
 """
 
 TOP_ENTITIES = """
-SELECT e.name, e.entity_type, count(m.memory_id) AS mentions
-FROM entities e
-LEFT JOIN mentions m ON m.user_id = e.user_id AND m.entity_id = e.id
-WHERE e.user_id = %(user_id)s
-GROUP BY e.id, e.name, e.entity_type
-ORDER BY mentions DESC, e.name
+SELECT name, entity_type, mentions FROM entity_stats WHERE user_id = %(user_id)s
+ORDER BY mentions DESC, name
 LIMIT %(limit)s
 """
 
