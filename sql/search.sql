@@ -285,7 +285,7 @@ CREATE OR REPLACE FUNCTION search_memories(
     p_time_from timestamptz DEFAULT NULL, p_time_to timestamptz DEFAULT NULL,
     p_mode text DEFAULT 'hybrid', p_fusion text DEFAULT 'weighted', p_per_type integer DEFAULT NULL,
     p_pool integer DEFAULT NULL, p_session_prefix text DEFAULT NULL, p_where jsonpath DEFAULT NULL,
-    p_where_vars jsonb DEFAULT NULL)
+    p_where_vars jsonb DEFAULT NULL, p_vector_weight double precision DEFAULT 0.2)
 RETURNS TABLE (id uuid, memory_type text, content text, importance double precision, session_id text,
                modality text, metadata jsonb, created_at timestamptz,
                vector_score double precision, text_score double precision,
@@ -331,10 +331,11 @@ BEGIN
         RAISE EXCEPTION 'mode must be hybrid, lexical or vector, got %', coalesce(quote_literal(p_mode), 'NULL')
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF p_fusion IS NULL OR p_fusion NOT IN ('weighted', 'rrf') THEN
-        RAISE EXCEPTION 'fusion must be weighted or rrf, got %', coalesce(quote_literal(p_fusion), 'NULL')
+    IF p_fusion IS NULL OR p_fusion NOT IN ('weighted', 'spread', 'rrf') THEN
+        RAISE EXCEPTION 'fusion must be weighted, spread or rrf, got %', coalesce(quote_literal(p_fusion), 'NULL')
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
+    PERFORM _require_range(p_vector_weight, 'vector_weight', 0, 10);
     IF p_space IS NULL OR p_space NOT IN ('text', 'embedding', 'text_embedding') THEN
         RAISE EXCEPTION 'space must be text, embedding or text_embedding, got %', coalesce(quote_literal(p_space), 'NULL')
             USING ERRCODE = 'invalid_parameter_value';
@@ -605,16 +606,33 @@ BEGIN
                                    p_min_importance, p_modality, p_session_prefix, p_where, p_where_vars))
     ), normalised AS (
         SELECT c.*,
-               c.vector_raw / nullif(max(c.vector_raw) OVER (), 0) AS vector_n,
+               CASE WHEN p_fusion = 'spread'  -- over the candidates with a vector: the best 1, the least 0
+                                              -- (a spread under 0.05 counts as 0.05: near-constant, near 1)
+                    THEN greatest(0, 1 - (max(c.vector_raw) OVER () - c.vector_raw)
+                                         / greatest(max(c.vector_raw) OVER ()
+                                                    - min(c.vector_raw) FILTER (WHERE c.vector_raw > 0) OVER (), 0.05))
+                    ELSE c.vector_raw / nullif(max(c.vector_raw) OVER (), 0) END AS vector_n,
                c.own_raw / nullif(max(c.own_raw) OVER (), 0) AS own_n,
                c.context_raw / nullif(max(c.context_raw) OVER (), 0) AS context_n,
-               c.session_raw / nullif(max(c.session_raw) OVER (), 0) AS session_n
+               c.session_raw / nullif(max(c.session_raw) OVER (), 0) AS session_n,
+               -- how much of the query's terms the best lexical match holds, from 0 to 1
+               least(1, coalesce(max(c.own_raw) OVER ()
+                                 / nullif((SELECT 2.2 * sum(i.w) FROM idf i
+                                           WHERE i.lexeme IN (SELECT f.lexeme FROM term_frequency f)), 0),
+                                 0)) AS held
         FROM components c
     ), relevance AS (
         SELECT n.*,
                (0.4 * coalesce(n.own_n, 0) + 0.6 * coalesce(n.context_n, 0) + 0.3 * coalesce(n.session_n, 0)
                 + 0.3 * n.speaker) / 1.6 AS lexical
         FROM normalised n
+    ), weighed AS (  -- spread: the vector counts less as the best match holds more of the query, and
+                     -- as it agrees with the lexical ranking (what it adds is what lexical lacks)
+        SELECT r.*,
+               p_vector_weight * (1 - coalesce(r.held, 0))
+               * (1 - greatest(0, coalesce(corr(r.lexical, r.vector_raw) FILTER (WHERE r.vector_raw > 0) OVER (), 0)))
+                   AS vector_weight
+        FROM relevance r
     ), fused AS (
         SELECT r.*,
                CASE
@@ -624,9 +642,10 @@ BEGIN
                        (CASE WHEN r.lexical > 0 THEN 1.0 / (60 + rank() OVER (ORDER BY r.lexical DESC)) ELSE 0 END
                         + CASE WHEN r.vector_raw > 0 THEN 1.0 / (60 + rank() OVER (ORDER BY r.vector_raw DESC)) ELSE 0 END)
                        * 30
-                   ELSE 0.8 * r.lexical + 0.2 * coalesce(r.vector_n, 0)
+                   WHEN p_fusion = 'spread' THEN 0.8 * r.lexical + r.vector_weight * coalesce(r.vector_n, 0)
+                   ELSE 0.8 * r.lexical + p_vector_weight * coalesce(r.vector_n, 0)
                END + 0.2 * r.graph + 0.2 * r.in_time AS relevance_score
-        FROM relevance r
+        FROM weighed r
     ), ranked AS (
         SELECT f.*, ranking_score(f.relevance_score, f.recency, f.importance) AS final
         FROM fused f
@@ -649,12 +668,15 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION search_memories(text, text, vector, text, integer, text[], text, timestamptz, timestamptz,
                                    double precision, text, text, timestamptz, text[], text[], integer,
-                                   timestamptz, timestamptz, text, text, integer, integer, text, jsonpath, jsonb) IS
+                                   timestamptz, timestamptz, text, text, integer, integer, text, jsonpath, jsonb,
+                                   double precision) IS
     'Hybrid search of one user''s long-term memories (sql/search.sql explains it): BM25 of '
     'the memory, of the memory with the two before and the two after it in its session, of its session, a speaker the query names, cosine '
     'similarity, knowledge-graph expansion for semantic memories and a time range the query names; '
     'each component normalised by its best candidate; recency and importance only break near-ties '
-    '(at most 0.02). p_mode hybrid, lexical or vector; p_fusion weighted or rrf; p_per_type caps each '
+    '(at most 0.02). p_mode hybrid, lexical or vector; p_fusion weighted (0.8 lexical + p_vector_weight '
+    'vector), spread (the cosine spread over the candidates, weighed down as the best lexical match holds '
+    'the query and as the vector agrees with the lexical ranking) or rrf; p_per_type caps each '
     'memory type; p_session_prefix, p_where (a jsonpath predicate on the metadata, with the '
     'variables p_where_vars) filter the candidates before any limit. Every component is returned.';
 
@@ -890,3 +912,63 @@ COMMENT ON FUNCTION search_chunks(text, text, vector, text, integer, text[], tex
     'that common, at most that many chunks with every term and the nearest chunks that have them), fused by '
     'reciprocal rank fusion (k = 60, default) or by 0.7 * vector_score + 0.3 * text_score. '
     'vector_score is the cosine similarity, computed for keyword-only hits too.';
+
+-- Whole sessions ranked as documents (sql/sessions.sql): the sessions that hold a query term that
+-- is not in most of them, and the sessions of the memories nearest by vector, each scored by its
+-- BM25 as one text (over the best candidate's) plus p_vector_weight times its summed vector's
+-- cosine, spread over the candidates (the least as 0, the best as 1: a spread under 0.05 counts
+-- as 0.05, so a model whose cosines barely differ reorders little).
+CREATE OR REPLACE FUNCTION search_sessions(
+    p_user_id text, p_model text, p_query vector, p_query_text text, p_limit integer DEFAULT 5,
+    p_vector_weight double precision DEFAULT 0.5, p_pool integer DEFAULT 40)
+RETURNS TABLE (session_id text, text_score double precision, vector_score double precision,
+               score double precision)
+LANGUAGE plpgsql STABLE
+SET search_path FROM CURRENT
+AS $$
+#variable_conflict use_column
+DECLARE
+    v_terms text[] := query_terms(coalesce(p_query_text, ''));
+    v_sessions double precision;
+BEGIN
+    PERFORM _require_text(p_user_id, 'user_id');
+    PERFORM _require_range(p_limit, 'limit', 1, 1000);
+    PERFORM _require_range(p_vector_weight, 'vector_weight', 0, 10);
+    SELECT greatest(t.sessions, 1) INTO v_sessions FROM memory_text_totals t WHERE t.user_id = p_user_id;
+    RETURN QUERY
+    WITH telling AS (  -- the query terms that are not in most sessions
+        SELECT x.term
+        FROM unnest(v_terms) AS x(term)
+        WHERE (SELECT count(*) FROM (SELECT 1 FROM session_terms s
+                                     WHERE s.user_id = p_user_id AND s.lexeme = x.term
+                                     LIMIT ceil(v_sessions / 2)::integer + 1) AS c) <= greatest(v_sessions / 2, 1)
+    ), candidates AS (
+        SELECT DISTINCT s.session_id
+        FROM session_terms s
+        WHERE s.user_id = p_user_id AND s.lexeme IN (SELECT term FROM telling)
+        UNION
+        SELECT m.session_id
+        FROM memory_candidates(p_user_id, p_model, p_query, p_pool, ARRAY['episodic', 'semantic']) AS c
+        JOIN memories m ON m.user_id = p_user_id AND m.id = c.id
+        WHERE m.session_id IS NOT NULL
+    ), scored AS (
+        SELECT s.session_id, s.bm25, s.similarity
+        FROM session_scores(p_user_id, p_model, p_query, v_terms,
+                            ARRAY(SELECT c.session_id FROM candidates c)) AS s
+    ), spread AS (
+        SELECT s.*,
+               coalesce(s.bm25 / nullif(max(s.bm25) OVER (), 0), 0) AS text_n,
+               greatest(0, 1 - (max(s.similarity) OVER () - s.similarity)
+                               / greatest(max(s.similarity) OVER () - min(s.similarity) OVER (), 0.05)) AS vector_n
+        FROM scored s
+    )
+    SELECT p.session_id, p.text_n, p.vector_n, p.text_n + p_vector_weight * p.vector_n
+    FROM spread p
+    ORDER BY p.text_n + p_vector_weight * p.vector_n DESC, p.session_id
+    LIMIT p_limit;
+END $$;
+COMMENT ON FUNCTION search_sessions(text, text, vector, text, integer, double precision, integer) IS
+    'The p_limit sessions of a user that best match a query as whole documents: BM25 of the session '
+    '(text_score, over the best candidate''s) plus p_vector_weight times the cosine of its summed '
+    'vector spread over the candidates (vector_score); candidates are the sessions holding a query '
+    'term not in most of them and those of the p_pool memories nearest by vector.';

@@ -37,6 +37,8 @@ class FakeOpenAI:
     shuffle: bool = True
     zero_vectors: bool = False
     chat: Callable[[dict[str, Any]], dict[str, Any] | str] | None = None
+    embed: Callable[[str], list[float]] | None = None
+    """The model itself (default: fake_vector)."""
     base_url: str = ""
 
     def embedding_calls(self) -> int:
@@ -83,7 +85,7 @@ def _handler(state: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                         "index": i,
                         "embedding": [0.0] * state.dimension
                         if state.zero_vectors
-                        else fake_vector(text, state.dimension),
+                        else (state.embed or (lambda t: fake_vector(t, state.dimension)))(text),
                     }
                     for i, text in enumerate(texts)
                 ]

@@ -17,15 +17,17 @@ from tests.test_ops import populate
 
 
 def busy_store(make: Callable[..., MemoryManager], db: Database, clock: Clock) -> None:
-    """Two users after adds, updates, removals, forgetting, consolidation, and two namespaces."""
+    """Two users after adds (in sessions), updates, removals, forgetting, consolidation, and two
+    namespaces."""
     for user in ("alice", "bob"):
-        manager = populate(make, user)
+        manager = populate(lambda name: make(name, session_id=f"{name}-chat"), user)
         manager.add_memory("短暂的念头", "working", 0.2)
         first = manager.retrieve_memories("Python", limit=1)[0]
         manager.update_memory(first.id, content="张三改用Rust做系统开发", importance=0.9)
         manager.forget_memories("importance_based", threshold=0.65)
         manager.consolidate_memories("working", "episodic", importance_threshold=0.5)
-    alice = make("alice")
+    alice = make("alice", session_id="alice-chat")
+    alice.add_memory("另一个会话里的事", "episodic", 0.5, session_id="alice-later")
     alice.remove_memory(alice.retrieve_memories("产品经理", limit=1)[0].id)
     for namespace in ("a", "b"):
         KnowledgeBase(db, HashingEmbedder(), namespace).add_text("# T\n\n第一段。\n\n## U\n\n第二段。", "doc")
@@ -52,6 +54,14 @@ DAMAGE = {
     "orphan_mentions": "SET LOCAL session_replication_role = replica;"
     " DELETE FROM entities WHERE id = (SELECT entity_id FROM mentions LIMIT 1)",
 }
+
+
+if not ON_CITUS:  # a cluster keeps no sessions as documents
+    DAMAGE |= {
+        "sessions": "UPDATE memory_sessions SET memories = memories + 1"
+        " WHERE session_id = (SELECT session_id FROM memory_sessions LIMIT 1)",
+        "session_terms": "DELETE FROM session_terms WHERE lexeme = (SELECT lexeme FROM session_terms LIMIT 1)",
+    }
 
 
 @pytest.mark.parametrize("check", sorted(DAMAGE))

@@ -149,10 +149,12 @@ def test_the_schema_distributes_and_serves_each_user_from_one_shard(database: st
             assert conn.execute("SELECT count(*) FROM memories").fetchone() == (3,)
             # delegated to bob's worker, the search still runs under alice's scope: nothing
             asked = "SELECT search_memories('bob', %s, %s, 'trumpet', 5)"
-            assert conn.execute(asked, (embedder.model_name, embedder.encode_one("trumpet"))).fetchall() == []
+            assert (
+                conn.execute(asked, (embedder.model_name, embedder.encode_query("trumpet"))).fetchall() == []
+            )
         with db.transaction("bob") as conn:
             assert (
-                len(conn.execute(asked, (embedder.model_name, embedder.encode_one("trumpet"))).fetchall())
+                len(conn.execute(asked, (embedder.model_name, embedder.encode_query("trumpet"))).fetchall())
                 == 1
             )
         with db.transaction() as conn:
@@ -164,7 +166,7 @@ def test_the_schema_distributes_and_serves_each_user_from_one_shard(database: st
             row[0]
             for row in conn.execute(
                 "EXPLAIN SELECT pgmem.search_memories('alice', %s, %s::vector, 'cat', 3)",
-                (model[0], str(embedder.encode_one("cat").tolist())),
+                (model[0], str(embedder.encode_query("cat").tolist())),
             ).fetchall()
         )
     assert "Task Count: 1" in plan, plan

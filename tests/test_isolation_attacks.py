@@ -259,9 +259,9 @@ def test_the_embedding_cache_is_not_shared_across_namespaces(app_db: Database) -
     class Counting(HashingEmbedder):
         calls = 0
 
-        def encode(self, texts: Any) -> Any:
+        def encode_documents(self, texts: Any) -> Any:
             Counting.calls += len(texts)
-            return super().encode(texts)
+            return super().encode_documents(texts)
 
     text = "# Secret\n\nThe merger with Initech closes on Friday."
     KnowledgeBase(app_db, Counting(), "ns_first").add_text(text, document_id="a")

@@ -342,8 +342,8 @@ def test_vector_scoring_is_cosine_order_with_type_caps(
     found = manager.retrieve_memories(
         query, memory_types=["episodic", "semantic"], limit=10, scoring="vector"
     )
-    vectors = embedder.encode(texts)
-    cosine = vectors @ embedder.encode_one(query)
+    vectors = embedder.encode_documents(texts)
+    cosine = vectors @ embedder.encode_query(query)
     best = sorted(range(len(texts)), key=lambda i: -cosine[i])[:10]
     assert len(found) == 10
     assert [m.content for m in found][:5] == [texts[i] for i in best][:5]  # ties below may swap

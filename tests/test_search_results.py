@@ -103,7 +103,7 @@ def test_sessions_come_back_whole_best_first(make_manager: Callable[..., MemoryM
     assert [s.session_id for s in found] == ["s-kitchen", "s-garden"]
     first = found[0]
     assert [m.content for m in first.memories] == kitchen, "the whole session, in the order it was written"
-    assert first.hits[0].content == "The kitchen tiles should be blue" and first.score == first.hits[0].score
+    assert first.hits[0].content == "The kitchen tiles should be blue", "its hits, best first"
     assert all(h.session_id == "s-kitchen" for h in first.hits)
     assert found[0].score >= found[1].score
     assert [

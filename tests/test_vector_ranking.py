@@ -57,7 +57,7 @@ def by_function(
         "time_to": named[1] if named else None,
         "user_id": manager.user_id,
         "model": manager.embedder.model_name,
-        "query": manager.embedder.encode_one(question),
+        "query": manager.embedder.encode_query(question),
         "query_text": question,
         "limit": limit,
         "types": ["episodic", "semantic"],
@@ -87,6 +87,7 @@ FUNCTION_DEFAULTS: dict[str, Any] = {
     "max_hops": 2,
     "mode": "vector",
     "fusion": "weighted",
+    "vector_weight": 0.2,
     "per_type": None,
 }
 """search_memories' other parameters as the API passes them for an unfiltered vector search."""
@@ -101,7 +102,7 @@ def statement_params(
         **FUNCTION_DEFAULTS,
         "user_id": user,
         "model": embedder.model_name,
-        "query": embedder.encode_one(question),
+        "query": embedder.encode_query(question),
         "query_text": question,
         "now": now,
         "limit": limit,

@@ -21,7 +21,7 @@ DECLARE
 BEGIN
     FOREACH t IN ARRAY ARRAY['memories', 'working_memories', 'entities', 'mentions', 'relations',
                              'memory_accesses', 'memory_text_totals', 'memory_term_counts',
-                             'access_tokens'] LOOP
+                             'memory_sessions', 'session_terms', 'access_tokens'] LOOP
         EXECUTE format(
             'CREATE POLICY user_rows ON %I USING (user_id = (SELECT current_memory_user())) '
             'WITH CHECK (user_id = (SELECT current_memory_user()))', t);
@@ -36,7 +36,8 @@ BEGIN
         WITH CHECK (user_id = (SELECT current_memory_user()) OR namespace = (SELECT current_rag_namespace()));
     FOREACH t IN ARRAY ARRAY['memories', 'working_memories', 'entities', 'mentions', 'relations',
                              'memory_accesses', 'memory_text_totals', 'memory_term_counts',
-                             'access_tokens', 'documents', 'chunks', 'chunk_text_totals',
+                             'memory_sessions', 'session_terms', 'access_tokens', 'documents', 'chunks',
+                             'chunk_text_totals',
                              'retrieval_log'] LOOP
         EXECUTE format('ALTER TABLE %I ENABLE ROW LEVEL SECURITY', t);
         EXECUTE format('ALTER TABLE %I FORCE ROW LEVEL SECURITY', t);
@@ -92,6 +93,26 @@ CREATE TRIGGER memories_term_counts_update AFTER UPDATE OF content, text_config,
     EXECUTE FUNCTION _count_lexemes_row();
 CREATE TRIGGER memories_term_counts_truncate AFTER TRUNCATE ON memories
     FOR EACH STATEMENT EXECUTE FUNCTION _clear_terms('memory_term_counts');
+
+-- Sessions as documents (sql/sessions.sql): inserts and deletes per statement, changes per row.
+CREATE TRIGGER memories_sessions_insert AFTER INSERT ON memories REFERENCING NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION _count_sessions();
+CREATE TRIGGER memories_sessions_delete AFTER DELETE ON memories REFERENCING OLD TABLE AS old_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION _count_sessions();
+CREATE TRIGGER memories_sessions_update
+    AFTER UPDATE OF content, text_config, forgotten_at, session_id, embedding, embedding_model ON memories
+    FOR EACH ROW WHEN (OLD.lexemes IS DISTINCT FROM NEW.lexemes
+                       OR (OLD.forgotten_at IS NULL) <> (NEW.forgotten_at IS NULL)
+                       OR OLD.session_id IS DISTINCT FROM NEW.session_id
+                       OR OLD.embedding_model IS DISTINCT FROM NEW.embedding_model
+                       OR OLD.embedding::text IS DISTINCT FROM NEW.embedding::text)  -- a cast, not an
+                                                                                     -- operator a restore's
+                                                                                     -- search_path lacks
+    EXECUTE FUNCTION _count_sessions_row();
+CREATE TRIGGER memories_sessions_truncate AFTER TRUNCATE ON memories
+    FOR EACH STATEMENT EXECUTE FUNCTION _clear_terms('memory_sessions');
+CREATE TRIGGER memories_session_terms_truncate AFTER TRUNCATE ON memories
+    FOR EACH STATEMENT EXECUTE FUNCTION _clear_terms('session_terms');
 
 -- The lexical GIN indexes take new rows into a small pending list; an insert of many rows merges it.
 CREATE TRIGGER memories_merge_pending_terms AFTER INSERT ON memories REFERENCING NEW TABLE AS new_rows

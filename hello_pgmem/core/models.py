@@ -28,7 +28,9 @@ DEFAULT_TYPES: tuple[MemoryType, ...] = ("working", "episodic", "semantic")
 """The types a store's memory has unless told (perceptual memory needs media encoders)."""
 Scoring = Literal["hybrid", "lexical", "vector", "reference"]
 SCORINGS: tuple[Scoring, ...] = ("hybrid", "lexical", "vector", "reference")
-Fusion = Literal["weighted", "rrf"]
+Fusion = Literal["weighted", "spread", "rrf"]
+VECTOR_WEIGHTS: dict[str, float] = {"weighted": 0.2, "spread": 1.0}
+"""The vector's weight beside the lexical ranking's 0.8 in each weighted fusion (docs/search.md)."""
 ForgetStrategy = Literal["importance_based", "time_based", "capacity_based"]
 FORGET_STRATEGIES: tuple[ForgetStrategy, ...] = ("importance_based", "time_based", "capacity_based")
 Modality = Literal["text", "image", "audio", "video"]
@@ -351,7 +353,7 @@ class MemoryConfig(BaseModel):
     max_search_limit: int = Field(default=200, ge=1, le=1000)
     # ranking (docs/search.md): hybrid (lexical + vector, relevance first) unless "reference"
     scoring: Scoring = "hybrid"
-    fusion: Fusion = "weighted"
+    fusion: Fusion | None = None  # None: the embedder's (spread, or weighted for the hashing embedder)
     graph_search: bool = True  # expand semantic searches through the entities a query names
 
     def settings_overrides(self) -> dict[str, Any]:

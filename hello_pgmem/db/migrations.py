@@ -71,6 +71,7 @@ LIVE_FILES = (
     "security.sql",
     "scoring.sql",
     "text.sql",
+    "sessions.sql",
     "embedding_models.sql",
     "access.sql",
     "tokens.sql",

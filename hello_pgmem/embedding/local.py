@@ -18,6 +18,7 @@ import numpy as np
 
 from hello_pgmem.core.errors import ConfigurationError, EmbeddingError
 from hello_pgmem.embedding.base import Embedder
+from hello_pgmem.embedding.conventions import Convention, convention_for
 
 
 def sentence_transformers_installed() -> bool:
@@ -55,7 +56,7 @@ def no_progress_bars() -> Iterator[None]:
 class LocalEmbedder(Embedder):
     """sentence-transformers on the CPU, from local files only."""
 
-    def __init__(self, model: str | os.PathLike[str]) -> None:
+    def __init__(self, model: str | os.PathLike[str], convention: Convention | None = None) -> None:
         if not sentence_transformers_installed():
             raise ConfigurationError(
                 "the local embedder needs sentence-transformers: pip install 'hello-pgmem[local]'"
@@ -76,6 +77,7 @@ class LocalEmbedder(Embedder):
             raise ConfigurationError(f"model {str(model)!r} does not report its dimension")
         self.dimension = int(dimension)
         self.model_name = f"local:{Path(str(model)).name}"
+        self.convention = convention or convention_for(Path(str(model)).name)
 
     def _encode(self, texts: Sequence[str]) -> np.ndarray:
         try:

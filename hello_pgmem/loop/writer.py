@@ -83,7 +83,11 @@ class MemoryWriter:
         Returns the decision for each memory and how many memories decay forgot.
         """
         manager = self.manager
-        vectors = list(manager.registered_embedder.encode([m.content for m in memories])) if memories else []
+        vectors = (
+            list(manager.registered_embedder.encode_documents([m.content for m in memories]))
+            if memories
+            else []
+        )
         with manager.transaction() as conn:
             writes = manager.in_transaction(conn)
             decisions = [

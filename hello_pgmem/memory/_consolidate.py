@@ -66,7 +66,11 @@ def from_working(working: WorkingMemory, target: LongTermMemory, threshold: floa
         return 0
     contents = [content for _, content in candidates]
     vectors = dict(
-        zip((memory_id for memory_id, _ in candidates), target.embedder.encode(contents), strict=True)
+        zip(
+            (memory_id for memory_id, _ in candidates),
+            target.embedder.encode_documents(contents),
+            strict=True,
+        )
     )
     prepared = dict(zip(vectors, target.prepare(contents), strict=True))
     with working.db.transaction(working.user_id) as conn:

@@ -20,6 +20,7 @@ from hello_pgmem.core.retry import retry_transient
 from hello_pgmem.db import Conn
 from hello_pgmem.memory import _versions as versions
 from hello_pgmem.memory._parts import MemoryParts
+from hello_pgmem.memory._search import fusion_params
 
 Row = tuple[UUID, dict[str, Any], datetime, datetime]
 """An item: its id, its ``langgraph`` metadata, when it was created and last updated."""
@@ -45,7 +46,8 @@ STORE_SEARCH = """
 SELECT s.id, s.metadata -> 'langgraph', s.created_at, m.updated_at, s.score
 FROM search_memories(%(user_id)s, %(model)s, %(query)s, %(query_text)s, %(window)s, ARRAY['episodic'],
                      p_session_prefix => %(prefix)s, p_where => %(where)s::jsonpath,
-                     p_where_vars => %(vars)s) AS s
+                     p_where_vars => %(vars)s, p_fusion => %(fusion)s,
+                     p_vector_weight => %(vector_weight)s) AS s
 JOIN memories m ON m.user_id = %(user_id)s AND m.id = s.id
 ORDER BY s.score DESC, s.id
 OFFSET %(offset)s
@@ -148,7 +150,7 @@ class ItemStore:
             "session_id": path,
             "metadata": Jsonb(metadata),
             "now": self.parts.clock(),
-            "embedding": embedder.encode_one(content),
+            "embedding": embedder.encode_documents([content])[0],
             "model": embedder.model_name,
         }
         with self._transaction() as conn:
@@ -201,11 +203,12 @@ class ItemStore:
         params = {
             **self._filter(prefix, where, variables),
             "model": embedder.model_name,
-            "query": embedder.encode_one(query),
+            "query": embedder.encode_query(query),
             "query_text": query,
             "window": window,
             "offset": offset,
             "known_at": known_at,
+            **fusion_params(self.parts),
         }
         with self._transaction() as conn:
             return conn.execute(STORE_SEARCH if known_at is None else STORE_SEARCH_AS_OF, params).fetchall()

@@ -112,7 +112,7 @@ class LongTermMemory:
     ) -> list[dict[str, Any]]:
         """The rows of new memories, embedded in one batch unless ``vectors`` are given."""
         if vectors is None:
-            vectors = list(self.embedder.encode([item.content for item in items]))
+            vectors = list(self.embedder.encode_documents([item.content for item in items]))
         return [self.row(item, vector) for item, vector in zip(items, vectors, strict=True)]
 
     def insert(self, conn: Conn, rows: Sequence[dict[str, Any]], prepared: Sequence[Any]) -> None:
@@ -144,7 +144,7 @@ class LongTermMemory:
     ) -> bool:
         """Change content (re-embedded, the earlier version kept: ``change``), importance, or merge
         metadata. False if not found."""
-        vector = None if content is None else self.embedder.encode_one(content)
+        vector = None if content is None else self.embedder.encode_documents([content])[0]
         prepared = None if content is None else self.prepare([content])[0]
         with self.db.transaction(self.user_id) as conn:
             return self.update_in(conn, memory_id, content, importance, metadata, vector, prepared, change)

@@ -213,6 +213,12 @@ ORDER BY created_at, seq
 LIMIT %(limit)s
 """
 
+SEARCH_SESSIONS = """
+SELECT session_id, score
+FROM search_sessions(%(user_id)s, %(model)s, %(query)s, %(query_text)s, %(limit)s)
+"""
+"""The user's sessions that best match a query as whole documents, best first (sql/search.sql)."""
+
 SESSION_MEMORIES = f"""
 SELECT {COLUMNS} FROM (
     SELECT m.*, row_number() OVER (PARTITION BY m.session_id ORDER BY m.created_at, m.seq) AS n

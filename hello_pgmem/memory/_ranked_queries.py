@@ -48,7 +48,7 @@ FROM search_memories_as_of(
 _SEARCH_CALL = """search_memories(
     %(user_id)s, %(model)s, %(query)s, %(query_text)s, %(limit)s, %(types)s, %(session_id)s, %(since)s,
     %(until)s, %(min_importance)s, %(modality)s, %(space)s, %(now)s, %(names)s, %(seeds)s, %(max_hops)s,
-    %(time_from)s, %(time_to)s, %(mode)s, %(fusion)s, %(per_type)s)"""
+    %(time_from)s, %(time_to)s, %(mode)s, %(fusion)s, %(per_type)s, p_vector_weight => %(vector_weight)s)"""
 
 SEARCH = f"""
 SELECT {", ".join(SEARCH_COLUMNS)}

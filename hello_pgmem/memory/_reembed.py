@@ -69,7 +69,7 @@ def _batch(
         rows = conn.execute(pending, params).fetchall()
     if not rows:
         return None
-    vectors = embedder.encode([row[2] for row in rows])
+    vectors = embedder.encode_documents([row[2] for row in rows])
     values = {
         "model": embedder.model_name,
         "users": [row[0] for row in rows],

@@ -20,6 +20,7 @@ from psycopg import ClientCursor
 from hello_pgmem.core.errors import InvalidInputError
 from hello_pgmem.core.models import (
     LONG_TERM_TYPES,
+    VECTOR_WEIGHTS,
     MemoryConfig,
     MemoryItem,
     MemoryType,
@@ -214,6 +215,12 @@ def statement(
     return SearchSQL(text, {**params, "pool": pool, "log": log_access}, [settings])
 
 
+def fusion_params(parts: MemoryParts) -> dict[str, Any]:
+    """The fusion of the hybrid search (the config's, else the embedder's) and its vector weight."""
+    fusion = parts.config.fusion or parts.registered_embedder.fusion
+    return {"fusion": fusion, "vector_weight": VECTOR_WEIGHTS.get(fusion, VECTOR_WEIGHTS["weighted"])}
+
+
 def _ranking_params(
     parts: MemoryParts, search: MemorySearch, scoring: Scoring, modality: str | None
 ) -> dict[str, Any]:
@@ -235,7 +242,7 @@ def _ranking_params(
         "time_from": named[0] if named else None,
         "time_to": named[1] if named else None,
         "mode": "hybrid" if scoring == "reference" else scoring,
-        "fusion": config.fusion,
+        **fusion_params(parts),
         "per_type": search.per_type_limit,
     }
 
@@ -274,7 +281,7 @@ def run_search(parts: MemoryParts, search: MemorySearch, track_access: bool = Tr
     if search.query_modality != "text":
         results += reference.by_file(parts, search)
     elif any(kind != "working" for kind in search.types):
-        vector = parts.registered_embedder.encode_one(search.query)
+        vector = parts.registered_embedder.encode_query(search.query)
         joint, separate = search.long_term()
         logged = track_access and not results and not separate
         if joint:
@@ -309,7 +316,7 @@ def sent_statement(parts: MemoryParts, search: MemorySearch) -> SearchSQL:
         raise InvalidInputError(
             "memory_types", "a search of long-term memory with a text query has SQL to show"
         )
-    return statement(parts, search, joint, parts.registered_embedder.encode_one(search.query), False)
+    return statement(parts, search, joint, parts.registered_embedder.encode_query(search.query), False)
 
 
 def explained(parts: MemoryParts, search: MemorySearch) -> tuple[list[MemoryItem], SearchSQL | None]:

@@ -1,10 +1,7 @@
-"""Whole conversations for an agent that wants them: the sessions whose memories a search finds,
-best first, each with the memories found in it and the session itself in the order it was written.
-
-A session ranks by its best memory. Measured on LongMemEval's dev split (hashing embedder, the
-50 best memories of the hybrid search): ranking sessions by their best memory gave session
-recall_all@5 82.9 and ndcg_any@5 88.8; by the sum of their scores, by their best two, or by the
-best plus a tenth or three tenths of the rest, no better (docs/search.md).
+"""Whole conversations for an agent that wants them: the sessions that best match a query as
+whole documents (search_sessions: each session's BM25 as one text and the cosine of its summed
+vector), best first, each with the memories a search found in it and the session itself in the
+order it was written.
 """
 
 from __future__ import annotations
@@ -20,8 +17,8 @@ from hello_pgmem.memory._rows import memory_rows
 
 @dataclass
 class SessionHit:
-    """A session a search found: its score (its best memory's), the memories found in it (best
-    first), and the session's memories in the order they were written (at most ``max_memories``)."""
+    """A session a search found: its score, the memories a memory search found in it (best first),
+    and the session's memories in the order they were written (at most ``max_memories``)."""
 
     session_id: str
     score: float
@@ -29,21 +26,38 @@ class SessionHit:
     memories: list[MemoryItem] = field(default_factory=list)
 
 
+def ranked_sessions(parts: MemoryParts, query: str, limit: int) -> list[SessionHit]:
+    """The ``limit`` sessions that best match ``query`` as whole documents, best first."""
+    embedder = parts.registered_embedder
+    params = {
+        "user_id": parts.user_id,
+        "model": embedder.model_name,
+        "query": embedder.encode_query(query),
+        "query_text": query,
+        "limit": limit,
+    }
+    with parts.db.transaction(parts.user_id) as conn:
+        rows = conn.execute(q.SEARCH_SESSIONS, params).fetchall()
+    return [SessionHit(str(row[0]), float(row[1])) for row in rows]
+
+
 def whole_sessions(
-    parts: MemoryParts, found: Sequence[MemoryItem], limit: int, kinds: Sequence[str], per_session: int
+    parts: MemoryParts,
+    best: list[SessionHit],
+    found: Sequence[MemoryItem],
+    kinds: Sequence[str],
+    per_session: int,
 ) -> list[SessionHit]:
-    """The ``limit`` best sessions among ``found`` (best first: a session's first hit is its best),
-    each with its memories of ``kinds`` in the order they were written (at most ``per_session``)."""
-    sessions: dict[str, SessionHit] = {}
+    """``best`` with the memories among ``found`` that belong to each (best first), and each
+    session's memories of ``kinds`` in the order they were written (at most ``per_session``)."""
+    sessions = {s.session_id: s for s in best}
     for item in found:
-        if item.session_id is not None:
-            hit = sessions.setdefault(item.session_id, SessionHit(item.session_id, item.score or 0.0))
-            hit.hits.append(item)
-    best = list(sessions.values())[:limit]
+        if item.session_id in sessions:
+            sessions[item.session_id].hits.append(item)
     if best:
         params = {
             "user_id": parts.user_id,
-            "sessions": [s.session_id for s in best],
+            "sessions": list(sessions),
             "types": list(kinds),
             "limit": per_session,
         }

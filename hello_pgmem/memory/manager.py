@@ -26,6 +26,7 @@ from hello_pgmem.core.models import (
     MemoryStats,
     MemoryType,
     SessionInfo,
+    check_content,
     check_importance,
     check_limit,
     check_memory_type,
@@ -364,16 +365,18 @@ class MemoryManager(SharesDatabase):
         candidates: int = 50,
         max_memories: int = 100,
     ) -> list[SessionHit]:
-        """The ``limit`` sessions whose long-term memories best match ``query``, found among the
-        ``candidates`` best memories, each with its memories in order (at most ``max_memories``)."""
+        """The ``limit`` sessions that best match ``query`` as whole documents, each with its hits
+        among the ``candidates`` best memories and its memories in order (``max_memories``)."""
+        text = check_content(query, self.config.max_content_chars, "query")
         limit = check_limit(limit, self.config.max_search_limit)
         per_session = check_limit(max_memories, MAX_SESSION_MEMORIES, "max_memories")
         kinds = [k for k in (memory_types or self.enabled_types) if k in LONG_TERM_TYPES]
         request = MemorySearch(
-            query, kinds, check_limit(candidates, self.config.max_search_limit, "candidates")
+            text, kinds, check_limit(candidates, self.config.max_search_limit, "candidates")
         )
+        best = _sessions.ranked_sessions(self._parts, text, limit)
         found = self.search(request, track_access=False)
-        return _sessions.whole_sessions(self._parts, found, limit, kinds, per_session)
+        return _sessions.whole_sessions(self._parts, best, found, kinds, per_session)
 
     def record_access(self, memory_ids: Sequence[UUID]) -> None:
         """Count one access (and its time) for each memory, in one statement."""
@@ -410,9 +413,20 @@ class MemoryManager(SharesDatabase):
         """The entities a memory mentions."""
         return self._user_graph.entities_of(_ids.as_uuid(memory_id))
 
-    def entity_memories(self, entity: str, limit: int = 20) -> list[MemoryItem]:
-        """The live memories that mention ``entity``."""
-        return self._user_graph.memories_about(entity, check_limit(limit, self.config.max_search_limit))
+    def entity_memories(
+        self,
+        entity: str,
+        limit: int = 20,
+        *,
+        valid_at: datetime | str | None = None,
+        known_at: datetime | str | None = None,
+    ) -> list[MemoryItem]:
+        """The memories that mention ``entity``: live, or as they held at ``valid_at`` as the store
+        knew them at ``known_at``."""
+        as_of = AsOf.checked(valid_at, known_at) or NOW
+        return self._user_graph.memories_about(
+            entity, check_limit(limit, self.config.max_search_limit), as_of
+        )
 
     def cypher(
         self, query: str, params: dict[str, Any] | None = None, columns: Sequence[str] = ("result",)

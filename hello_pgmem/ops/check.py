@@ -63,6 +63,28 @@ FULL JOIN (SELECT r.user_id, u.lexeme, count(*) AS memories
 WHERE t.memories IS DISTINCT FROM m.memories
 ORDER BY 1
 """
+SESSION_TERMS = """
+SELECT coalesce(t.user_id, m.user_id) || '/' || coalesce(t.session_id, m.session_id) || '/'
+       || coalesce(t.lexeme, m.lexeme) || ' counted ' || coalesce(t.tf, 0) || ', held ' || coalesce(m.tf, 0)
+FROM session_terms t
+FULL JOIN (SELECT r.user_id, r.session_id, u.lexeme, sum(coalesce(array_length(u.positions, 1), 1)) AS tf
+           FROM memories r, unnest(r.lexemes) AS u
+           WHERE r.forgotten_at IS NULL AND r.session_id IS NOT NULL GROUP BY 1, 2, 3) m
+  ON m.user_id = t.user_id AND m.session_id = t.session_id AND m.lexeme = t.lexeme
+WHERE t.tf IS DISTINCT FROM m.tf
+ORDER BY 1
+"""
+SESSIONS = """
+SELECT coalesce(s.user_id, m.user_id) || '/' || coalesce(s.session_id, m.session_id)
+       || ' counted ' || coalesce(s.memories, 0) || ' memories, ' || coalesce(s.terms, 0) || ' terms; holds '
+       || coalesce(m.memories, 0) || ', ' || coalesce(m.terms, 0)
+FROM memory_sessions s
+FULL JOIN (SELECT r.user_id, r.session_id, count(*) AS memories, sum(r.term_count) AS terms
+           FROM memories r WHERE r.forgotten_at IS NULL AND r.session_id IS NOT NULL GROUP BY 1, 2) m
+  ON m.user_id = s.user_id AND m.session_id = s.session_id
+WHERE s.memories IS DISTINCT FROM m.memories OR s.terms IS DISTINCT FROM m.terms
+ORDER BY 1
+"""
 EXPIRED_WORKING = """
 SELECT user_id, session_id, array_agg(id) FROM working_memories
 WHERE expires_at <= now() GROUP BY user_id, session_id
@@ -155,6 +177,15 @@ def check_integrity(db: Database, model: str | None = None) -> IntegrityReport:
         ("chunk_counts", "a document's chunk_count is its number of chunks", CHUNK_COUNTS),
         ("term_counts", "a user's count of a term is the number of live memories holding it", TERM_COUNTS),
     ]
+    if not db.citus:  # a cluster keeps no sessions as documents (sql/citus/distribute.sql)
+        rules += [
+            ("sessions", "a session counts its live memories and their terms", SESSIONS),
+            (
+                "session_terms",
+                "a session's count of a term is how often its live memories hold it",
+                SESSION_TERMS,
+            ),
+        ]
     if db.graph_enabled:
         for name, query in _projection_queries(db.settings.graph_name).items():
             rules.append((f"projection_{name}", f"the AGE projection mirrors the {name} rows", query))

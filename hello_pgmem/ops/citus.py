@@ -50,6 +50,8 @@ LAYOUT: dict[str, str | None] = {
             "memories",
             "memory_text_totals",
             "memory_term_counts",
+            "memory_sessions",
+            "session_terms",
             "working_memories",
             "entities",
             "mentions",

@@ -39,9 +39,11 @@ WRITTEN_TABLES = (  # the tables of user or namespace data the application write
     "retrieval_log",
     "memory_accesses",
 )
-TOTALS_TABLES = (  # kept by triggers (0009, 0014), read by search
+TOTALS_TABLES = (  # kept by triggers, read by search
     "memory_text_totals",
     "memory_term_counts",
+    "memory_sessions",
+    "session_terms",
     "chunk_text_totals",
 )
 RLS_TABLES = (*WRITTEN_TABLES, *TOTALS_TABLES)  # the tables with row-level security

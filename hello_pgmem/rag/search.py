@@ -77,7 +77,7 @@ class Search(store.Namespaced):
                 passage = hypothetical_answer(self.llm, query, self.language)
                 if passage:
                     variants.append(("hyde", passage))
-        vectors = self.registered_embedder().encode([text for _, text in variants])
+        vectors = self.registered_embedder().encode_queries([text for _, text in variants])
         pool = top_k * candidate_pool_multiplier
         best: dict[uuid.UUID, ChunkHit] = {}
         with self.transaction() as conn:

@@ -213,7 +213,7 @@ def embed_cached(
         vectors: list[np.ndarray] = []
         for start in range(0, len(keys), batch_size):
             check_deadline()
-            vectors.extend(embedder.encode([missing[k] for k in keys[start : start + batch_size]]))
+            vectors.extend(embedder.encode_documents([missing[k] for k in keys[start : start + batch_size]]))
         rows = [{"content_hash": key, "embedding": vector} for key, vector in zip(keys, vectors, strict=True)]
         with db.connection() as conn:
             db.insert_rows(conn, CACHE_STORE_ONE, CACHE_STORE, rows, CACHE_COLUMNS, model=embedder.model_name)

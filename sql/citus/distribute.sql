@@ -12,7 +12,9 @@
 --   * The term totals and the term counts are kept by row triggers: statement triggers with
 --     transition tables do not run on shards. Each row trigger takes its user's (namespace's)
 --     write lock (lock_writers) on the worker that holds the user; the statement triggers that
---     take it before a statement touches a row are not made again.
+--     take it before a statement touches a row are not made again, nor the triggers that keep
+--     sessions as documents (memory_sessions and session_terms stay empty on a cluster: whole
+--     sessions rank by their memories there).
 --   * Foreign keys to embedding_models are added back once it is a reference table (but for the
 --     embedding cache's, see below).
 --   * The search and graph functions run on the worker that holds the user (distributed
@@ -82,7 +84,8 @@ BEGIN
 
     PERFORM create_distributed_table('memories', 'user_id');
     PERFORM create_distributed_table(t, 'user_id', colocate_with => 'memories')
-    FROM unnest(ARRAY['memory_text_totals', 'memory_term_counts', 'working_memories', 'entities', 'mentions',
+    FROM unnest(ARRAY['memory_text_totals', 'memory_term_counts', 'memory_sessions', 'session_terms',
+                      'working_memories', 'entities', 'mentions',
                       'relations', 'memory_accesses', 'retrieval_log']) AS t;
     PERFORM create_distributed_table('documents', 'namespace', colocate_with => 'memories');
     PERFORM create_distributed_table(t, 'namespace', colocate_with => 'documents')
@@ -97,7 +100,8 @@ BEGIN
     END LOOP;
     PERFORM set_config('citus.enable_unsafe_triggers', 'on', true);
     FOR r IN SELECT * FROM _triggers
-             WHERE definition !~ 'REFERENCING (NEW|OLD) TABLE' AND name !~ '_lock_writers$' LOOP
+             WHERE definition !~ 'REFERENCING (NEW|OLD) TABLE' AND name !~ '_lock_writers$'
+               AND name !~ '^memories_session' LOOP
         EXECUTE r.definition;
     END LOOP;
     CREATE TRIGGER memories_totals_rows AFTER INSERT OR DELETE ON memories

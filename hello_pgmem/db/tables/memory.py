@@ -186,8 +186,36 @@ memory_text_totals = Table(
     Column("user_id", Text, primary_key=True),
     Column("memories", BigInteger, nullable=False, server_default=text("0")),
     Column("terms", BigInteger, nullable=False, server_default=text("0")),
-    comment="Per user: how many memories (live or forgotten) and how many terms they hold, kept by "
-    "triggers; BM25 reads the average length and the number of documents here.",
+    Column("sessions", BigInteger, nullable=False, server_default=text("0")),
+    Column("session_terms", BigInteger, nullable=False, server_default=text("0")),
+    comment="Per user: how many memories (live or forgotten) and how many terms they hold, and how "
+    "many sessions with live memories and their terms, kept by triggers; BM25 reads the average "
+    "lengths and the numbers of documents here.",
+)
+
+memory_sessions = Table(
+    "memory_sessions",
+    metadata,
+    Column("user_id", Text, primary_key=True),
+    Column("session_id", Text, primary_key=True),
+    Column("memories", Integer, nullable=False),
+    Column("terms", BigInteger, nullable=False),
+    Column("embedding_model", Text),
+    Column("embedding_sum", VECTOR()),
+    comment="Per user and session: its live long-term memories as one document (how many, their "
+    "terms, the sum of their vectors of one model), kept by triggers; the whole-session ranking "
+    "(search_sessions) and the session component of the hybrid search read it.",
+)
+
+session_terms = Table(
+    "session_terms",
+    metadata,
+    Column("user_id", Text, primary_key=True),
+    Column("lexeme", Text, primary_key=True),
+    Column("session_id", Text, primary_key=True),
+    Column("tf", Integer, nullable=False),
+    comment="Per user, lexeme and session: how often the session's live memories hold it, kept by "
+    "triggers; a session's term frequencies, and by counting, a lexeme's session frequency.",
 )
 
 memory_term_counts = Table(

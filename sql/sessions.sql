@@ -1,0 +1,167 @@
+-- Sessions as documents: the live long-term memories of one session as one text. session_terms
+-- holds its term frequencies (and, counted, each lexeme's session frequency), memory_sessions its
+-- length and the sum of its memories' vectors of one model, memory_text_totals the user's number
+-- of sessions and their terms. The triggers keep them from every write, in the write's
+-- transaction, after the user's write lock (lock_writers). search_sessions ranks whole sessions;
+-- search_memories reads a candidate's session here (session_scores).
+
+CREATE OR REPLACE FUNCTION _change_sessions(p_users text[], p_sessions text[], p_lexemes tsvector[],
+                                            p_terms integer[], p_embeddings vector[], p_models text[],
+                                            p_sign integer)
+RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path FROM CURRENT
+AS $$
+BEGIN
+    -- p_sign 1 adds memories to their sessions, -1 takes them out; rows are written in key order
+    -- (one lock order for every writer).
+    WITH changed AS (
+        INSERT INTO memory_sessions AS s (user_id, session_id, memories, terms)
+        SELECT r.user_id, r.session_id, p_sign * count(*), p_sign * sum(r.term_count)
+        FROM unnest(p_users, p_sessions, p_terms) AS r(user_id, session_id, term_count)
+        GROUP BY 1, 2 ORDER BY 1, 2
+        ON CONFLICT (user_id, session_id) DO UPDATE
+        SET memories = s.memories + EXCLUDED.memories, terms = s.terms + EXCLUDED.terms
+        RETURNING s.user_id, xmax = 0 AS created, s.memories
+    ), counted AS (
+        SELECT c.user_id,
+               count(*) FILTER (WHERE c.created AND c.memories > 0)
+               - count(*) FILTER (WHERE NOT c.created AND c.memories <= 0) AS sessions
+        FROM changed c GROUP BY 1
+    )
+    INSERT INTO memory_text_totals AS t (user_id, sessions, session_terms)
+    SELECT c.user_id, c.sessions, p_sign * sum(r.term_count)
+    FROM counted c JOIN unnest(p_users, p_terms) AS r(user_id, term_count) ON r.user_id = c.user_id
+    GROUP BY c.user_id, c.sessions ORDER BY 1
+    ON CONFLICT (user_id) DO UPDATE
+    SET sessions = t.sessions + EXCLUDED.sessions, session_terms = t.session_terms + EXCLUDED.session_terms;
+
+    INSERT INTO session_terms AS t (user_id, lexeme, session_id, tf)
+    SELECT r.user_id, u.lexeme, r.session_id, p_sign * sum(coalesce(array_length(u.positions, 1), 1))::integer
+    FROM unnest(p_users, p_sessions, p_lexemes) AS r(user_id, session_id, lexemes), unnest(r.lexemes) AS u
+    GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+    ON CONFLICT (user_id, lexeme, session_id) DO UPDATE SET tf = t.tf + EXCLUDED.tf;
+
+    IF p_sign < 0 THEN
+        DELETE FROM session_terms t
+        USING (SELECT DISTINCT r.user_id, u.lexeme, r.session_id
+               FROM unnest(p_users, p_sessions, p_lexemes) AS r(user_id, session_id, lexemes),
+                    unnest(r.lexemes) AS u) AS r
+        WHERE t.user_id = r.user_id AND t.lexeme = r.lexeme AND t.session_id = r.session_id AND t.tf <= 0;
+        DELETE FROM memory_sessions s
+        USING (SELECT DISTINCT r.user_id, r.session_id FROM unnest(p_users, p_sessions) AS r(user_id, session_id)) AS r
+        WHERE s.user_id = r.user_id AND s.session_id = r.session_id AND s.memories <= 0;
+    END IF;
+
+    -- The sum of the session's vectors of one model: a memory of that model moves it; the first
+    -- memory of another model (a re-embedding) makes it again from the session's memories.
+    UPDATE memory_sessions s
+    SET embedding_model = c.model,
+        embedding_sum = CASE
+            WHEN s.embedding_model = c.model AND p_sign > 0 THEN s.embedding_sum + c.total
+            WHEN s.embedding_model = c.model THEN s.embedding_sum - c.total
+            ELSE (SELECT sum(m.embedding) FROM memories m
+                  WHERE m.user_id = s.user_id AND m.session_id = s.session_id AND m.embedding_model = c.model
+                    AND m.forgotten_at IS NULL AND m.memory_type <> 'perceptual') END
+    FROM (SELECT r.user_id, r.session_id, r.model, sum(r.embedding) AS total
+          FROM unnest(p_users, p_sessions, p_embeddings, p_models) AS r(user_id, session_id, embedding, model)
+          WHERE r.embedding IS NOT NULL
+          GROUP BY 1, 2, 3) AS c
+    WHERE s.user_id = c.user_id AND s.session_id = c.session_id
+      AND (p_sign > 0 OR s.embedding_model = c.model);
+END $$;
+COMMENT ON FUNCTION _change_sessions(text[], text[], tsvector[], integer[], vector[], text[], integer) IS
+    'Internal: add (p_sign 1) or take out (-1) memories of their sessions: session_terms, memory_sessions '
+    'and the user''s session totals.';
+
+CREATE OR REPLACE FUNCTION _count_sessions()
+RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path FROM CURRENT
+AS $$
+BEGIN
+    -- A statement trigger cannot name both transition tables for INSERT and DELETE: the one this
+    -- operation has, each in a statement of its own.
+    IF TG_OP = 'INSERT' THEN
+        PERFORM lock_writers('memory_text_totals', ARRAY(SELECT user_id FROM new_rows));
+        PERFORM _change_sessions(a.users, a.sessions, a.lexemes, a.terms, a.embeddings, a.models, 1)
+        FROM (SELECT array_agg(r.user_id) AS users, array_agg(r.session_id) AS sessions,
+                     array_agg(r.lexemes) AS lexemes, array_agg(r.term_count) AS terms,
+                     array_agg(CASE WHEN r.memory_type <> 'perceptual' THEN r.embedding END) AS embeddings,
+                     array_agg(r.embedding_model) AS models
+              FROM new_rows r WHERE r.forgotten_at IS NULL AND r.session_id IS NOT NULL) AS a
+        WHERE a.users IS NOT NULL;
+    ELSE
+        PERFORM lock_writers('memory_text_totals', ARRAY(SELECT user_id FROM old_rows));
+        PERFORM _change_sessions(a.users, a.sessions, a.lexemes, a.terms, a.embeddings, a.models, -1)
+        FROM (SELECT array_agg(r.user_id) AS users, array_agg(r.session_id) AS sessions,
+                     array_agg(r.lexemes) AS lexemes, array_agg(r.term_count) AS terms,
+                     array_agg(CASE WHEN r.memory_type <> 'perceptual' THEN r.embedding END) AS embeddings,
+                     array_agg(r.embedding_model) AS models
+              FROM old_rows r WHERE r.forgotten_at IS NULL AND r.session_id IS NOT NULL) AS a
+        WHERE a.users IS NOT NULL;
+    END IF;
+    RETURN NULL;
+END $$;
+COMMENT ON FUNCTION _count_sessions() IS
+    'Internal (statement trigger): add inserted live memories to their sessions, or take deleted ones out.';
+
+CREATE OR REPLACE FUNCTION _count_sessions_row()
+RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path FROM CURRENT
+AS $$
+BEGIN
+    -- The memory as it was leaves its session, the memory as it is joins one: a change of text,
+    -- of session, of vector, or being forgotten or restored.
+    IF TG_OP <> 'INSERT' AND OLD.forgotten_at IS NULL AND OLD.session_id IS NOT NULL THEN
+        PERFORM lock_writers('memory_text_totals', ARRAY[OLD.user_id]);
+        PERFORM _change_sessions(ARRAY[OLD.user_id], ARRAY[OLD.session_id], ARRAY[OLD.lexemes],
+                                 ARRAY[OLD.term_count],
+                                 ARRAY[CASE WHEN OLD.memory_type <> 'perceptual' THEN OLD.embedding END],
+                                 ARRAY[OLD.embedding_model], -1);
+    END IF;
+    IF TG_OP <> 'DELETE' AND NEW.forgotten_at IS NULL AND NEW.session_id IS NOT NULL THEN
+        PERFORM lock_writers('memory_text_totals', ARRAY[NEW.user_id]);
+        PERFORM _change_sessions(ARRAY[NEW.user_id], ARRAY[NEW.session_id], ARRAY[NEW.lexemes],
+                                 ARRAY[NEW.term_count],
+                                 ARRAY[CASE WHEN NEW.memory_type <> 'perceptual' THEN NEW.embedding END],
+                                 ARRAY[NEW.embedding_model], 1);
+    END IF;
+    RETURN NULL;
+END $$;
+COMMENT ON FUNCTION _count_sessions_row() IS
+    'Internal (row trigger): move a memory between sessions as it changes (text, session, vector, '
+    'forgotten or restored).';
+
+CREATE OR REPLACE FUNCTION session_scores(p_user_id text, p_model text, p_query vector, p_terms text[],
+                                          p_sessions text[])
+RETURNS TABLE (session_id text, bm25 double precision, similarity double precision)
+LANGUAGE sql STABLE
+SET search_path FROM CURRENT
+AS $$
+    WITH totals AS (
+        SELECT greatest(t.sessions, 1)::double precision AS sessions,
+               greatest(t.session_terms::double precision / greatest(t.sessions, 1), 1) AS average
+        FROM memory_text_totals t WHERE t.user_id = p_user_id
+    ), idf AS (  -- each term's session frequency, counted
+        SELECT q.term, ln(1 + (t.sessions - q.df + 0.5) / (q.df + 0.5)) AS w
+        FROM totals t,
+             LATERAL (SELECT x.term, (SELECT count(*) FROM session_terms s
+                                      WHERE s.user_id = p_user_id AND s.lexeme = x.term) AS df
+                      FROM unnest(p_terms) AS x(term)) AS q
+        WHERE q.df > 0
+    )
+    SELECT s.session_id,
+           coalesce((SELECT sum(i.w * st.tf * 2.2 / (st.tf + 1.2 * (0.25 + 0.75 * s.terms / t.average)))
+                     FROM session_terms st JOIN idf i ON i.term = st.lexeme
+                     WHERE st.user_id = p_user_id AND st.lexeme = ANY (p_terms) AND st.session_id = s.session_id),
+                    0)::double precision,
+           CASE WHEN s.embedding_model = p_model AND s.embedding_sum IS NOT NULL
+                THEN 1 - (s.embedding_sum <=> p_query) ELSE 0 END::double precision
+    FROM memory_sessions s, totals t
+    WHERE s.user_id = p_user_id AND s.session_id = ANY (p_sessions)
+$$;
+COMMENT ON FUNCTION session_scores(text, text, vector, text[], text[]) IS
+    'Each named session of a user as one document: its BM25 for the query terms (session frequencies, '
+    'k1 1.2, b 0.75) and the cosine of its memories'' summed vector to the query vector of p_model.';

@@ -1,0 +1,129 @@
+"""What the hybrid ranking makes of its signals: a question embedded as a query finds memories
+embedded as documents; each signal counts by its spread over the candidates, not its level."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from typing import ClassVar
+
+import numpy as np
+
+from hello_pgmem import MemoryConfig, MemoryManager
+from hello_pgmem.embedding import Embedder, OpenAIEmbedder
+from tests.fake_openai import FakeOpenAI, fake_vector, serve
+
+TOPICS = {"harbour": 0, "ferry": 0, "boats": 0, "violin": 1, "music": 1, "mountain": 2, "hiking": 2}
+DIMENSION = 8
+
+
+def asymmetric_model(text: str) -> list[float]:
+    """A retrieval model that only works as it was trained: "passage: " before what is stored,
+    "query: " before a question, each side with words of its own. Any other text gets noise."""
+    for prefix in ("passage: ", "query: "):
+        if text.startswith(prefix):
+            vector = np.zeros(DIMENSION)
+            for word in text.removeprefix(prefix).lower().replace("?", " ").split():
+                if word in TOPICS:
+                    vector[TOPICS[word]] += 1.0
+            vector += 0.05 * np.asarray(fake_vector(text, DIMENSION))
+            return [float(x) for x in vector]
+    return fake_vector(text, DIMENSION)
+
+
+def test_a_question_embedded_as_a_query_finds_what_was_embedded_as_a_document(
+    make_manager: Callable[..., MemoryManager],
+) -> None:
+    with serve(FakeOpenAI(dimension=DIMENSION, embed=asymmetric_model)) as fake:
+        e5 = OpenAIEmbedder("intfloat/e5-small-v2", base_url=fake.base_url, dimension=DIMENSION)
+        memory = make_manager("ruth", embedder=e5)
+        memory.add_memories(
+            ["The ferry leaves the harbour at six", "She practises the violin every evening"], "episodic"
+        )
+        memory.add_memory("We walked up the mountain on Sunday", "episodic")
+        for scoring in ("vector", "hybrid"):
+            [best, *_] = memory.retrieve_memories(
+                "when do the boats depart?", scoring=scoring, track_access=False
+            )
+            assert best.content == "The ferry leaves the harbour at six", scoring
+        sent = fake.embedded_texts()
+        assert "passage: We walked up the mountain on Sunday" in sent
+        assert sent.count("query: when do the boats depart?") == 2
+        assert not [t for t in sent if not t.startswith(("passage: ", "query: "))]
+
+
+def test_a_session_about_the_question_outranks_scattered_mentions(
+    make_manager: Callable[..., MemoryManager],
+) -> None:
+    """Sessions rank as whole documents: a long conversation about the kitchen and, later, its
+    renovation comes before sessions that name both once in one turn (no five turns of the long
+    one hold both words: ranked by their best memory, the short ones came first)."""
+    memory = make_manager("sam")
+    about = [
+        "The kitchen floor is cold in the morning",
+        "We want a bigger kitchen table",
+        "The kitchen window faces the garden",
+        "Light in the kitchen matters to us",
+        "Then we talked about money for a while",
+        "The bank said yes to the loan",
+        "We compared three offers",
+        "We signed on Friday",
+        "The renovation starts in March",
+        "The renovation takes six weeks",
+        "During the renovation we stay with Ana",
+        "After the renovation we throw a party",
+    ]
+    memory.add_memories(about, "episodic", session_ids=["renovation"] * len(about))
+    for n, topic in enumerate(("a concert", "the ferry", "tax forms", "a birthday")):
+        turns = [
+            f"We talked about {topic}",
+            "The kitchen renovation, someone asked",
+            "Then lunch",
+        ]
+        memory.add_memories(turns, "episodic", session_ids=[f"other-{n}"] * len(turns))
+    [best, *rest] = memory.retrieve_sessions("How is the kitchen renovation going?", limit=3)
+    assert best.session_id == "renovation" and rest
+    assert [m.content for m in best.memories] == about, "the session comes whole, in order"
+    assert best.hits and all(h.session_id == "renovation" for h in best.hits)
+
+
+class Compressed(Embedder):
+    """A model of meaning whose cosines all lie between 0.80 and 0.88, as E5's do: each stored
+    text at the cosine ``SIMILAR`` gives it to the question, every other text at 0.80."""
+
+    model_name = "compressed-16"
+    dimension = 16
+    SIMILAR: ClassVar[dict[str, float]] = {}
+
+    def _encode(self, texts: Sequence[str]) -> np.ndarray:
+        rows = []
+        for text in texts:
+            similarity = self.SIMILAR.get(text)
+            if similarity is None:  # the question
+                rows.append(np.eye(self.dimension)[0])
+                continue
+            other = np.zeros(self.dimension)
+            other[1 + random.Random(text).randrange(self.dimension - 1)] = 1.0
+            rows.append(similarity * np.eye(self.dimension)[0] + np.sqrt(1 - similarity**2) * other)
+        return np.asarray(rows, dtype=np.float32)
+
+
+def test_a_compressed_but_discriminating_signal_counts(make_manager: Callable[..., MemoryManager]) -> None:
+    """Cosines from 0.80 to 0.88 that tell the memories apart reorder the lexical ranking: spread
+    over the candidates, they count as much as a wide one would."""
+    closest = "The garden party had music, food and friends from the whole street"
+    plain = "The garden party"
+    Compressed.SIMILAR = {closest: 0.88, plain: 0.80}
+    others = [f"A note about the weather on day {n}" for n in range(8)]
+    Compressed.SIMILAR |= dict.fromkeys(others, 0.80)
+    memory = make_manager("cora", embedder=Compressed())
+    memory.add_memories([plain, closest, *others], "episodic")
+    question = "How was the garden party?"
+    lexical = memory.retrieve_memories(question, limit=2, scoring="lexical", track_access=False)
+    hybrid = memory.retrieve_memories(question, limit=2, track_access=False)
+    assert lexical[0].content == plain, "the shorter text matches the terms best"
+    assert hybrid[0].content == closest
+    weighted = make_manager("cora", embedder=Compressed(), config=MemoryConfig(fusion="weighted"))
+    assert weighted.retrieve_memories(question, limit=1, track_access=False)[0].content == plain, (
+        "weighed by the best cosine alone, 0.80 against 0.88 is too little to count"
+    )
