@@ -113,10 +113,13 @@ def graph_demo(store: Store) -> Iterator[str]:
         yield tool.run("add", content=content, memory_type="semantic", importance=importance)
     yield say(
         lang,
-        f"\n--- Search '{query}' (vector × 0.7 + graph × 0.3) ---",
-        f"\n--- 搜索 '{query}'（向量 × 0.7 + 图 × 0.3）---",
+        f"\n--- Search '{query}' by the chapter's semantic formula (vector × 0.7 + graph × 0.3) ---",
+        f"\n--- 按原书的语义记忆公式搜索 '{query}'（向量 × 0.7 + 图 × 0.3）---",
     )
-    for item in tool.memory_manager.retrieve_memories(query, memory_types=["semantic"], limit=3):
+    found = tool.memory_manager.retrieve_memories(
+        query, memory_types=["semantic"], limit=3, scoring="reference"
+    )
+    for item in found:
         parts = item.components
         relevance, vector, graph = item.score or 0.0, parts["vector_score"], parts["graph_score"]
         weight = parts["importance_weight"]

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import pytest
 
-from hello_pgmem import Database, HashingEmbedder, KnowledgeBase
+from hello_pgmem import Database, HashingEmbedder, InvalidInputError, KnowledgeBase
 from hello_pgmem.cli import main
 from hello_pgmem.db.age import cypher
 from hello_pgmem.memory import MemoryManager
@@ -110,5 +110,18 @@ def test_check_command_exit_codes(
     monkeypatch.setenv("DATABASE_URL", clean.settings.database_url)
     assert main(["check", "--model", HashingEmbedder().model_name]) == 0
     assert "no violations" in capsys.readouterr().out
+    clean.ensure_embedding_model("some-other-model", 8)  # registered, but no memory carries it
     assert main(["check", "--model", "some-other-model"]) == 1
     assert "VIOLATION embeddings" in capsys.readouterr().out
+    assert main(["check", "--model", "never-registered"]) == 1
+    assert "must be a registered embedding model" in capsys.readouterr().err
+
+
+def test_an_unknown_model_is_named_not_blamed_on_every_memory(
+    make_manager: Callable[..., MemoryManager], clean: Database, clock: Clock
+) -> None:
+    busy_store(make_manager, clean, clock)
+    with pytest.raises(
+        InvalidInputError, match="model: must be a registered embedding model \\(.*hashing-v1-384"
+    ):
+        check_integrity(clean, "text-embedding-3-small")

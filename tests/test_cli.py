@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -101,6 +102,15 @@ def test_demo_runs_from_an_empty_database(
     assert search[1].startswith("1. [episodic] Bob is a frontend engineer")
     assert "Bob —is_a→ frontend engineer" in out and "Bob —knows→ React" in out
     assert "LLM_MODEL_ID is not set: the agent conversation is skipped" in out
+    shown = re.findall(
+        r"relevance ([\d.]+) = \(vector ([\d.]+) × 0.7 \+ graph ([\d.]+) × 0.3\) × importance weight ([\d.]+)",
+        out,
+    )
+    assert len(shown) == 3
+    for relevance, vector, graph, weight in shown:  # the arithmetic printed is the arithmetic done
+        assert float(relevance) == pytest.approx(
+            (float(vector) * 0.7 + float(graph) * 0.3) * float(weight), abs=0.006
+        )
     assert main(["--language", "zh", "demo"]) == 0, "the demo can run again on the same database"
     out = capsys.readouterr().out
     search = out.split("--- 搜索 '前端工程师' ---\n", 1)[1].splitlines()

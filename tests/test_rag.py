@@ -429,3 +429,26 @@ def test_an_unchanged_file_or_text_is_decided_before_conversion_and_chunking(
     assert kb.add_document(path, chunk_size=200).status == "replaced" and calls == {"convert": 3, "chunk": 3}
     kb.add_text("a text of its own", "text")
     assert kb.add_text("a text of its own", "text").status == "unchanged" and calls["chunk"] == 4
+
+
+def test_a_program_named_as_a_document_and_a_picture_without_a_model_are_skipped(
+    kb: KnowledgeBase, tmp_path: Path
+) -> None:
+    """Binary data with a document's extension is no text (it stored chunks of control characters);
+    an image no chat model can describe is skipped, not failed; each says why."""
+    import shutil
+    import sys
+
+    shutil.copy(sys.executable, tmp_path / "program.html")
+    (tmp_path / "photo.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8)
+    (tmp_path / "notes.md").write_text("# Notes\n\nThe harbour opens at six.\n")
+    results = {Path(r.source_path or "").name: r for r in kb.ingest([tmp_path])}
+    assert results["notes.md"].status == "added"
+    assert (results["program.html"].status, results["photo.png"].status) == ("skipped", "skipped")
+    assert "binary data, not text" in (results["program.html"].error or "")
+    assert "chat model describes it" in (results["photo.png"].error or "")
+    with kb.db.connection() as conn:
+        stored = conn.execute(
+            "SELECT string_agg(content, '') FROM chunks WHERE namespace = %s", (kb.namespace,)
+        ).fetchone()
+    assert stored is not None and "\ufffd" not in stored[0] and "harbour" in stored[0]

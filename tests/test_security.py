@@ -23,7 +23,7 @@ from hello_pgmem import (
     KnowledgeBase,
 )
 from hello_pgmem.cli import main
-from hello_pgmem.memory import MemoryManager
+from hello_pgmem.memory import MemoryManager, MemorySearch
 from hello_pgmem.ops import grants, migrate
 from hello_pgmem.ops.check import check_integrity
 from hello_pgmem.ops.doctor import diagnose
@@ -314,3 +314,34 @@ def test_the_library_says_when_row_level_security_does_not_bind_its_role(
     said = [r for r in caplog.records if "row-level security does not bind" in r.getMessage()]
     assert [r.levelno for r in said] == [logging.WARNING]
     assert "a superuser" in said[0].getMessage()
+
+
+def test_a_search_s_sql_runs_in_psql_as_printed_for_the_app_role(
+    populated: dict[str, MemoryManager], deployment: Deployment
+) -> None:
+    """What --show-sql and the web view print runs in psql as it is, as the application role under
+    row-level security: the same memories, in the same order, as the library's search."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    from hello_pgmem.dev.chroot import DevDB, run_in_root
+
+    alice = populated["alice"]
+    question = "Where does Alice work?"
+    found = alice.retrieve_memories(question, memory_types=["semantic"], limit=3, track_access=False)
+    shown = alice.search_sql(MemorySearch(question, ["semantic"], 3))
+    with alice.db.connection() as conn:
+        literal = shown.literal(conn)
+    root = DevDB.from_env()
+    script = root.root / "tmp" / f"search-{uuid.uuid4().hex[:8]}.sql"
+    script.write_text(literal)
+    try:
+        where = conninfo_to_dict(deployment.app.database_url)
+        ran = run_in_root(
+            root, "psql", "-X", "-A", "-t", "-F", "|", "-v", "ON_ERROR_STOP=1",
+            "-h", str(where["host"]), "-p", str(where["port"]), "-U", str(where["user"]), "-d", str(where["dbname"]),
+            "-f", f"/tmp/{script.name}",
+        )  # fmt: skip
+    finally:
+        script.unlink()
+    ids = [line.split("|")[0] for line in ran.stdout.splitlines() if line.count("|") > 5]
+    assert ids == [str(item.id) for item in found] and ids

@@ -162,10 +162,17 @@ class SearchSQL:
     statement that calls ``search_memories``; None: sent as it is everywhere."""
 
     def literal(self, conn: Conn) -> str:
-        """The statements with their parameters as literals, to paste into psql."""
+        """The statements with their parameters as literals, to paste into psql as they are: in
+        one transaction that sets the connection's search_path and names the user, as row-level
+        security needs of an application role."""
         cursor = ClientCursor(conn)
-        sent = [*self.before, (self.text, self.params)]
-        return ";\n".join(cursor.mogrify(text, params) for text, params in sent) + ";"
+        row = conn.execute("SELECT current_setting('search_path')").fetchone()
+        scope = [
+            ("SELECT set_config('search_path', %(path)s, true)", {"path": row[0] if row else "public"}),
+            ("SELECT set_config('pgmem.user_id', %(user_id)s, true)", {"user_id": self.params["user_id"]}),
+        ]
+        sent = [*scope, *self.before, (self.text, self.params)]
+        return "BEGIN;\n" + ";\n".join(cursor.mogrify(text, params) for text, params in sent) + ";\nCOMMIT;"
 
 
 def statement(

@@ -13,6 +13,7 @@ from typing import Any
 
 from psycopg import sql
 
+from hello_pgmem.core.errors import InvalidInputError
 from hello_pgmem.db import Database
 from hello_pgmem.memory import MemoryManager
 
@@ -163,6 +164,13 @@ def _projection_queries(graph: str) -> dict[str, sql.Composed]:
 def check_integrity(db: Database, model: str | None = None) -> IntegrityReport:
     """Every invariant of the store; ``model`` is the embedding model live memories must have."""
     db.require_all_rows("the integrity check")
+    if model is not None:
+        with db.connection() as conn:
+            known = [r[0] for r in conn.execute("SELECT model FROM embedding_models ORDER BY 1").fetchall()]
+        if model not in known:
+            raise InvalidInputError(
+                "model", f"must be a registered embedding model ({', '.join(known) or 'none yet'})"
+            )
     rules: list[tuple[str, str, Any]] = [
         (
             "embeddings",

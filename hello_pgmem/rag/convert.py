@@ -54,7 +54,9 @@ CONVERTERS = {
     ".ipynb": "IpynbConverter",
     ".msg": "OutlookMsgConverter",
 }
-GENERAL = {".zip", ".jpg", ".jpeg", ".png", ".gif", ".bmp", ".webp", ".tiff", ".mp3", ".wav", ".m4a", ".flac"}
+MEDIA = {".jpg", ".jpeg", ".png", ".gif", ".bmp", ".webp", ".tiff", ".mp3", ".wav", ".m4a", ".flac"}
+"""Pictures and recordings: text only from a chat model that describes them (MarkItDown's)."""
+GENERAL = {".zip", *MEDIA}
 SUPPORTED = TEXT_EXTENSIONS | set(CODE_EXTENSIONS) | set(CONVERTERS) | GENERAL
 
 # Text whose Latin words run together: a PDF that places words by position without space glyphs
@@ -79,6 +81,15 @@ def decode_text(data: bytes, name: str) -> str:
         except UnicodeDecodeError:
             continue
     raise InvalidInputError("file_path", f"{name!r} is not UTF-8 or GB18030 text")
+
+
+def mostly_text(text: str, sample: int = 100_000) -> bool:
+    """Whether ``text`` reads as text: control characters at most 2 % of it (a program or an
+    image read as a document is a quarter of them) and replacement characters at most a third
+    (a page with a few bytes in the wrong encoding still reads)."""
+    start = text[:sample]
+    controls = sum(1 for ch in start if ord(ch) < 32 and ch not in "\t\n\r\f")
+    return controls <= len(start) // 50 and start.count("\ufffd") <= len(start) // 3
 
 
 def sniffed_text(data: bytes, sample: int = 8192) -> str | None:
@@ -144,10 +155,20 @@ def convert_file(
         markdown = decode_text(data, name)
     elif extension in CODE_EXTENSIONS:
         markdown = f"```{CODE_EXTENSIONS[extension]}\n{decode_text(data, name).strip()}\n```\n"
+    elif extension in MEDIA and llm_client is None:
+        raise UnsupportedFormatError(
+            "file_path",
+            f"{name!r}: a picture or recording is read only when a chat model describes it (LLM_MODEL_ID)",
+        )
     else:  # a converter may pass NUL characters through, which no text column holds
         markdown = _convert_binary(path, data, extension, llm_client, llm_model).replace("\x00", "")
     if not markdown.strip():
         raise InvalidInputError("file_path", f"{name!r}: no text could be extracted")
+    if not mostly_text(markdown):
+        raise UnsupportedFormatError(
+            "file_path",
+            f"{name!r}: binary data, not text (its {extension or 'missing'} extension says otherwise)",
+        )
     return Converted(
         markdown=markdown.replace("\r\n", "\n"),
         source_path=str(path),
