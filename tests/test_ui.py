@@ -6,6 +6,7 @@ user's token sees none of it, and nothing can be written."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -204,6 +205,9 @@ def test_a_changed_memory_shows_its_versions_with_both_clocks(
     # the list shows the memory once, not its versions
     page.goto(f"{served.url}/memories?type=semantic")
     expect(page.locator("#memories tr.memory")).to_have_count(2)
+    expect(page.locator("#memories tr.memory td.when").first).to_have_text(
+        re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d UTC$")
+    )
 
 
 def test_a_search_shows_each_hit_with_every_component_and_the_sql(
@@ -218,6 +222,7 @@ def test_a_search_shows_each_hit_with_every_component_and_the_sql(
     headers = page.locator("#hits th.component").evaluate_all("cells => cells.map(c => c.dataset.component)")
     for component in ("text_score", "context_score", "session_score", "vector_score", "graph_score"):
         assert component in headers
+    assert headers[:2] == ["text_score", "vector_score"], "the components that weigh most come first"
     assert any("time" in h for h in headers) and any("recency" in h for h in headers)
     assert any("importance" in h for h in headers)
     first = hits.first.locator("td[data-component=text_score]").inner_text()

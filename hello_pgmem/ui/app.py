@@ -6,6 +6,7 @@ the analytics views. No JavaScript; every read is a READ ONLY transaction of a r
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode, urlsplit
@@ -44,6 +45,30 @@ HEADERS = {
 Handler = Callable[[Request, Identity], tuple[str, dict[str, Any]]]
 
 
+COMPONENTS_FIRST = (
+    "rerank_score",
+    "text_score",
+    "vector_score",
+    "context_score",
+    "session_score",
+    "speaker_score",
+    "graph_score",
+    "time_score",
+    "recency_score",
+    "importance_weight",
+)
+"""The search page's component columns, the ones that weigh most first; others follow by name."""
+
+
+def component_order(name: str) -> tuple[int, str]:
+    return (COMPONENTS_FIRST.index(name) if name in COMPONENTS_FIRST else len(COMPONENTS_FIRST), name)
+
+
+def when(moment: datetime | None) -> str:
+    """A time as the view shows it in a table: to the minute, in UTC, saying so."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC") if moment is not None else ""
+
+
 class WebView:
     """The pages of one read-only store, for the viewers ``login`` lets in."""
 
@@ -56,6 +81,7 @@ class WebView:
         self.failed = failed
         self.t = translator(store.settings.language)
         self.templates = Jinja2Templates(directory=str(HERE / "templates"))
+        self.templates.env.filters["when"] = when
 
     def render(self, request: Request, name: str, context: dict[str, Any], status: int = 200) -> Response:
         base = {"t": self.t, "language": self.store.settings.language, "tokens": self.login_of.fixed is None}
@@ -175,7 +201,7 @@ class WebView:
         memory = self.store.memory(viewer.user_id, types=SEARCH_TYPES)
         asked = MemorySearch(text, SEARCH_TYPES, limit, scoring=scoring, valid_at=valid_at, known_at=known_at)
         hits, sent = memory.search_explained(asked)
-        names = sorted({name for hit in hits for name in hit.components})
+        names = sorted({name for hit in hits for name in hit.components}, key=component_order)
         context.update(hits=hits, components=names, time_range=None, sql=None)
         if sent is not None:
             with self.db.connection() as conn:
