@@ -72,8 +72,7 @@ COMMENT ON FUNCTION _weighted_score(double precision, double precision, double p
 
 CREATE OR REPLACE FUNCTION episodic_score(vector_score double precision, recency double precision,
                                importance double precision)
-RETURNS double precision
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURNS double precision LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN _weighted_score(vector_score, 0.8, recency, 'recency', importance);
 COMMENT ON FUNCTION episodic_score(double precision, double precision, double precision) IS
     'Episodic (and perceptual) score (vector_score * 0.8 + recency * 0.2) * importance_weight; '

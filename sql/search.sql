@@ -736,8 +736,7 @@ RETURNS TABLE (id uuid, memory_type text, content text, importance double precis
                session_id text, metadata jsonb, created_at timestamptz,
                vector_score double precision, graph_score double precision,
                importance_weight double precision, score double precision)
-LANGUAGE sql STABLE
-SET search_path FROM CURRENT
+LANGUAGE sql STABLE SET search_path FROM CURRENT
 AS $$
     WITH by_vector AS (
         SELECT c.id, c.vector_score

@@ -74,32 +74,35 @@ COMMENT ON FUNCTION _change_sessions(text[], text[], tsvector[], integer[], vect
     'Internal: add (p_sign 1) or take out (-1) memories of their sessions: session_terms, memory_sessions '
     'and the user''s session totals.';
 
+CREATE OR REPLACE FUNCTION _move_sessions(p_rows memories[], p_sign integer)
+RETURNS void
+LANGUAGE plpgsql
+SET search_path FROM CURRENT
+AS $$
+BEGIN
+    PERFORM lock_writers('memory_text_totals', ARRAY(SELECT DISTINCT r.user_id FROM unnest(p_rows) AS r));
+    PERFORM _change_sessions(a.users, a.sessions, a.lexemes, a.terms, a.embeddings, a.models, p_sign)
+    FROM (SELECT array_agg(r.user_id) AS users, array_agg(r.session_id) AS sessions,
+                 array_agg(r.lexemes) AS lexemes, array_agg(r.term_count) AS terms,
+                 array_agg(CASE WHEN r.memory_type <> 'perceptual' THEN r.embedding END) AS embeddings,
+                 array_agg(r.embedding_model) AS models
+          FROM unnest(p_rows) AS r WHERE r.forgotten_at IS NULL AND r.session_id IS NOT NULL) AS a
+    WHERE a.users IS NOT NULL;
+END $$;
+COMMENT ON FUNCTION _move_sessions(memories[], integer) IS
+    'Internal: add (p_sign 1) the live memories among p_rows to their sessions, or take them out (-1), '
+    'after their users'' write locks.';
+
 CREATE OR REPLACE FUNCTION _count_sessions()
 RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER
 SET search_path FROM CURRENT
 AS $$
 BEGIN
-    -- A statement trigger cannot name both transition tables for INSERT and DELETE: the one this
-    -- operation has, each in a statement of its own.
-    IF TG_OP = 'INSERT' THEN
-        PERFORM lock_writers('memory_text_totals', ARRAY(SELECT user_id FROM new_rows));
-        PERFORM _change_sessions(a.users, a.sessions, a.lexemes, a.terms, a.embeddings, a.models, 1)
-        FROM (SELECT array_agg(r.user_id) AS users, array_agg(r.session_id) AS sessions,
-                     array_agg(r.lexemes) AS lexemes, array_agg(r.term_count) AS terms,
-                     array_agg(CASE WHEN r.memory_type <> 'perceptual' THEN r.embedding END) AS embeddings,
-                     array_agg(r.embedding_model) AS models
-              FROM new_rows r WHERE r.forgotten_at IS NULL AND r.session_id IS NOT NULL) AS a
-        WHERE a.users IS NOT NULL;
+    IF TG_OP = 'INSERT' THEN  -- a statement trigger has the transition table of its operation alone
+        PERFORM _move_sessions(ARRAY(SELECT r::memories FROM new_rows r), 1);
     ELSE
-        PERFORM lock_writers('memory_text_totals', ARRAY(SELECT user_id FROM old_rows));
-        PERFORM _change_sessions(a.users, a.sessions, a.lexemes, a.terms, a.embeddings, a.models, -1)
-        FROM (SELECT array_agg(r.user_id) AS users, array_agg(r.session_id) AS sessions,
-                     array_agg(r.lexemes) AS lexemes, array_agg(r.term_count) AS terms,
-                     array_agg(CASE WHEN r.memory_type <> 'perceptual' THEN r.embedding END) AS embeddings,
-                     array_agg(r.embedding_model) AS models
-              FROM old_rows r WHERE r.forgotten_at IS NULL AND r.session_id IS NOT NULL) AS a
-        WHERE a.users IS NOT NULL;
+        PERFORM _move_sessions(ARRAY(SELECT r::memories FROM old_rows r), -1);
     END IF;
     RETURN NULL;
 END $$;
@@ -114,19 +117,11 @@ AS $$
 BEGIN
     -- The memory as it was leaves its session, the memory as it is joins one: a change of text,
     -- of session, of vector, or being forgotten or restored.
-    IF TG_OP <> 'INSERT' AND OLD.forgotten_at IS NULL AND OLD.session_id IS NOT NULL THEN
-        PERFORM lock_writers('memory_text_totals', ARRAY[OLD.user_id]);
-        PERFORM _change_sessions(ARRAY[OLD.user_id], ARRAY[OLD.session_id], ARRAY[OLD.lexemes],
-                                 ARRAY[OLD.term_count],
-                                 ARRAY[CASE WHEN OLD.memory_type <> 'perceptual' THEN OLD.embedding END],
-                                 ARRAY[OLD.embedding_model], -1);
+    IF TG_OP <> 'INSERT' THEN
+        PERFORM _move_sessions(ARRAY[OLD], -1);
     END IF;
-    IF TG_OP <> 'DELETE' AND NEW.forgotten_at IS NULL AND NEW.session_id IS NOT NULL THEN
-        PERFORM lock_writers('memory_text_totals', ARRAY[NEW.user_id]);
-        PERFORM _change_sessions(ARRAY[NEW.user_id], ARRAY[NEW.session_id], ARRAY[NEW.lexemes],
-                                 ARRAY[NEW.term_count],
-                                 ARRAY[CASE WHEN NEW.memory_type <> 'perceptual' THEN NEW.embedding END],
-                                 ARRAY[NEW.embedding_model], 1);
+    IF TG_OP <> 'DELETE' THEN
+        PERFORM _move_sessions(ARRAY[NEW], 1);
     END IF;
     RETURN NULL;
 END $$;

@@ -57,32 +57,36 @@ CREATE TRIGGER memories_text_fields BEFORE INSERT OR UPDATE OF content, text_con
 CREATE TRIGGER chunks_text_fields BEFORE INSERT OR UPDATE OF content, text_config ON chunks
     FOR EACH ROW EXECUTE FUNCTION _set_text_fields();
 
--- One user's (one namespace's) writes wait for each other from the first (sql/text.sql, lock_writers).
-CREATE TRIGGER memories_lock_writers BEFORE INSERT OR UPDATE OR DELETE ON memories
-    FOR EACH STATEMENT EXECUTE FUNCTION _lock_writers('memory_text_totals');
-CREATE TRIGGER chunks_lock_writers BEFORE INSERT OR UPDATE OR DELETE ON chunks
-    FOR EACH STATEMENT EXECUTE FUNCTION _lock_writers('chunk_text_totals');
-
--- BM25's statistics: rows and terms per user and namespace, and per user the live memories
--- holding each lexeme; inserts and deletes counted per statement, a change of text per row.
-CREATE TRIGGER memories_totals_insert AFTER INSERT ON memories REFERENCING NEW TABLE AS new_rows
-    FOR EACH STATEMENT EXECUTE FUNCTION _count_terms('memory_text_totals', 'user_id', 'memories');
-CREATE TRIGGER memories_totals_delete AFTER DELETE ON memories REFERENCING OLD TABLE AS old_rows
-    FOR EACH STATEMENT EXECUTE FUNCTION _count_terms('memory_text_totals', 'user_id', 'memories');
-CREATE TRIGGER memories_totals_update AFTER UPDATE OF content, text_config ON memories
-    FOR EACH ROW WHEN (OLD.term_count IS DISTINCT FROM NEW.term_count)
-    EXECUTE FUNCTION _recount_terms('memory_text_totals', 'user_id');
-CREATE TRIGGER memories_totals_truncate AFTER TRUNCATE ON memories
-    FOR EACH STATEMENT EXECUTE FUNCTION _clear_terms('memory_text_totals');
-CREATE TRIGGER chunks_totals_insert AFTER INSERT ON chunks REFERENCING NEW TABLE AS new_rows
-    FOR EACH STATEMENT EXECUTE FUNCTION _count_terms('chunk_text_totals', 'namespace', 'chunks');
-CREATE TRIGGER chunks_totals_delete AFTER DELETE ON chunks REFERENCING OLD TABLE AS old_rows
-    FOR EACH STATEMENT EXECUTE FUNCTION _count_terms('chunk_text_totals', 'namespace', 'chunks');
-CREATE TRIGGER chunks_totals_update AFTER UPDATE OF content, text_config ON chunks
-    FOR EACH ROW WHEN (OLD.term_count IS DISTINCT FROM NEW.term_count)
-    EXECUTE FUNCTION _recount_terms('chunk_text_totals', 'namespace');
-CREATE TRIGGER chunks_totals_truncate AFTER TRUNCATE ON chunks
-    FOR EACH STATEMENT EXECUTE FUNCTION _clear_terms('chunk_text_totals');
+-- For memories (per user) and chunks (per namespace) alike:
+-- * one user's (one namespace's) writes wait for each other from the first (sql/text.sql,
+--   lock_writers);
+-- * BM25's statistics, rows and terms per user and namespace: inserts and deletes counted per
+--   statement, a change of text per row.
+DO $$
+DECLARE
+    t record;
+BEGIN
+    FOR t IN SELECT * FROM (VALUES ('memories', 'memory_text_totals', 'user_id'),
+                                   ('chunks', 'chunk_text_totals', 'namespace')) AS v(tab, totals, key) LOOP
+        EXECUTE format('CREATE TRIGGER %1$I BEFORE INSERT OR UPDATE OR DELETE ON %2$I '
+                       'FOR EACH STATEMENT EXECUTE FUNCTION _lock_writers(%3$L)',
+                       t.tab || '_lock_writers', t.tab, t.totals);
+        EXECUTE format('CREATE TRIGGER %1$I AFTER INSERT ON %2$I REFERENCING NEW TABLE AS new_rows '
+                       'FOR EACH STATEMENT EXECUTE FUNCTION _count_terms(%3$L, %4$L, %2$L)',
+                       t.tab || '_totals_insert', t.tab, t.totals, t.key);
+        EXECUTE format('CREATE TRIGGER %1$I AFTER DELETE ON %2$I REFERENCING OLD TABLE AS old_rows '
+                       'FOR EACH STATEMENT EXECUTE FUNCTION _count_terms(%3$L, %4$L, %2$L)',
+                       t.tab || '_totals_delete', t.tab, t.totals, t.key);
+        EXECUTE format('CREATE TRIGGER %1$I AFTER UPDATE OF content, text_config ON %2$I FOR EACH ROW '
+                       'WHEN (OLD.term_count IS DISTINCT FROM NEW.term_count) '
+                       'EXECUTE FUNCTION _recount_terms(%3$L, %4$L)',
+                       t.tab || '_totals_update', t.tab, t.totals, t.key);
+        EXECUTE format('CREATE TRIGGER %1$I AFTER TRUNCATE ON %2$I '
+                       'FOR EACH STATEMENT EXECUTE FUNCTION _clear_terms(%3$L)',
+                       t.tab || '_totals_truncate', t.tab, t.totals);
+    END LOOP;
+END $$;
+-- Per user, the live memories holding each lexeme.
 CREATE TRIGGER memories_term_counts_insert AFTER INSERT ON memories REFERENCING NEW TABLE AS new_rows
     FOR EACH STATEMENT EXECUTE FUNCTION _count_lexemes();
 CREATE TRIGGER memories_term_counts_delete AFTER DELETE ON memories REFERENCING OLD TABLE AS old_rows
