@@ -445,14 +445,16 @@ BEGIN
         RETURN;
     END IF;
     RETURN QUERY
-    WITH by_vector AS MATERIALIZED (
-        SELECT c.id, c.vector_score
+    WITH by_vector AS MATERIALIZED (  -- core: among the 40 nearest of its space, which alone take part
+                                      -- in the fusion's statistics, so a larger limit adds memories
+                                      -- below the first ones and never reorders them
+        SELECT c.id, c.vector_score, row_number() OVER (ORDER BY c.vector_score DESC, c.id) <= 40 AS core
         FROM memory_candidates(p_user_id, p_model, p_query, v_pool, v_types, p_session_id,
                                p_since, p_until, p_min_importance, p_modality, 'embedding',
                                p_session_prefix, p_where, p_where_vars) AS c
         WHERE p_mode <> 'lexical' AND (p_space = 'embedding' OR p_space = 'text' AND cardinality(v_types) > 0)
         UNION ALL
-        SELECT c.id, c.vector_score
+        SELECT c.id, c.vector_score, row_number() OVER (ORDER BY c.vector_score DESC, c.id) <= 40
         FROM memory_candidates(p_user_id, p_model, p_query, v_pool, ARRAY['perceptual'], p_session_id,
                                p_since, p_until, p_min_importance, p_modality, 'text_embedding',
                                p_session_prefix, p_where, p_where_vars) AS c
@@ -480,7 +482,8 @@ BEGIN
         FROM by_vector v
         CROSS JOIN LATERAL (  -- by key: never a scan of every match
             SELECT * FROM memories x WHERE x.user_id = p_user_id AND x.id = v.id OFFSET 0) AS m
-        WHERE v_candidates IS NOT NULL AND m.lexemes @@ v_query AND NOT EXISTS (SELECT 1 FROM capped x WHERE x.id = v.id)
+        WHERE v.core AND v_candidates IS NOT NULL AND m.lexemes @@ v_query
+          AND NOT EXISTS (SELECT 1 FROM capped x WHERE x.id = v.id)
     ), adjacent AS MATERIALIZED (  -- the two memories before and the two after each candidate in its session,
                                    -- and those of them that hold a query term
         SELECT l.id, coalesce(b.ids, '{}') || coalesce(a.ids, '{}') AS around,
@@ -568,15 +571,15 @@ BEGIN
     ), found AS (  -- each candidate's components in one aggregate: no join of the steps above, whose
                    -- sizes the planner cannot know (it chose nested loops over hundreds of rows)
         SELECT s.id, max(s.vector_score) AS vector_score, max(s.own) AS own, max(s.context) AS context,
-               max(s.session) AS session, max(s.graph) AS graph
+               max(s.session) AS session, max(s.graph) AS graph, bool_or(s.core) AS core
         FROM (SELECT v.id, v.vector_score, NULL::double precision AS own, NULL::double precision AS context,
-                     NULL::double precision AS session, NULL::double precision AS graph
+                     NULL::double precision AS session, NULL::double precision AS graph, v.core
               FROM by_vector v
-              UNION ALL SELECT c.id, NULL, NULL, NULL, NULL, NULL FROM chosen c
-              UNION ALL SELECT b.id, NULL, b.own, b.context, NULL, NULL FROM bm25 b
-              UNION ALL SELECT c.id, NULL, NULL, NULL, sb.bm25, NULL
+              UNION ALL SELECT c.id, NULL, NULL, NULL, NULL, NULL, true FROM chosen c
+              UNION ALL SELECT b.id, NULL, b.own, b.context, NULL, NULL, true FROM bm25 b
+              UNION ALL SELECT c.id, NULL, NULL, NULL, sb.bm25, NULL, true
                         FROM chosen c JOIN session_bm25 sb ON sb.session_id = c.session_id
-              UNION ALL SELECT g.id, NULL, NULL, NULL, NULL, g.graph_score FROM by_graph g) AS s
+              UNION ALL SELECT g.id, NULL, NULL, NULL, NULL, g.graph_score, false FROM by_graph g) AS s
         GROUP BY s.id
     ), components AS (  -- numbers only: the text is read for the winners alone; the lexical
                         -- candidates as the full-text scan read them, the others by key
@@ -592,7 +595,7 @@ BEGIN
                CASE WHEN f.own > 0 THEN coalesce(f.session, 0) ELSE 0 END AS session_raw,
                CASE WHEN f.own > 0 AND lower(coalesce(k.speaker, m.metadata ->> 'speaker')) = ANY (p_names)
                     THEN 1.0 ELSE 0.0 END AS speaker,
-               coalesce(f.graph, 0) AS graph,
+               coalesce(f.graph, 0) AS graph, f.core,
                in_time_range(coalesce(k.created_at, m.created_at), p_time_from, p_time_to) AS in_time,
                memory_recency(p_now, coalesce(k.created_at, m.created_at)) AS recency
         FROM found f
@@ -610,7 +613,8 @@ BEGIN
                                               -- (a spread under 0.05 counts as 0.05: near-constant, near 1)
                     THEN greatest(0, 1 - (max(c.vector_raw) OVER () - c.vector_raw)
                                          / greatest(max(c.vector_raw) OVER ()
-                                                    - min(c.vector_raw) FILTER (WHERE c.vector_raw > 0) OVER (), 0.05))
+                                                    - min(c.vector_raw) FILTER (WHERE c.vector_raw > 0 AND c.core)
+                                                      OVER (), 0.05))
                     ELSE c.vector_raw / nullif(max(c.vector_raw) OVER (), 0) END AS vector_n,
                c.own_raw / nullif(max(c.own_raw) OVER (), 0) AS own_n,
                c.context_raw / nullif(max(c.context_raw) OVER (), 0) AS context_n,
@@ -630,7 +634,8 @@ BEGIN
                      -- as it agrees with the lexical ranking (what it adds is what lexical lacks)
         SELECT r.*,
                p_vector_weight * (1 - coalesce(r.held, 0))
-               * (1 - greatest(0, coalesce(corr(r.lexical, r.vector_raw) FILTER (WHERE r.vector_raw > 0) OVER (), 0)))
+               * (1 - greatest(0, coalesce(corr(r.lexical, r.vector_raw) FILTER (WHERE r.vector_raw > 0 AND r.core)
+                                                OVER (), 0)))
                    AS vector_weight
         FROM relevance r
     ), fused AS (

@@ -13,7 +13,7 @@ import pytest
 
 from hello_pgmem import Database, HashingEmbedder
 from hello_pgmem.core.errors import InvalidInputError
-from hello_pgmem.core.models import MemoryConfig
+from hello_pgmem.core.models import Fusion, MemoryConfig
 from hello_pgmem.embedding import Embedder
 from hello_pgmem.memory import MemoryManager
 from tests.conftest import Clock, row_counts
@@ -79,10 +79,12 @@ def test_an_exact_rare_keyword_is_found_among_ten_thousand(
     assert row_counts(clean)["memories"] == 10_000
 
 
+@pytest.mark.parametrize("fusion", ["weighted", "spread"])
 def test_results_do_not_move_as_the_limit_grows(
-    make_manager: Callable[..., MemoryManager], clock: Clock
+    make_manager: Callable[..., MemoryManager], clock: Clock, fusion: Fusion
 ) -> None:
-    manager = make_manager()
+    """Past the vector branch's pool of 40 too: the memories a larger limit adds come below."""
+    manager = make_manager(config=MemoryConfig(fusion=fusion))
     texts = chatter(300, seed=3)
     manager.add_memories(
         texts,
@@ -94,9 +96,9 @@ def test_results_do_not_move_as_the_limit_grows(
     for question in ("What did Alice paint at the weekend?", "Bob's birthday party", "guitar music"):
         tops = [
             [m.id for m in manager.retrieve_memories(question, limit=n, track_access=False)]
-            for n in (3, 10, 40)
+            for n in (3, 10, 40, 120)
         ]
-        assert tops[1][:3] == tops[0] and tops[2][:10] == tops[1], question
+        assert tops[1][:3] == tops[0] and tops[2][:10] == tops[1] and tops[3][:40] == tops[2], question
 
 
 def test_a_time_named_in_the_question_prefers_memories_of_that_time(
