@@ -39,6 +39,8 @@ class FakeOpenAI:
     chat: Callable[[dict[str, Any]], dict[str, Any] | str] | None = None
     embed: Callable[[str], list[float]] | None = None
     """The model itself (default: fake_vector)."""
+    rerank: Callable[[str, str], float] | None = None
+    """A reranker's relevance of a document to a query (``/rerank``, Cohere's format)."""
     base_url: str = ""
 
     def embedding_calls(self) -> int:
@@ -100,6 +102,14 @@ def _handler(state: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                         "usage": {"prompt_tokens": 1, "total_tokens": 1},
                     },
                 )
+            elif self.path.endswith("/rerank") and state.rerank is not None:
+                relevance = state.rerank
+                scored = [
+                    {"index": i, "relevance_score": relevance(body["query"], d)}
+                    for i, d in enumerate(body["documents"])
+                ]
+                scored.sort(key=lambda row: -row["relevance_score"])
+                self._send(200, {"results": scored[: body.get("top_n", len(scored))]})
             elif self.path.endswith("/chat/completions"):
                 answer = state.chat(body) if state.chat else "ok"
                 message = {"role": "assistant", "content": answer} if isinstance(answer, str) else answer

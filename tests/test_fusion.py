@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -110,20 +110,80 @@ class Compressed(Embedder):
 
 def test_a_compressed_but_discriminating_signal_counts(make_manager: Callable[..., MemoryManager]) -> None:
     """Cosines from 0.80 to 0.88 that tell the memories apart reorder the lexical ranking: spread
-    over the candidates, they count as much as a wide one would."""
+    over the candidates, they count as much as a wide one would; over the best alone, at the same
+    weight, they do not."""
     closest = "The garden party had music, food and friends from the whole street"
     plain = "The garden party"
     Compressed.SIMILAR = {closest: 0.88, plain: 0.80}
     others = [f"A note about the weather on day {n}" for n in range(8)]
     Compressed.SIMILAR |= dict.fromkeys(others, 0.80)
-    memory = make_manager("cora", embedder=Compressed())
+    memory = make_manager("cora", embedder=Compressed(), config=MemoryConfig(vector_weight=1.0))
     memory.add_memories([plain, closest, *others], "episodic")
     question = "How was the garden party?"
     lexical = memory.retrieve_memories(question, limit=2, scoring="lexical", track_access=False)
     hybrid = memory.retrieve_memories(question, limit=2, track_access=False)
     assert lexical[0].content == plain, "the shorter text matches the terms best"
     assert hybrid[0].content == closest
-    weighted = make_manager("cora", embedder=Compressed(), config=MemoryConfig(fusion="weighted"))
+    weighted = make_manager(
+        "cora", embedder=Compressed(), config=MemoryConfig(fusion="weighted", vector_weight=1.0)
+    )
     assert weighted.retrieve_memories(question, limit=1, track_access=False)[0].content == plain, (
         "weighed by the best cosine alone, 0.80 against 0.88 is too little to count"
     )
+
+
+def test_a_reranker_reorders_the_first_stage_when_one_is_configured(
+    make_manager: Callable[..., MemoryManager], settings: Any
+) -> None:
+    """With RERANK_BASE_URL, the best 50 of the hybrid search go to the server's /rerank (Cohere's
+    format) and come back in its order; without it, no request is made."""
+    from hello_pgmem import Store
+
+    def relevance(query: str, document: str) -> float:
+        return 1.0 if "sourdough" in document else 0.5 - document.count("bread") / 100
+
+    notes = [f"I bought bread number {n} at the bakery, bread again" for n in range(12)]
+    notes.append("My sourdough starter finally rose")
+    with serve(FakeOpenAI(rerank=relevance)) as fake:
+        plain = make_manager("bea")
+        plain.add_memories(notes, "episodic")
+        first_stage = plain.retrieve_memories("bread", limit=3, track_access=False)
+        assert "sourdough" not in first_stage[0].content and not fake.requests
+        with Store(
+            settings=settings.model_copy(
+                update={"rerank_base_url": fake.base_url, "rerank_model": "rerank-small"}
+            ),
+            embedder=plain.embedder,
+        ) as store:
+            reranked = store.memory("bea", types=["episodic"]).retrieve_memories(
+                "bread", limit=3, track_access=False
+            )
+        [request] = [r for r in fake.requests if r["path"].endswith("/rerank")]
+        assert request["body"]["model"] == "rerank-small" and request["body"]["query"] == "bread"
+        assert len(request["body"]["documents"]) == len(notes)  # every candidate, up to RERANK_TOP_N
+        assert reranked[0].content == "My sourdough starter finally rose"
+        assert reranked[0].components["rerank_score"] == 1.0 and len(reranked) == 3
+
+
+def test_what_a_question_sets_aside_does_not_fill_its_top(
+    make_manager: Callable[..., MemoryManager],
+) -> None:
+    """A question's "besides pottery" or "除了陶艺" is taken out of what the search ranks by: the
+    other creative projects come first, not every memory about pottery."""
+    memory = make_manager("mel")
+    memory.add_memories(
+        [
+            "Mel and her kids did pottery together at the studio on Saturday",
+            "Mel and her kids glazed the pottery together, then fired the pottery",
+            "Mel and her kids painted together",
+            "梅尔和孩子们一起做陶艺，在工作室烧了陶艺碗",
+            "梅尔和孩子们一起画画",
+        ],
+        "episodic",
+    )
+    [best, *_] = memory.retrieve_memories(
+        "What creative project do Mel and her kids do together besides pottery?", track_access=False
+    )
+    assert best.content == "Mel and her kids painted together"
+    [best, *_] = memory.retrieve_memories("除了陶艺，梅尔和孩子们一起做什么？", track_access=False)
+    assert best.content == "梅尔和孩子们一起画画"

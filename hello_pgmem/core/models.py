@@ -29,7 +29,7 @@ DEFAULT_TYPES: tuple[MemoryType, ...] = ("working", "episodic", "semantic")
 Scoring = Literal["hybrid", "lexical", "vector", "reference"]
 SCORINGS: tuple[Scoring, ...] = ("hybrid", "lexical", "vector", "reference")
 Fusion = Literal["weighted", "spread", "rrf"]
-VECTOR_WEIGHTS: dict[str, float] = {"weighted": 0.2, "spread": 1.0}
+VECTOR_WEIGHTS: dict[str, float] = {"weighted": 0.2, "spread": 0.5}
 """The vector's weight beside the lexical ranking's 0.8 in each weighted fusion (docs/search.md)."""
 ForgetStrategy = Literal["importance_based", "time_based", "capacity_based"]
 FORGET_STRATEGIES: tuple[ForgetStrategy, ...] = ("importance_based", "time_based", "capacity_based")
@@ -354,6 +354,7 @@ class MemoryConfig(BaseModel):
     # ranking (docs/search.md): hybrid (lexical + vector, relevance first) unless "reference"
     scoring: Scoring = "hybrid"
     fusion: Fusion | None = None  # None: the embedder's (spread, or weighted for the hashing embedder)
+    vector_weight: float | None = Field(default=None, ge=0.0, le=10.0)  # None: the fusion's (docs/search.md)
     graph_search: bool = True  # expand semantic searches through the entities a query names
 
     def settings_overrides(self) -> dict[str, Any]:

@@ -100,6 +100,12 @@ class Settings(BaseSettings):
         default=30, ge=1, le=3650, validation_alias=AliasChoices("PGMEM_RETRIEVAL_LOG_DAYS")
     )
 
+    rerank_base_url: str | None = Field(default=None, validation_alias=AliasChoices("RERANK_BASE_URL"))
+    rerank_model: str | None = Field(default=None, validation_alias=AliasChoices("RERANK_MODEL"))
+    rerank_api_key: str | None = Field(default=None, validation_alias=AliasChoices("RERANK_API_KEY"))
+    rerank_top_n: int = Field(default=50, ge=1, le=200, validation_alias=AliasChoices("RERANK_TOP_N"))
+    rerank_timeout_s: float = Field(default=30.0, gt=0, validation_alias=AliasChoices("RERANK_TIMEOUT"))
+
     llm_model_id: str | None = Field(default=None, validation_alias=AliasChoices("LLM_MODEL_ID"))
     llm_api_key: str | None = Field(default=None, validation_alias=AliasChoices("LLM_API_KEY"))
     llm_base_url: str | None = Field(default=None, validation_alias=AliasChoices("LLM_BASE_URL"))

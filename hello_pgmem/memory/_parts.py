@@ -18,6 +18,7 @@ from hello_pgmem.graph.extraction import create_extractor
 from hello_pgmem.graph.projection import AgeProjection
 from hello_pgmem.graph.store import GraphStore
 from hello_pgmem.llm import create_chat_client
+from hello_pgmem.llm.rerank import Reranker, create_reranker
 from hello_pgmem.memory._classify import estimate_importance
 from hello_pgmem.memory._episodic import EpisodicMemory
 from hello_pgmem.memory._longterm import LongTermMemory
@@ -65,6 +66,11 @@ class MemoryParts:
         """The text embedder, its model registered with the database (indexes and all), once."""
         self.db.ensure_embedding_model(self.embedder.model_name, self.embedder.dimension)
         return self.embedder
+
+    @cached_property
+    def reranker(self) -> Reranker | None:
+        """The second stage of a search, when RERANK_BASE_URL names one."""
+        return create_reranker(self.settings)
 
     @cached_property
     def extractor(self) -> Extractor:

@@ -37,9 +37,11 @@ from hello_pgmem.db import Conn
 from hello_pgmem.db.retrieval_log import log_retrieval
 from hello_pgmem.graph.normalize import name_candidates
 from hello_pgmem.graph.store import AsOf
+from hello_pgmem.llm.rerank import Reranker
 from hello_pgmem.memory import _queries as q
 from hello_pgmem.memory import _ranked_queries as rq
 from hello_pgmem.memory import _reference as reference
+from hello_pgmem.memory._exclusions import without_exclusions
 from hello_pgmem.memory._parts import MemoryParts
 from hello_pgmem.memory._rows import memory_from_row
 from hello_pgmem.memory._when import time_range as named_time_range
@@ -194,7 +196,7 @@ def statement(
         "user_id": parts.user_id,
         "model": embedder.model_name,
         "query": vector,
-        "query_text": search.query,
+        "query_text": without_exclusions(search.query),
         "limit": search.limit,
         "types": list(types),
         "min_importance": search.floor,
@@ -225,7 +227,11 @@ def statement(
 def fusion_params(parts: MemoryParts) -> dict[str, Any]:
     """The fusion of the hybrid search (the config's, else the embedder's) and its vector weight."""
     fusion = parts.config.fusion or parts.registered_embedder.fusion
-    return {"fusion": fusion, "vector_weight": VECTOR_WEIGHTS.get(fusion, VECTOR_WEIGHTS["weighted"])}
+    weight = parts.config.vector_weight
+    return {
+        "fusion": fusion,
+        "vector_weight": VECTOR_WEIGHTS.get(fusion, VECTOR_WEIGHTS["weighted"]) if weight is None else weight,
+    }
 
 
 def _ranking_params(
@@ -235,7 +241,7 @@ def _ranking_params(
     (speakers and graph seeds), the time it names, the mode and the fusion."""
     config, now = parts.config, parts.clock()
     named = named_time_range(search.query, now)
-    names = None if scoring == "vector" else name_candidates(search.query)
+    names = None if scoring == "vector" else name_candidates(without_exclusions(search.query))
     return {
         "session_id": search.session_id,
         "since": search.since,
@@ -252,6 +258,14 @@ def _ranking_params(
         **fusion_params(parts),
         "per_type": search.per_type_limit,
     }
+
+
+def reranked(reranker: Reranker, query: str, found: list[MemoryItem]) -> list[MemoryItem]:
+    """``found`` in the reranker's order; its score is each item's ``rerank_score`` component."""
+    scores = reranker.rerank(query, [item.content for item in found])
+    for item, score in zip(found, scores, strict=True):
+        item.components["rerank_score"] = score
+    return [item for _, item in sorted(zip(scores, found, strict=True), key=lambda pair: -pair[0])]
 
 
 def run(parts: MemoryParts, sent: SearchSQL, log_access: bool = False) -> list[MemoryItem]:
@@ -275,6 +289,12 @@ def run_search(parts: MemoryParts, search: MemorySearch, track_access: bool = Tr
     of each long-term one is logged (never for an as-of search: it reads the past)."""
     started = time.perf_counter()
     track_access = track_access and search.as_of is None
+    wanted = search.limit
+    reranker = parts.reranker if search.scoring != "reference" else None
+    if reranker is not None:  # the second stage reorders a wider first stage
+        wider = max(wanted, parts.settings.rerank_top_n)
+        per_type = wider if search.per_type_limit == wanted else search.per_type_limit
+        search = dataclasses.replace(search, limit=wider, per_type_limit=per_type)
     results: list[MemoryItem] = []
     if "working" in search.types:
         results += parts.working.retrieve(
@@ -288,9 +308,9 @@ def run_search(parts: MemoryParts, search: MemorySearch, track_access: bool = Tr
     if search.query_modality != "text":
         results += reference.by_file(parts, search)
     elif any(kind != "working" for kind in search.types):
-        vector = parts.registered_embedder.encode_query(search.query)
+        vector = parts.registered_embedder.encode_query(without_exclusions(search.query))
         joint, separate = search.long_term()
-        logged = track_access and not results and not separate
+        logged = track_access and not results and not separate and reranker is None
         if joint:
             results += run(parts, statement(parts, search, joint, vector, logged), logged)
         for kind in separate:
@@ -300,6 +320,8 @@ def run_search(parts: MemoryParts, search: MemorySearch, track_access: bool = Tr
                 sent = statement(parts, search, [kind], vector, False, modality=search.target_modality)
                 results += run(parts, sent)
     results = best_first(results, search.limit)
+    if reranker is not None:
+        results = reranked(reranker, search.query, results)[:wanted]
     if track_access and not logged:
         record_access(parts, [item.id for item in results if item.memory_type != "working"])
     elapsed_ms = (time.perf_counter() - started) * 1000

@@ -374,8 +374,9 @@ class MemoryManager(SharesDatabase):
         request = MemorySearch(
             text, kinds, check_limit(candidates, self.config.max_search_limit, "candidates")
         )
-        best = _sessions.ranked_sessions(self._parts, text, limit)
+        pool = _sessions.ranked_sessions(self._parts, text, max(limit, _sessions.SESSION_POOL))
         found = self.search(request, track_access=False)
+        best = _sessions.fused(pool, found, limit)
         return _sessions.whole_sessions(self._parts, best, found, kinds, per_session)
 
     def record_access(self, memory_ids: Sequence[UUID]) -> None:
