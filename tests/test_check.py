@@ -122,6 +122,6 @@ def test_an_unknown_model_is_named_not_blamed_on_every_memory(
 ) -> None:
     busy_store(make_manager, clean, clock)
     with pytest.raises(
-        InvalidInputError, match="model: must be a registered embedding model \\(.*hashing-v1-384"
+        InvalidInputError, match=r"model: must be a registered embedding model \(.*hashing-v1-384"
     ):
         check_integrity(clean, "text-embedding-3-small")
