@@ -84,6 +84,7 @@ CREATE OR REPLACE FUNCTION memory_candidates(
 RETURNS TABLE (id uuid, vector_score double precision)
 LANGUAGE plpgsql STABLE ROWS 50
 SET search_path FROM CURRENT
+SET jit = off  -- compiling costs more than running (docs/search.md)
 SET hnsw.iterative_scan = 'relaxed_order'
 SET hnsw.ef_search = 40
 SET enable_seqscan = off  -- the static exact read's plan is made once for every user: it must read
@@ -198,6 +199,7 @@ CREATE OR REPLACE FUNCTION graph_memories(p_user_id text, p_seeds text[], p_max_
 RETURNS TABLE (memory_id uuid, graph_score double precision, hops integer, matched integer)
 LANGUAGE plpgsql STABLE ROWS 50
 SET search_path FROM CURRENT
+SET jit = off  -- compiling costs more than running (docs/search.md)
 AS $$
 BEGIN
     IF p_max_hops IS NULL OR p_max_hops NOT BETWEEN 0 AND 3 THEN
@@ -700,6 +702,7 @@ RETURNS TABLE (id uuid, memory_type text, content text, importance double precis
                importance_weight double precision, score double precision)
 LANGUAGE plpgsql STABLE
 SET search_path FROM CURRENT
+SET jit = off  -- compiling costs more than running (docs/search.md)
 AS $$
 #variable_conflict use_column
 BEGIN
@@ -742,6 +745,7 @@ RETURNS TABLE (id uuid, memory_type text, content text, importance double precis
                vector_score double precision, graph_score double precision,
                importance_weight double precision, score double precision)
 LANGUAGE sql STABLE SET search_path FROM CURRENT
+SET jit = off  -- compiling costs more than running (docs/search.md)
 AS $$
     WITH by_vector AS (
         SELECT c.id, c.vector_score
@@ -785,6 +789,7 @@ RETURNS TABLE (id uuid, document_id text, "position" integer, content text, head
                vector_score double precision, text_score double precision, score double precision)
 LANGUAGE plpgsql STABLE
 SET search_path FROM CURRENT
+SET jit = off  -- compiling costs more than running (docs/search.md)
 SET hnsw.iterative_scan = 'relaxed_order'
 SET hnsw.ef_search = 40
 AS $$
@@ -929,6 +934,7 @@ RETURNS TABLE (session_id text, text_score double precision, vector_score double
                score double precision)
 LANGUAGE plpgsql STABLE
 SET search_path FROM CURRENT
+SET jit = off  -- compiling costs more than running (docs/search.md)
 AS $$
 #variable_conflict use_column
 DECLARE

@@ -77,6 +77,7 @@ RETURNS TABLE (id uuid, memory_type text, content text, importance double precis
                importance_weight double precision, score double precision)
 LANGUAGE sql STABLE
 SET search_path FROM CURRENT
+SET jit = off  -- compiling costs more than running (docs/search.md)
 AS $$
     WITH visible AS (
         SELECT m.id, m.memory_type, m.content, m.importance, m.session_id, m.modality, m.metadata,
