@@ -295,3 +295,23 @@ def test_models_above_2000_dimensions_use_halfvec(conn: Conn) -> None:
         "SELECT vector_score FROM search_by_recency('big', 'm-big', %s, p_limit => 1)", (v,)
     ).fetchall()
     assert rows[0][0] == pytest.approx(1.0, abs=1e-3)
+
+
+def test_search_functions_are_never_jit_compiled(populated: Conn) -> None:
+    """Compiling a search's statements costs more than running them (20 ms a call for the graph's
+    walk at 30,000 facts, planned above the JIT threshold): every search function turns JIT off."""
+    searches = (
+        "memory_candidates",
+        "graph_memories",
+        "search_memories",
+        "search_by_recency",
+        "search_semantic",
+        "search_chunks",
+        "search_sessions",
+        "search_memories_as_of",
+    )
+    rows = populated.execute(
+        "SELECT proname, coalesce(proconfig, '{}') FROM pg_proc WHERE proname = ANY (%s)", (list(searches),)
+    ).fetchall()
+    assert {name for name, _ in rows} == set(searches)
+    assert [name for name, config in rows if "jit=off" not in config] == []
