@@ -248,7 +248,14 @@ def ingest(db: Database, embedder: Embedder, instance: Instance, user_id: str, p
     return cut
 
 
-def ask(db: Database, embedder: Embedder, instances: list[Instance], tag: str, scoring: str) -> Scores:
+def ask(
+    db: Database,
+    embedder: Embedder,
+    instances: list[Instance],
+    tag: str,
+    scoring: str,
+    config: MemoryConfig | None = None,
+) -> Scores:
     scores = Scores()
     for instance in instances:
         manager = MemoryManager.of_types(
@@ -256,6 +263,7 @@ def ask(db: Database, embedder: Embedder, instances: list[Instance], tag: str, s
             ["episodic"],
             database=db,
             embedder=embedder,
+            config=config,
             clock=lambda asked=instance.asked_at: asked,
         )
         started = time.perf_counter()
@@ -286,7 +294,13 @@ def ask_sessions(db: Database, embedder: Embedder, instances: list[Instance], ta
     return scores
 
 
-def run(db: Database, embedder: Embedder, instances: list[Instance], modes: Sequence[str]) -> dict[str, Any]:
+def run(
+    db: Database,
+    embedder: Embedder,
+    instances: list[Instance],
+    modes: Sequence[str],
+    weights: Sequence[float] = (),
+) -> dict[str, Any]:
     out: dict[str, Any] = {"systems": {n: s.summary() for n, s in baselines(db, instances).items()}}
     for pattern in PATTERNS:
         tag = f"lme-{pattern}"
@@ -308,6 +322,12 @@ def run(db: Database, embedder: Embedder, instances: list[Instance], modes: Sequ
                 ).retrieve_memories(instance.question, limit=SEARCHED, scoring=mode, track_access=False)
             name = f"{mode}, {pattern} timestamps"
             out["systems"][name] = ask(db, embedder, instances, tag, mode).summary()
+            s = out["systems"][name]
+            print(f"  {name}: session all@5 {s['session_all@5']} turn all@10 {s['turn_all@10']}", flush=True)
+        for weight in weights:
+            name = f"hybrid at vector weight {weight}, {pattern} timestamps"
+            config = MemoryConfig(vector_weight=weight)
+            out["systems"][name] = ask(db, embedder, instances, tag, "hybrid", config).summary()
             s = out["systems"][name]
             print(f"  {name}: session all@5 {s['session_all@5']} turn all@10 {s['turn_all@10']}", flush=True)
         name = f"sessions as documents, {pattern} timestamps"
@@ -348,6 +368,9 @@ def main() -> None:
     parser.add_argument("--embedder", choices=EMBEDDERS, default="hashing")
     parser.add_argument("--modes", default=",".join(MODES), help=f"comma-separated, of {', '.join(MODES)}")
     parser.add_argument("--limit", type=int, default=None, help="only the first N answerable instances")
+    parser.add_argument(
+        "--vector-weights", default="", help="comma-separated: the hybrid search again at each vector weight"
+    )
     args = parser.parse_args()
     if not args.data.is_file():
         raise SystemExit(
@@ -367,9 +390,10 @@ def main() -> None:
         "instances": len(instances),
     }
     with fresh_database(pool_max_size=2) as settings, Database(settings) as db:
-        measured.update(run(db, embedder, instances, modes))
+        weights = [float(w) for w in args.vector_weights.split(",") if w]
+        measured.update(run(db, embedder, instances, modes, weights))
     print(table(measured))
-    if args.limit is None:
+    if args.limit is None and not args.vector_weights:
         RESULTS.mkdir(exist_ok=True)
         (RESULTS / f"longmemeval-{args.embedder}.json").write_text(json.dumps(measured, indent=2))
 

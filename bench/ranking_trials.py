@@ -293,11 +293,16 @@ class SessionRanking:
     best_turn: float = 0.0
     norm: str = "max"
     floor: float = 0.0
+    turns: Ranking = Ranking()  # the memory ranking whose best memory a session adds
+
+
+SPREAD = Ranking(vector=1.0, vector_norm="minmax", floor=0.05, redundancy=True, adaptive=True)
+"""The spread fusion of models of meaning, as search_memories computes it."""
 
 
 def rank_sessions(h: Haystack, q: dict[str, Any], r: SessionRanking) -> list[str]:
     f = features(h, q, 2)
-    relevance, candidates = score(h, f, Ranking())
+    relevance, candidates = score(h, f, r.turns)
     sessions = len(h.session_names)
     document = np.zeros(sessions)
     np.maximum.at(document, h.session, f["session_doc"])
@@ -338,6 +343,19 @@ SESSION_VARIANTS = {
     "BM25 + vector 0.3 (minmax) + best 0.5": SessionRanking(vector=0.3, norm="minmax", best_turn=0.5),
     "BM25 + vector 0.5 (minmax) + best 0.5": SessionRanking(vector=0.5, norm="minmax", best_turn=0.5),
     "BM25 + vector 1 (minmax) + best 0.5": SessionRanking(vector=1.0, norm="minmax", best_turn=0.5),
+    "BM25 + vector 0.5 (minmax) + best spread 0.5": SessionRanking(
+        vector=0.5, norm="minmax", best_turn=0.5, turns=SPREAD
+    ),
+    "BM25 + vector 0.5 (minmax) + best spread 1": SessionRanking(
+        vector=0.5, norm="minmax", best_turn=1.0, turns=SPREAD
+    ),
+    "BM25 + vector 0.5 (minmax) + best spread 2": SessionRanking(
+        vector=0.5, norm="minmax", best_turn=2.0, turns=SPREAD
+    ),
+    "BM25 + vector 1 (minmax) + best spread 1": SessionRanking(
+        vector=1.0, norm="minmax", best_turn=1.0, turns=SPREAD
+    ),
+    "best spread alone": SessionRanking(document=0.0, best_turn=1.0, turns=SPREAD),
 }
 
 

@@ -293,8 +293,10 @@ def run_set(
     tag: str,
     modes: Sequence[str],
     semantic: bool,
+    weights: Sequence[float] = (),
 ) -> dict[str, Any]:
-    """Ingest one data set and measure every mode on it."""
+    """Ingest one data set and measure every mode on it (and the hybrid search at each vector
+    weight of ``weights``)."""
     plain, rrf = MemoryConfig(), MemoryConfig(fusion="rrf")
     ingest_seconds = sum(ingest(db, embedder, c, f"{tag}-{c.name}", "episodic", plain) for c in conversations)
     settle(db)
@@ -310,6 +312,11 @@ def run_set(
         scoring = "hybrid" if mode == "rrf" else mode
         out["systems"][mode] = ask(db, embedder, conversations, tag, "episodic", config, scoring).summary()
         print(f"  {tag} {mode}: {out['systems'][mode]['R@10']}", flush=True)
+    for weight in weights:
+        name = f"hybrid, vector weight {weight}"
+        config = MemoryConfig(vector_weight=weight)
+        out["systems"][name] = ask(db, embedder, conversations, tag, "episodic", config, "hybrid").summary()
+        print(f"  {tag} {name}: {out['systems'][name]['R@10']}", flush=True)
     out["top 10 stable as limit grows (%)"] = stable_share(db, embedder, conversations, tag)
     if semantic:
         seconds = sum(
@@ -401,6 +408,9 @@ def main() -> None:
     parser.add_argument(
         "--report", action="store_true", help="only rebuild the table and chart from results/"
     )
+    parser.add_argument(
+        "--vector-weights", default="", help="comma-separated: the hybrid search again at each vector weight"
+    )
     args = parser.parse_args()
     if args.report:
         return report()
@@ -419,13 +429,14 @@ def main() -> None:
         "timestamps": args.timestamps,
     }
     with fresh_database(pool_max_size=2) as settings, Database(settings) as db:
+        weights = [float(w) for w in args.vector_weights.split(",") if w]
         measured["locomo"] = run_set(
-            db, embedder, english, "locomo", modes, not (args.no_semantic or args.quick)
+            db, embedder, english, "locomo", modes, not (args.no_semantic or args.quick), weights
         )
         chinese = load_chinese(per_turn=args.timestamps == "turn")
         measured["chinese"] = run_set(db, embedder, chinese, "zh", modes, False)
     RESULTS.mkdir(exist_ok=True)
-    if args.quick:
+    if args.quick or args.vector_weights:
         print(json.dumps(measured, indent=2, ensure_ascii=False))
         return
     suffix = "" if args.timestamps == "turn" else "-session-timestamps"

