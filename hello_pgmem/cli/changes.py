@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from uuid import UUID
+
 import click
 
 from hello_pgmem.cli.app import State, cli, emit
@@ -31,13 +33,7 @@ def update(
         changed = manager.update_memory(
             found, content, importance, valid_from=valid_from, correction=correction
         )
-    text = (
-        ("记忆已更新" if changed else "未找到要更新的记忆")
-        if state.zh
-        else ("updated" if changed else "no such memory")
-    )
-    emit(state, {"id": str(found), "updated": changed}, text)
-    return 0 if changed else 1
+    return _outcome(state, found, "updated", changed, ("记忆已更新", "未找到要更新的记忆"))
 
 
 @cli.command()
@@ -48,13 +44,7 @@ def remove(state: State, memory_id: str) -> int:
     with memory(state) as manager:
         found = manager.resolve_id(memory_id)
         removed = manager.remove_memory(found)
-    text = (
-        ("记忆已删除" if removed else "未找到要删除的记忆")
-        if state.zh
-        else ("removed" if removed else "no such memory")
-    )
-    emit(state, {"id": str(found), "removed": removed}, text)
-    return 0 if removed else 1
+    return _outcome(state, found, "removed", removed, ("记忆已删除", "未找到要删除的记忆"))
 
 
 @cli.command()
@@ -73,3 +63,12 @@ def history(state: State, memory_id: str) -> None:
         mark = "*" if v.current else " "
         lines.append(f"{mark} {v.content}  ({held_word} {held}; {known_word} {known})")
     emit(state, versions, "\n".join(lines))
+
+
+def _outcome(state: State, memory_id: UUID, done: str, happened: bool, chinese: tuple[str, str]) -> int:
+    """Say whether the change ``done`` happened to the memory, in the state's language; exit code
+    0 when it did, 1 when there was no such memory."""
+    english = (done, "no such memory")
+    text = (chinese if state.zh else english)[0 if happened else 1]
+    emit(state, {"id": str(memory_id), done: happened}, text)
+    return 0 if happened else 1
