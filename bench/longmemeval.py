@@ -248,6 +248,20 @@ def ingest(db: Database, embedder: Embedder, instance: Instance, user_id: str, p
     return cut
 
 
+def user_of(
+    db: Database, embedder: Embedder, instance: Instance, tag: str, config: MemoryConfig | None = None
+) -> MemoryManager:
+    """The memory of the instance's user, on a clock stopped at the question's date."""
+    return MemoryManager.of_types(
+        f"{tag}-{instance.question_id}",
+        ["episodic"],
+        database=db,
+        embedder=embedder,
+        config=config,
+        clock=lambda: instance.asked_at,
+    )
+
+
 def ask(
     db: Database,
     embedder: Embedder,
@@ -258,14 +272,7 @@ def ask(
 ) -> Scores:
     scores = Scores()
     for instance in instances:
-        manager = MemoryManager.of_types(
-            f"{tag}-{instance.question_id}",
-            ["episodic"],
-            database=db,
-            embedder=embedder,
-            config=config,
-            clock=lambda asked=instance.asked_at: asked,
-        )
+        manager = user_of(db, embedder, instance, tag, config)
         started = time.perf_counter()
         found = manager.retrieve_memories(
             instance.question, limit=SEARCHED, scoring=scoring, track_access=False
@@ -280,13 +287,7 @@ def ask_sessions(db: Database, embedder: Embedder, instances: list[Instance], ta
     """Sessions ranked as whole documents (retrieve_sessions): session measures only."""
     scores = Scores()
     for instance in instances:
-        manager = MemoryManager.of_types(
-            f"{tag}-{instance.question_id}",
-            ["episodic"],
-            database=db,
-            embedder=embedder,
-            clock=lambda asked=instance.asked_at: asked,
-        )
+        manager = user_of(db, embedder, instance, tag)
         started = time.perf_counter()
         found = manager.retrieve_sessions(instance.question, limit=max(KS), candidates=10, max_memories=1)
         scores.latencies_ms.append((time.perf_counter() - started) * 1000)
