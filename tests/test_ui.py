@@ -451,3 +451,42 @@ def test_the_command_serves_the_loopback_user_and_refuses_tokens_as_a_superuser(
         timeout=60,
     )
     assert refused.returncode != 0 and "a superuser" in refused.stderr
+
+
+def test_no_edge_of_the_graph_drawing_runs_through_a_node_it_does_not_join() -> None:
+    """Two entities on opposite sides of the centre: the straight line between them crosses the
+    centre, so it is drawn as a curve around it; every edge keeps clear of every other node."""
+    from hello_pgmem.graph.store import EntityRef, Neighbourhood, RelationRef
+    from hello_pgmem.ui import drawing
+
+    found = Neighbourhood(
+        entity="Alice",
+        entities=[
+            EntityRef(name="Alice", entity_type="person", hops=0),
+            EntityRef(name="Bob", entity_type="person", hops=1),
+            EntityRef(name="Berlin", entity_type="place", hops=1),
+        ],
+        relations=[
+            RelationRef(source="Alice", relation_type="knows", target="Bob"),
+            RelationRef(source="Alice", relation_type="lives_in", target="Berlin"),
+            RelationRef(source="Bob", relation_type="visited", target="Berlin"),
+        ],
+    )
+    drawn = drawing.neighbourhood_drawing(found)
+    across = next(e for e in drawn.edges if e.label == "visited")
+    assert across.bend is not None, "the line from Bob to Berlin would cross Alice"
+    for edge in drawn.edges:
+        (ax, ay), (bx, by) = (edge.source.x, edge.source.y), (edge.target.x, edge.target.y)
+        cx, cy = edge.bend or ((ax + bx) / 2, (ay + by) / 2)
+        for step in range(1, 50):
+            t = step / 50
+            point = (
+                (1 - t) ** 2 * ax + 2 * (1 - t) * t * cx + t**2 * bx,
+                (1 - t) ** 2 * ay + 2 * (1 - t) * t * cy + t**2 * by,
+            )
+            for node in drawn.nodes:
+                if node not in (edge.source, edge.target):
+                    assert ((point[0] - node.x) ** 2 + (point[1] - node.y) ** 2) ** 0.5 >= 20, (
+                        edge.label,
+                        node.name,
+                    )

@@ -34,6 +34,14 @@ class Edge:
     target: Node
     label: str
     weight: float
+    bend: tuple[float, float] | None = None  # a curve's control point, where a line would cross a node
+
+    @property
+    def middle(self) -> tuple[float, float]:
+        """Where the edge's label goes: the middle of its line or of its curve."""
+        (ax, ay), (bx, by) = (self.source.x, self.source.y), (self.target.x, self.target.y)
+        cx, cy = self.bend or ((ax + bx) / 2, (ay + by) / 2)
+        return (ax + 2 * cx + bx) / 4, (ay + 2 * cy + by) / 4
 
 
 @dataclass(frozen=True)
@@ -118,8 +126,51 @@ def _framed(nodes: list[Node], edges: list[Edge], least: tuple[float, float] = (
     left = min(n.x for n in nodes) - margin - (width - spread_x) / 2
     top = min(n.y for n in nodes) - margin - (height - spread_y) / 2
     moved = {id(n): Node(n.name, n.entity_type, n.hops, n.x - left, n.y - top, n.colour) for n in nodes}
-    shifted = [Edge(moved[id(e.source)], moved[id(e.target)], e.label, e.weight) for e in edges]
-    return Drawing(list(moved.values()), shifted, width, height)
+    placed = list(moved.values())
+    shifted = [
+        _routed(Edge(moved[id(e.source)], moved[id(e.target)], e.label, e.weight), placed) for e in edges
+    ]
+    return Drawing(placed, shifted, width, height)
+
+
+CLEARANCE = 24.0
+"""How far a drawn edge stays from the centre of a node it does not join (a node's circle is 13
+or 18 across the radius)."""
+
+
+def _curve(edge: Edge, bend: tuple[float, float] | None, steps: int = 24) -> list[tuple[float, float]]:
+    (ax, ay), (bx, by) = (edge.source.x, edge.source.y), (edge.target.x, edge.target.y)
+    cx, cy = bend or ((ax + bx) / 2, (ay + by) / 2)
+    points = []
+    for i in range(1, steps):
+        t = i / steps
+        points.append(
+            (
+                (1 - t) ** 2 * ax + 2 * (1 - t) * t * cx + t**2 * bx,
+                (1 - t) ** 2 * ay + 2 * (1 - t) * t * cy + t**2 * by,
+            )
+        )
+    return points
+
+
+def _clear(edge: Edge, bend: tuple[float, float] | None, nodes: Sequence[Node]) -> bool:
+    others = [n for n in nodes if n is not edge.source and n is not edge.target]
+    return all(math.dist(point, (n.x, n.y)) >= CLEARANCE for point in _curve(edge, bend) for n in others)
+
+
+def _routed(edge: Edge, nodes: Sequence[Node]) -> Edge:
+    """The edge as a straight line, or, when that line would run through a node it does not join,
+    as the least curve (either side, 40 px more at each try) that keeps clear of every node."""
+    if _clear(edge, None, nodes):
+        return edge
+    (ax, ay), (bx, by) = (edge.source.x, edge.source.y), (edge.target.x, edge.target.y)
+    length = math.dist((ax, ay), (bx, by)) or 1.0
+    normal = (-(by - ay) / length, (bx - ax) / length)
+    for offset in (40.0 * k * side for k in range(1, 9) for side in (1, -1)):
+        bend = ((ax + bx) / 2 + normal[0] * offset * 2, (ay + by) / 2 + normal[1] * offset * 2)
+        if _clear(edge, bend, nodes):
+            return Edge(edge.source, edge.target, edge.label, edge.weight, bend)
+    return edge
 
 
 @dataclass(frozen=True)
