@@ -90,8 +90,8 @@ def usable_connections(wanted: int) -> int:
         try:
             resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
             soft = hard
-        except (ValueError, OSError):
-            pass
+        except (ValueError, OSError) as exc:  # the soft limit stays, and bounds the connections below
+            log.debug("could not raise the open-file limit to %s: %s", hard, exc)
     if soft == resource.RLIM_INFINITY:
         return wanted
     # accepted connections wait a few turns of the event loop before those over the cap are closed

@@ -11,6 +11,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cached_property
 from typing import Any
 from uuid import UUID
 
@@ -137,6 +138,11 @@ class MemorySearch:
         """The minimum importance, None when it keeps everything."""
         return self.min_importance or None
 
+    @cached_property
+    def ranked_text(self) -> str:
+        """What the ranking reads of the query: without what it sets aside ("besides …")."""
+        return without_exclusions(self.query)
+
     def long_term(self) -> tuple[list[MemoryType], list[MemoryType]]:
         """The long-term types ranked together by one statement, and those ranked each by the
         reference's formula (every type under "reference"; perceptual memory when a modality is
@@ -196,7 +202,7 @@ def statement(
         "user_id": parts.user_id,
         "model": embedder.model_name,
         "query": vector,
-        "query_text": without_exclusions(search.query),
+        "query_text": search.ranked_text,
         "limit": search.limit,
         "types": list(types),
         "min_importance": search.floor,
@@ -241,7 +247,7 @@ def _ranking_params(
     (speakers and graph seeds), the time it names, the mode and the fusion."""
     config, now = parts.config, parts.clock()
     named = named_time_range(search.query, now)
-    names = None if scoring == "vector" else name_candidates(without_exclusions(search.query))
+    names = None if scoring == "vector" else name_candidates(search.ranked_text)
     return {
         "session_id": search.session_id,
         "since": search.since,
@@ -308,7 +314,7 @@ def run_search(parts: MemoryParts, search: MemorySearch, track_access: bool = Tr
     if search.query_modality != "text":
         results += reference.by_file(parts, search)
     elif any(kind != "working" for kind in search.types):
-        vector = parts.registered_embedder.encode_query(without_exclusions(search.query))
+        vector = parts.registered_embedder.encode_query(search.ranked_text)
         joint, separate = search.long_term()
         logged = track_access and not results and not separate and reranker is None
         if joint:
