@@ -159,11 +159,11 @@ def test_a_pdf_of_too_many_pages_is_refused(tmp_path: Path) -> None:
         check_pages(pdf.read_bytes(), "long.pdf", limit=5)
 
 
-def write_pdf_placed_word_by_word(text: str, path: Path) -> None:
+def write_pdf_placed_word_by_word(text: str, path: Path, gap_pt: float = 2.5) -> None:
     """A PDF that positions every word on its own, with no space glyph between them (as DocBook's
-    PDFs do): a 2.5 pt gap, under pdfplumber's 3 pt tolerance for a space. A first page with a row
-    of three columns makes MarkItDown read the document with pdfplumber, which runs the words
-    together."""
+    PDFs do): by default a 2.5 pt gap, under pdfplumber's 3 pt tolerance for a space. A first page
+    with a row of three columns makes MarkItDown read the document with pdfplumber, which runs the
+    words together."""
     pdf = FPDF()
     pdf.set_font("Helvetica", size=10)
     pdf.add_page()
@@ -171,7 +171,7 @@ def write_pdf_placed_word_by_word(text: str, path: Path) -> None:
         pdf.text(10 + 60 * column, 12, heading)
     pdf.add_page()
     x, y = 10.0, 20.0
-    gap = 2.5 / pdf.k  # points to the page's millimetres
+    gap = gap_pt / pdf.k  # points to the page's millimetres
     for word in text.split():
         width = pdf.get_string_width(word)
         if x + width > 190:
@@ -181,12 +181,13 @@ def write_pdf_placed_word_by_word(text: str, path: Path) -> None:
     pdf.output(str(path))
 
 
+@pytest.mark.parametrize("gap_pt", [2.5, 0.6, 0.3])  # 0.06 and 0.03 em: under pdfminer's 0.1 em
 def test_a_pdf_whose_words_are_placed_apart_keeps_its_spaces(
-    tmp_path: Path, clean: Database, embedder: HashingEmbedder
+    tmp_path: Path, clean: Database, embedder: HashingEmbedder, gap_pt: float
 ) -> None:
     text = (LICENCES / "Apache-2.0").read_text()[:3000]
     path = tmp_path / "placed.pdf"
-    write_pdf_placed_word_by_word(text, path)
+    write_pdf_placed_word_by_word(text, path, gap_pt)
     markdown = convert_file(path).markdown
     words = markdown.split()
     assert sum(map(len, words)) / len(words) < 7, markdown[:300]

@@ -62,6 +62,8 @@ SUPPORTED = TEXT_EXTENSIONS | set(CODE_EXTENSIONS) | set(CONVERTERS) | GENERAL
 # Text whose Latin words run together: a PDF that places words by position without space glyphs
 # reads as "Thisisversion0.21ofthe…" through pdfplumber; pdfminer's layout analysis spaces it.
 RUN_TOGETHER_MEAN_WORD = 10.0
+PDF_WORD_MARGINS = (0.1, 0.05, 0.03, 0.02)
+"""Gaps (in ems) tried in turn as a word break; below 0.02 em letters of one word come apart."""
 _LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9'’.,;:-]*")
 
 
@@ -209,12 +211,22 @@ def convert_bytes(
     text = str(result.text_content or "")
     if extension == ".pdf" and runs_together(text):
         log.info("%s: words run together in the PDF's text; extracted again with pdfminer's layout", name)
-        from pdfminer.high_level import extract_text
+        return spaced_pdf_text(data) or text
+    return text
 
-        spaced = extract_text(io.BytesIO(data))
+
+def spaced_pdf_text(data: bytes) -> str | None:
+    """A PDF's text through pdfminer's layout analysis, with the widest word margin (in ems) whose
+    words do not run together: a PDF that sets words apart by less than pdfminer's default tenth of
+    an em gets its spaces back, and the widest margin that works splits the fewest words."""
+    from pdfminer.high_level import extract_text
+    from pdfminer.layout import LAParams
+
+    for margin in PDF_WORD_MARGINS:
+        spaced = extract_text(io.BytesIO(data), laparams=LAParams(word_margin=margin))
         if not runs_together(spaced):
             return spaced
-    return text
+    return None
 
 
 def runs_together(text: str, sample: int = 200_000) -> bool:
