@@ -24,7 +24,7 @@ import argparse
 import os
 import pickle
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -39,6 +39,7 @@ from sklearn.linear_model import LogisticRegression
 from hello_pgmem import Database
 from hello_pgmem.embedding import Embedder
 from hello_pgmem.memory import time_range
+from hello_pgmem.memory._counting import asks_for_a_count
 
 CACHE = Path.home() / ".cache" / "hello-pgmem"
 K1, B = 1.2, 0.75
@@ -62,6 +63,7 @@ class Ranking:
     session_vec: float = 0.0  # the cosine of the session's mean vector
     adaptive: bool = False  # the vector's weight falls as the best memory matches more of the query's terms
     redundancy: bool = False  # the vector's weight falls as it agrees with the lexical ranking
+    count: Ranking | None = None  # the ranking of a question that asks for a count ("how many")
 
 
 class Haystack:
@@ -153,6 +155,7 @@ def features(
         "session_doc": session_doc[h.session],
         "session_cosine": (h.session_vectors @ q["vector"])[h.session],
         "speaker": np.array([1.0 if s and s in names else 0.0 for s in h.user["speakers"]]),
+        "count": np.array([asks_for_a_count(q["text"])]),
         "in_time": np.array(
             [1.0 if q["range"] and q["range"][0] <= w <= q["range"][1] else 0.0 for w in h.user["when"]]
         ),
@@ -166,6 +169,8 @@ def by_best(values: np.ndarray, candidates: np.ndarray) -> np.ndarray:
 
 def score(h: Haystack, f: dict[str, np.ndarray], r: Ranking) -> tuple[np.ndarray, np.ndarray]:
     """search_memories' relevance of every memory, and which memories are candidates."""
+    if r.count is not None and f["count"][0]:
+        r = r.count
     cosine = np.maximum(f["cosine"], 0)
     nearest = np.zeros(h.n, bool)
     nearest[np.argsort(-cosine)[:40]] = True
@@ -508,6 +513,18 @@ def fine() -> dict[str, Ranking]:
     return out
 
 
+def counts() -> dict[str, Ranking]:
+    """Questions that ask for a count ranked with the vector undamped (``--counts``)."""
+    chosen = Ranking(vector=0.5, vector_norm="minmax", floor=0.05, redundancy=True, adaptive=True)
+    out = {"weighted 0.2 (hashing's)": Ranking(), "spread 0.5 for every question": chosen}
+    for weight in (0.5, 0.8, 1.0, 1.2, 2.5):
+        undamped = Ranking(vector=weight, vector_norm="minmax", floor=0.05)
+        out[f"spread 0.5, a count at minmax {weight}"] = replace(chosen, count=undamped)
+    damped = replace(chosen, vector=1.0)
+    out["spread 0.5, a count at spread 1.0 (damped)"] = replace(chosen, count=damped)
+    return out
+
+
 def grid() -> dict[str, Ranking]:
     """Normalisations of the cosine and their weights (``--grid``): what chose the fusion."""
     out = {"default: by the best, 0.2": Ranking()}
@@ -557,6 +574,7 @@ def main() -> None:
     parser.add_argument("--grid", action="store_true", help="normalisations of the cosine and their weights")
     parser.add_argument("--sessions", action="store_true", help="sessions ranked as documents")
     parser.add_argument("--fine", action="store_true", help="the neighbourhood of the chosen fusion")
+    parser.add_argument("--counts", action="store_true", help="the ranking of questions that ask for a count")
     args = parser.parse_args()
     sets = prepared(args.embedder)
     if args.sessions:
@@ -567,7 +585,9 @@ def main() -> None:
         return
     header = None
     ranks: dict[str, Callable[..., list[str]]] = {}
-    for name, variant in (grid() if args.grid else fine() if args.fine else VARIANTS).items():
+    for name, variant in (
+        grid() if args.grid else fine() if args.fine else counts() if args.counts else VARIANTS
+    ).items():
 
         def rank(h: Haystack, q: dict[str, Any], r: Ranking = variant) -> list[str]:
             return ranked_ids(h, *score(h, features(h, q, r.window), r))

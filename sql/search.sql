@@ -272,7 +272,11 @@ COMMENT ON FUNCTION graph_memories(text, text[], integer, integer, integer, inte
 -- Each component is normalised by its best value among the candidates, then
 --   relevance = 0.8 × (0.4 own + 0.6 context + 0.3 session + 0.3 speaker) / 1.6 + 0.2 × vector
 --               (+ 0.2 × graph, + 0.2 when the memory falls in the time range the query names)
--- or, with p_fusion => 'rrf', 30 × (1/(60 + lexical rank) + 1/(60 + vector rank)). Recency and
+-- where p_fusion => 'spread' (models of meaning) puts the cosine on the candidates' min-max range
+-- and weighs it p_vector_weight × (1 − how much of the query the best lexical match holds) ×
+-- (1 − the correlation of the cosine with the lexical ranking); 'minmax' keeps that range at the
+-- weight p_vector_weight (the search asks it for a count: "how many…"); 'rrf' ranks by
+-- 30 × (1/(60 + lexical rank) + 1/(60 + vector rank)). Recency and
 -- importance only break near-ties: together they add at most 0.02. Weights were chosen on LoCoMo's
 -- development conversations (bench/retrieval.py, docs/search.md); p_mode => 'lexical' or 'vector'
 -- keeps one branch. The reference's formulas stay in search_episodic, search_semantic and
@@ -333,8 +337,8 @@ BEGIN
         RAISE EXCEPTION 'mode must be hybrid, lexical or vector, got %', coalesce(quote_literal(p_mode), 'NULL')
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF p_fusion IS NULL OR p_fusion NOT IN ('weighted', 'spread', 'rrf') THEN
-        RAISE EXCEPTION 'fusion must be weighted, spread or rrf, got %', coalesce(quote_literal(p_fusion), 'NULL')
+    IF p_fusion IS NULL OR p_fusion NOT IN ('weighted', 'spread', 'minmax', 'rrf') THEN
+        RAISE EXCEPTION 'fusion must be weighted, spread, minmax or rrf, got %', coalesce(quote_literal(p_fusion), 'NULL')
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     PERFORM _require_range(p_vector_weight, 'vector_weight', 0, 10);
@@ -611,7 +615,7 @@ BEGIN
                                    p_min_importance, p_modality, p_session_prefix, p_where, p_where_vars))
     ), normalised AS (
         SELECT c.*,
-               CASE WHEN p_fusion = 'spread'  -- over the candidates with a vector: the best 1, the least 0
+               CASE WHEN p_fusion IN ('spread', 'minmax')  -- over the candidates with a vector: the best 1, the least 0
                                               -- (a spread under 0.05 counts as 0.05: near-constant, near 1)
                     THEN greatest(0, 1 - (max(c.vector_raw) OVER () - c.vector_raw)
                                          / greatest(max(c.vector_raw) OVER ()
@@ -650,6 +654,7 @@ BEGIN
                         + CASE WHEN r.vector_raw > 0 THEN 1.0 / (60 + rank() OVER (ORDER BY r.vector_raw DESC)) ELSE 0 END)
                        * 30
                    WHEN p_fusion = 'spread' THEN 0.8 * r.lexical + r.vector_weight * coalesce(r.vector_n, 0)
+                   WHEN p_fusion = 'minmax' THEN 0.8 * r.lexical + p_vector_weight * coalesce(r.vector_n, 0)
                    ELSE 0.8 * r.lexical + p_vector_weight * coalesce(r.vector_n, 0)
                END + 0.2 * r.graph + 0.2 * r.in_time AS relevance_score
         FROM weighed r
@@ -683,7 +688,8 @@ COMMENT ON FUNCTION search_memories(text, text, vector, text, integer, text[], t
     'each component normalised by its best candidate; recency and importance only break near-ties '
     '(at most 0.02). p_mode hybrid, lexical or vector; p_fusion weighted (0.8 lexical + p_vector_weight '
     'vector), spread (the cosine spread over the candidates, weighed down as the best lexical match holds '
-    'the query and as the vector agrees with the lexical ranking) or rrf; p_per_type caps each '
+    'the query and as the vector agrees with the lexical ranking), minmax (the same spread at p_vector_weight) '
+    'or rrf; p_per_type caps each '
     'memory type; p_session_prefix, p_where (a jsonpath predicate on the metadata, with the '
     'variables p_where_vars) filter the candidates before any limit. Every component is returned.';
 

@@ -187,3 +187,29 @@ def test_what_a_question_sets_aside_does_not_fill_its_top(
     assert best.content == "Mel and her kids painted together"
     [best, *_] = memory.retrieve_memories("除了陶艺，梅尔和孩子们一起做什么？", track_access=False)
     assert best.content == "梅尔和孩子们一起画画"
+
+
+def test_a_count_question_ranks_the_instances_a_model_of_meaning_finds(
+    make_manager: Callable[..., MemoryManager],
+) -> None:
+    """A count ("How many fitness classes…") is answered by memories that name each class (Zumba,
+    spin), not the question's words: a count puts the vector on its spread at full weight, so the
+    instances come first; the same words without a count keep the lexical mentions first."""
+    instances = ["Zumba with Carla on Tuesday evening", "Spin at seven on Thursday", "我周六上瑜伽"]
+    mentions = [
+        "The fitness centre printed a new schedule of classes",
+        "I read an article about fitness classes for beginners",
+        "Classes at the fitness centre are always full",
+    ]
+    Compressed.SIMILAR = dict.fromkeys(instances, 0.88) | dict.fromkeys(mentions, 0.80)
+    Compressed.SIMILAR |= {f"A note about the weather on day {n}": 0.80 for n in range(8)}
+    memory = make_manager("nina", embedder=Compressed())
+    memory.add_memories([*mentions, *instances, *list(Compressed.SIMILAR)[6:]], "episodic")
+    for question in (
+        "How many fitness classes do I attend each week?",
+        "我每周上几节健身课？fitness classes",
+    ):
+        found = memory.retrieve_memories(question, limit=3, track_access=False)
+        assert {m.content for m in found} == set(instances), question
+    [first] = memory.retrieve_memories("Which fitness classes do I attend?", limit=1, track_access=False)
+    assert first.content in mentions

@@ -79,7 +79,7 @@ def test_an_exact_rare_keyword_is_found_among_ten_thousand(
     assert row_counts(clean)["memories"] == 10_000
 
 
-@pytest.mark.parametrize("fusion", ["weighted", "spread"])
+@pytest.mark.parametrize("fusion", ["weighted", "spread", "minmax"])
 def test_results_do_not_move_as_the_limit_grows(
     make_manager: Callable[..., MemoryManager], clock: Clock, fusion: Fusion
 ) -> None:

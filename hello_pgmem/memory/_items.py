@@ -208,7 +208,7 @@ class ItemStore:
             "window": window,
             "offset": offset,
             "known_at": known_at,
-            **fusion_params(self.parts),
+            **fusion_params(self.parts, query),
         }
         with self._transaction() as conn:
             return conn.execute(STORE_SEARCH if known_at is None else STORE_SEARCH_AS_OF, params).fetchall()

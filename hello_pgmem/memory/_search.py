@@ -42,6 +42,7 @@ from hello_pgmem.llm.rerank import Reranker
 from hello_pgmem.memory import _queries as q
 from hello_pgmem.memory import _ranked_queries as rq
 from hello_pgmem.memory import _reference as reference
+from hello_pgmem.memory._counting import asks_for_a_count
 from hello_pgmem.memory._exclusions import without_exclusions
 from hello_pgmem.memory._parts import MemoryParts
 from hello_pgmem.memory._rows import memory_from_row
@@ -230,10 +231,13 @@ def statement(
     return SearchSQL(text, {**params, "pool": pool, "log": log_access}, [settings])
 
 
-def fusion_params(parts: MemoryParts) -> dict[str, Any]:
-    """The fusion of the hybrid search (the config's, else the embedder's) and its vector weight."""
+def fusion_params(parts: MemoryParts, query: str) -> dict[str, Any]:
+    """The fusion of the hybrid search (the config's, else the embedder's) and its vector weight;
+    a spread search that asks for a count ranks by minmax (the vector undamped, at its weight)."""
     fusion = parts.config.fusion or parts.registered_embedder.fusion
     weight = parts.config.vector_weight
+    if fusion == "spread" and weight is None and asks_for_a_count(query):
+        fusion = "minmax"
     return {
         "fusion": fusion,
         "vector_weight": VECTOR_WEIGHTS.get(fusion, VECTOR_WEIGHTS["weighted"]) if weight is None else weight,
@@ -261,7 +265,7 @@ def _ranking_params(
         "time_from": named[0] if named else None,
         "time_to": named[1] if named else None,
         "mode": "hybrid" if scoring == "reference" else scoring,
-        **fusion_params(parts),
+        **fusion_params(parts, search.ranked_text),
         "per_type": search.per_type_limit,
     }
 
