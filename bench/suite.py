@@ -54,6 +54,11 @@ def embed_all(embedder: HashingEmbedder, texts: list[str], batch: int = 4096) ->
     return np.concatenate(parts), time.perf_counter() - started
 
 
+COPY_ROWS = 50_000
+"""Rows a COPY statement loads: the sessions' trigger holds a statement's rows in one array, which
+PostgreSQL caps at 1 GB (docs/operations.md)."""
+
+
 def bulk_load(
     db: Database,
     embedder: HashingEmbedder,
@@ -81,34 +86,35 @@ def bulk_load(
         vectors, seconds = embed_all(embedder, [r[0] for r in rows])
         embed_seconds += seconds
         started = time.perf_counter()
-        with db.connection() as conn:
-            conn.execute("SET LOCAL statement_timeout = 0")  # a million rows and their triggers: minutes
-            with (
-                conn.cursor() as cur,
-                cur.copy(
-                    "COPY memories (user_id, id, memory_type, content, importance, session_id, created_at,"
-                    " embedding, embedding_model) FROM STDIN WITH (FORMAT BINARY)"
-                ) as copy,
-            ):
-                copy.set_types(
-                    ["text", "uuid", "text", "text", "float8", "text", "timestamptz", "vector", "text"]
-                )
-                for i, ((content, importance), vector) in enumerate(zip(rows, vectors, strict=True)):
-                    session = f"s{i % 50}" if i % 1000 else "rare"  # session 'rare': 1 in 1000
-                    created = now - dt.timedelta(minutes=i)
-                    copy.write_row(
-                        (
-                            user,
-                            uuid.uuid4(),
-                            memory_type,
-                            content,
-                            importance,
-                            session,
-                            created,
-                            vector,
-                            embedder.model_name,
-                        )
+        for first in range(0, count, COPY_ROWS):  # one statement's rows are one array in a trigger
+            with db.connection() as conn:
+                conn.execute("SET LOCAL statement_timeout = 0")  # its triggers take seconds
+                with (
+                    conn.cursor() as cur,
+                    cur.copy(
+                        "COPY memories (user_id, id, memory_type, content, importance, session_id,"
+                        " created_at, embedding, embedding_model) FROM STDIN WITH (FORMAT BINARY)"
+                    ) as copy,
+                ):
+                    copy.set_types(
+                        ["text", "uuid", "text", "text", "float8", "text", "timestamptz", "vector", "text"]
                     )
+                    for i in range(first, min(first + COPY_ROWS, count)):
+                        (content, importance), vector = rows[i], vectors[i]
+                        session = f"s{i % 50}" if i % 1000 else "rare"  # session 'rare': 1 in 1000
+                        copy.write_row(
+                            (
+                                user,
+                                uuid.uuid4(),
+                                memory_type,
+                                content,
+                                importance,
+                                session,
+                                now - dt.timedelta(minutes=i),
+                                vector,
+                                embedder.model_name,
+                            )
+                        )
         copy_seconds += time.perf_counter() - started
         total += count
     started = time.perf_counter()

@@ -125,3 +125,42 @@ def test_an_unknown_model_is_named_not_blamed_on_every_memory(
         InvalidInputError, match=r"model: must be a registered embedding model \(.*hashing-v1-384"
     ):
         check_integrity(clean, "text-embedding-3-small")
+
+
+@pytest.mark.skipif(ON_CITUS, reason="a cluster keeps no sessions as documents")
+def test_a_statement_of_thousands_of_rows_keeps_every_session_right(
+    make_manager: Callable[..., MemoryManager], clean: Database
+) -> None:
+    """One INSERT of 2,500 memories over three new sessions (as a bulk load writes them), and one
+    DELETE of them: each session's count, terms and summed vector are those of its rows."""
+    manager = make_manager("bulk")
+    manager.add_memory("the first memory of the user", "episodic", session_id="s0")
+    model = manager.embedder.model_name
+    with clean.transaction("bulk") as conn:
+        conn.execute(
+            """INSERT INTO memories (user_id, id, memory_type, content, importance, session_id, created_at,
+                                     embedding, embedding_model)
+               SELECT 'bulk', gen_random_uuid(), 'episodic', 'turn ' || g || ' about the garden', 0.5,
+                      's' || (g %% 3), now() - g * interval '1 minute', m.embedding, m.embedding_model
+               FROM generate_series(1, 2500) AS g, memories m
+               WHERE m.user_id = 'bulk' AND m.embedding_model = %s""",
+            (model,),
+        )
+    recount = """
+        SELECT s.session_id, s.memories, s.terms, m.memories, m.terms, s.embedding_sum <-> m.summed
+        FROM memory_sessions s
+        JOIN (SELECT session_id, count(*) AS memories, sum(term_count) AS terms, sum(embedding) AS summed
+              FROM memories WHERE user_id = 'bulk' GROUP BY 1) m USING (session_id)
+        WHERE s.user_id = 'bulk' ORDER BY 1"""
+    with clean.transaction("bulk") as conn:
+        rows = conn.execute(recount).fetchall()
+    assert [r[0] for r in rows] == ["s0", "s1", "s2"]
+    assert all(r[1] == r[3] and r[2] == r[4] and r[5] < 1e-2 for r in rows), rows
+    assert sum(r[1] for r in rows) == 2501
+    assert check_integrity(clean, model).ok
+    with clean.transaction("bulk") as conn:
+        conn.execute("DELETE FROM memories WHERE user_id = 'bulk'")
+    with clean.transaction("bulk") as conn:
+        left = conn.execute("SELECT count(*) FROM memory_sessions WHERE user_id = 'bulk'").fetchone()
+        terms = conn.execute("SELECT count(*) FROM session_terms WHERE user_id = 'bulk'").fetchone()
+    assert left == (0,) and terms == (0,)
