@@ -318,18 +318,14 @@ def run(
         }
         for mode in modes:
             for instance in instances[:5]:  # warm the plans and caches
-                MemoryManager.of_types(
-                    f"{tag}-{instance.question_id}", ["episodic"], database=db, embedder=embedder
-                ).retrieve_memories(instance.question, limit=SEARCHED, scoring=mode, track_access=False)
-            name = f"{mode}, {pattern} timestamps"
-            out["systems"][name] = ask(db, embedder, instances, tag, mode).summary()
-            s = out["systems"][name]
-            print(f"  {name}: session all@5 {s['session_all@5']} turn all@10 {s['turn_all@10']}", flush=True)
-        for weight in weights:
-            name = f"hybrid at vector weight {weight}, {pattern} timestamps"
-            config = MemoryConfig(vector_weight=weight)
-            out["systems"][name] = ask(db, embedder, instances, tag, "hybrid", config).summary()
-            s = out["systems"][name]
+                user_of(db, embedder, instance, tag).retrieve_memories(
+                    instance.question, limit=SEARCHED, scoring=mode, track_access=False
+                )
+        asked: list[tuple[str, str, MemoryConfig | None]] = [(mode, mode, None) for mode in modes]
+        asked += [(f"hybrid at vector weight {w}", "hybrid", MemoryConfig(vector_weight=w)) for w in weights]
+        for system, mode, config in asked:
+            name = f"{system}, {pattern} timestamps"
+            out["systems"][name] = s = ask(db, embedder, instances, tag, mode, config).summary()
             print(f"  {name}: session all@5 {s['session_all@5']} turn all@10 {s['turn_all@10']}", flush=True)
         name = f"sessions as documents, {pattern} timestamps"
         out["systems"][name] = ask_sessions(db, embedder, instances, tag).summary()

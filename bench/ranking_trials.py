@@ -302,7 +302,9 @@ class SessionRanking:
 
 
 SPREAD = Ranking(vector=1.0, vector_norm="minmax", floor=0.05, redundancy=True, adaptive=True)
-"""The spread fusion of models of meaning, as search_memories computes it."""
+"""The spread fusion of models of meaning at weight 1.0, as the session trials ran it."""
+CHOSEN = replace(SPREAD, vector=0.5)
+"""The spread fusion as search_memories weighs it for a model of meaning."""
 
 
 def rank_sessions(h: Haystack, q: dict[str, Any], r: SessionRanking) -> list[str]:
@@ -515,13 +517,11 @@ def fine() -> dict[str, Ranking]:
 
 def counts() -> dict[str, Ranking]:
     """Questions that ask for a count ranked with the vector undamped (``--counts``)."""
-    chosen = Ranking(vector=0.5, vector_norm="minmax", floor=0.05, redundancy=True, adaptive=True)
-    out = {"weighted 0.2 (hashing's)": Ranking(), "spread 0.5 for every question": chosen}
+    out = {"weighted 0.2 (hashing's)": Ranking(), "spread 0.5 for every question": CHOSEN}
     for weight in (0.5, 0.8, 1.0, 1.2, 2.5):
         undamped = Ranking(vector=weight, vector_norm="minmax", floor=0.05)
-        out[f"spread 0.5, a count at minmax {weight}"] = replace(chosen, count=undamped)
-    damped = replace(chosen, vector=1.0)
-    out["spread 0.5, a count at spread 1.0 (damped)"] = replace(chosen, count=damped)
+        out[f"spread 0.5, a count at minmax {weight}"] = replace(CHOSEN, count=undamped)
+    out["spread 0.5, a count at spread 1.0 (damped)"] = replace(CHOSEN, count=SPREAD)
     return out
 
 

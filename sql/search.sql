@@ -637,12 +637,14 @@ BEGIN
                 + 0.3 * n.speaker) / 1.6 AS lexical
         FROM normalised n
     ), weighed AS (  -- spread: the vector counts less as the best match holds more of the query, and
-                     -- as it agrees with the lexical ranking (what it adds is what lexical lacks)
+                     -- as it agrees with the lexical ranking (what it adds is what lexical lacks);
+                     -- weighted and minmax: p_vector_weight as it is
         SELECT r.*,
-               p_vector_weight * (1 - coalesce(r.held, 0))
-               * (1 - greatest(0, coalesce(corr(r.lexical, r.vector_raw) FILTER (WHERE r.vector_raw > 0 AND r.core)
-                                                OVER (), 0)))
-                   AS vector_weight
+               CASE WHEN p_fusion = 'spread'
+                    THEN p_vector_weight * (1 - coalesce(r.held, 0))
+                         * (1 - greatest(0, coalesce(corr(r.lexical, r.vector_raw)
+                                                         FILTER (WHERE r.vector_raw > 0 AND r.core) OVER (), 0)))
+                    ELSE p_vector_weight END AS vector_weight
         FROM relevance r
     ), fused AS (
         SELECT r.*,
@@ -653,9 +655,7 @@ BEGIN
                        (CASE WHEN r.lexical > 0 THEN 1.0 / (60 + rank() OVER (ORDER BY r.lexical DESC)) ELSE 0 END
                         + CASE WHEN r.vector_raw > 0 THEN 1.0 / (60 + rank() OVER (ORDER BY r.vector_raw DESC)) ELSE 0 END)
                        * 30
-                   WHEN p_fusion = 'spread' THEN 0.8 * r.lexical + r.vector_weight * coalesce(r.vector_n, 0)
-                   WHEN p_fusion = 'minmax' THEN 0.8 * r.lexical + p_vector_weight * coalesce(r.vector_n, 0)
-                   ELSE 0.8 * r.lexical + p_vector_weight * coalesce(r.vector_n, 0)
+                   ELSE 0.8 * r.lexical + r.vector_weight * coalesce(r.vector_n, 0)
                END + 0.2 * r.graph + 0.2 * r.in_time AS relevance_score
         FROM weighed r
     ), ranked AS (

@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
+import pytest
 
 from hello_pgmem import MemoryConfig, MemoryManager
 from hello_pgmem.embedding import Embedder, OpenAIEmbedder
@@ -213,3 +214,14 @@ def test_a_count_question_ranks_the_instances_a_model_of_meaning_finds(
         assert {m.content for m in found} == set(instances), question
     [first] = memory.retrieve_memories("Which fitness classes do I attend?", limit=1, track_access=False)
     assert first.content in mentions
+
+
+def test_a_reranker_that_keeps_failing_is_tried_three_times_then_named_in_the_error() -> None:
+    from hello_pgmem.core.errors import LLMError
+    from hello_pgmem.llm.rerank import Reranker
+
+    with serve(FakeOpenAI()) as fake:  # no /rerank: every request is a 404
+        reranker = Reranker(fake.base_url, max_retries=2)
+        with pytest.raises(LLMError, match=r"the reranker at .*/rerank failed"):
+            reranker.rerank("bread", ["sourdough", "rye"])
+        assert len([r for r in fake.requests if r["path"].endswith("/rerank")]) == 3

@@ -42,16 +42,17 @@ class Reranker:
         body: dict[str, Any] = {"query": query, "documents": list(documents), "top_n": len(documents)}
         if self.model:
             body["model"] = self.model
+        failure: Exception | None = None
         for attempt in range(self.max_retries + 1):
+            if failure is not None:
+                log.info("reranker: %s, retry %d of %d", failure, attempt, self.max_retries)
             try:
                 response = self._client.post(self.url, json=body)
                 response.raise_for_status()
                 return self._scores(response.json(), len(documents))
             except (httpx.HTTPError, ValueError, KeyError, TypeError) as exc:
-                if attempt == self.max_retries:
-                    raise LLMError(f"the reranker at {self.url} failed: {exc}") from exc
-                log.info("reranker: %s, retry %d of %d", exc, attempt + 1, self.max_retries)
-        raise AssertionError("unreachable")
+                failure = exc
+        raise LLMError(f"the reranker at {self.url} failed: {failure}") from failure
 
     @staticmethod
     def _scores(answer: Any, count: int) -> list[float]:

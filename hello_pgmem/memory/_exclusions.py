@@ -1,5 +1,5 @@
 """What a question sets aside ("besides pottery", "other than fixing cars", "除了打篮球"): those
-phrase is taken out of the question the search ranks by (its terms, the names it gives and its
+phrases are taken out of the question the search ranks by (its terms, the names it gives and its
 vector), so the memories about the excluded topic do not fill the top of the ranking.
 """
 

@@ -36,12 +36,20 @@ class Edge:
     weight: float
     bend: tuple[float, float] | None = None  # a curve's control point, where a line would cross a node
 
+    def point(self, t: float, bend: tuple[float, float] | None = None) -> tuple[float, float]:
+        """The point at ``t`` (0 at the source, 1 at the target) of the edge's line or curve, or of
+        the curve through ``bend`` when one is given."""
+        (ax, ay), (bx, by) = (self.source.x, self.source.y), (self.target.x, self.target.y)
+        cx, cy = bend or self.bend or ((ax + bx) / 2, (ay + by) / 2)
+        return (
+            (1 - t) ** 2 * ax + 2 * (1 - t) * t * cx + t**2 * bx,
+            (1 - t) ** 2 * ay + 2 * (1 - t) * t * cy + t**2 * by,
+        )
+
     @property
     def middle(self) -> tuple[float, float]:
         """Where the edge's label goes: the middle of its line or of its curve."""
-        (ax, ay), (bx, by) = (self.source.x, self.source.y), (self.target.x, self.target.y)
-        cx, cy = self.bend or ((ax + bx) / 2, (ay + by) / 2)
-        return (ax + 2 * cx + bx) / 4, (ay + 2 * cy + by) / 4
+        return self.point(0.5)
 
 
 @dataclass(frozen=True)
@@ -138,24 +146,11 @@ CLEARANCE = 24.0
 or 18 across the radius)."""
 
 
-def _curve(edge: Edge, bend: tuple[float, float] | None, steps: int = 24) -> list[tuple[float, float]]:
-    (ax, ay), (bx, by) = (edge.source.x, edge.source.y), (edge.target.x, edge.target.y)
-    cx, cy = bend or ((ax + bx) / 2, (ay + by) / 2)
-    points = []
-    for i in range(1, steps):
-        t = i / steps
-        points.append(
-            (
-                (1 - t) ** 2 * ax + 2 * (1 - t) * t * cx + t**2 * bx,
-                (1 - t) ** 2 * ay + 2 * (1 - t) * t * cy + t**2 * by,
-            )
-        )
-    return points
-
-
-def _clear(edge: Edge, bend: tuple[float, float] | None, nodes: Sequence[Node]) -> bool:
+def _clear(edge: Edge, bend: tuple[float, float] | None, nodes: Sequence[Node], steps: int = 24) -> bool:
+    """Whether the edge (through ``bend``, or straight) keeps CLEARANCE from every node it does not join."""
     others = [n for n in nodes if n is not edge.source and n is not edge.target]
-    return all(math.dist(point, (n.x, n.y)) >= CLEARANCE for point in _curve(edge, bend) for n in others)
+    points = [edge.point(i / steps, bend) for i in range(1, steps)]
+    return all(math.dist(point, (n.x, n.y)) >= CLEARANCE for point in points for n in others)
 
 
 def _routed(edge: Edge, nodes: Sequence[Node]) -> Edge:
@@ -167,6 +162,7 @@ def _routed(edge: Edge, nodes: Sequence[Node]) -> Edge:
     length = math.dist((ax, ay), (bx, by)) or 1.0
     normal = (-(by - ay) / length, (bx - ax) / length)
     for offset in (40.0 * k * side for k in range(1, 9) for side in (1, -1)):
+        # a curve's middle lies halfway to its control point: twice the offset puts it there
         bend = ((ax + bx) / 2 + normal[0] * offset * 2, (ay + by) / 2 + normal[1] * offset * 2)
         if _clear(edge, bend, nodes):
             return Edge(edge.source, edge.target, edge.label, edge.weight, bend)
