@@ -55,8 +55,7 @@ def embed_all(embedder: HashingEmbedder, texts: list[str], batch: int = 4096) ->
 
 
 COPY_ROWS = 50_000
-"""Rows a COPY statement loads: the sessions' trigger holds a statement's rows in one array, which
-PostgreSQL caps at 1 GB (docs/operations.md)."""
+"""Rows a COPY statement loads: each batch commits, so a long load keeps its transactions short."""
 
 
 def bulk_load(
@@ -86,7 +85,7 @@ def bulk_load(
         vectors, seconds = embed_all(embedder, [r[0] for r in rows])
         embed_seconds += seconds
         started = time.perf_counter()
-        for first in range(0, count, COPY_ROWS):  # one statement's rows are one array in a trigger
+        for first in range(0, count, COPY_ROWS):
             with db.connection() as conn:
                 conn.execute("SET LOCAL statement_timeout = 0")  # its triggers take seconds
                 with (

@@ -5,20 +5,24 @@
 -- transaction, after the user's write lock (lock_writers). search_sessions ranks whole sessions;
 -- search_memories reads a candidate's session here (session_scores).
 
-CREATE OR REPLACE FUNCTION _change_sessions(p_users text[], p_sessions text[], p_lexemes tsvector[],
-                                            p_terms integer[], p_embeddings vector[], p_models text[],
+DROP FUNCTION IF EXISTS _move_sessions(memories[], integer);
+DROP FUNCTION IF EXISTS _change_sessions(text[], text[], tsvector[], integer[], vector[], text[], integer);
+
+CREATE OR REPLACE FUNCTION _change_sessions(p_users text[], p_sessions text[], p_models text[],
+                                            p_memories integer[], p_terms bigint[], p_sums vector[],
                                             p_sign integer)
 RETURNS void
 LANGUAGE plpgsql SECURITY DEFINER
 SET search_path FROM CURRENT
 AS $$
 BEGIN
-    -- p_sign 1 adds memories to their sessions, -1 takes them out; rows are written in key order
-    -- (one lock order for every writer).
+    -- One entry per user, session and model: how many memories, their terms and the sum of their
+    -- vectors. p_sign 1 adds them to their sessions, -1 takes them out; rows are written in key
+    -- order (one lock order for every writer).
     WITH changed AS (
         INSERT INTO memory_sessions AS s (user_id, session_id, memories, terms)
-        SELECT r.user_id, r.session_id, p_sign * count(*), p_sign * sum(r.term_count)
-        FROM unnest(p_users, p_sessions, p_terms) AS r(user_id, session_id, term_count)
+        SELECT r.user_id, r.session_id, p_sign * sum(r.memories), p_sign * sum(r.terms)
+        FROM unnest(p_users, p_sessions, p_memories, p_terms) AS r(user_id, session_id, memories, terms)
         GROUP BY 1, 2 ORDER BY 1, 2
         ON CONFLICT (user_id, session_id) DO UPDATE
         SET memories = s.memories + EXCLUDED.memories, terms = s.terms + EXCLUDED.terms
@@ -30,30 +34,19 @@ BEGIN
         FROM changed c GROUP BY 1
     )
     INSERT INTO memory_text_totals AS t (user_id, sessions, session_terms)
-    SELECT c.user_id, c.sessions, p_sign * sum(r.term_count)
-    FROM counted c JOIN unnest(p_users, p_terms) AS r(user_id, term_count) ON r.user_id = c.user_id
+    SELECT c.user_id, c.sessions, p_sign * sum(r.terms)
+    FROM counted c JOIN unnest(p_users, p_terms) AS r(user_id, terms) ON r.user_id = c.user_id
     GROUP BY c.user_id, c.sessions ORDER BY 1
     ON CONFLICT (user_id) DO UPDATE
     SET sessions = t.sessions + EXCLUDED.sessions, session_terms = t.session_terms + EXCLUDED.session_terms;
 
-    INSERT INTO session_terms AS t (user_id, lexeme, session_id, tf)
-    SELECT r.user_id, u.lexeme, r.session_id, p_sign * sum(coalesce(array_length(u.positions, 1), 1))::integer
-    FROM unnest(p_users, p_sessions, p_lexemes) AS r(user_id, session_id, lexemes), unnest(r.lexemes) AS u
-    GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
-    ON CONFLICT (user_id, lexeme, session_id) DO UPDATE SET tf = t.tf + EXCLUDED.tf;
-
     IF p_sign < 0 THEN
-        DELETE FROM session_terms t
-        USING (SELECT DISTINCT r.user_id, u.lexeme, r.session_id
-               FROM unnest(p_users, p_sessions, p_lexemes) AS r(user_id, session_id, lexemes),
-                    unnest(r.lexemes) AS u) AS r
-        WHERE t.user_id = r.user_id AND t.lexeme = r.lexeme AND t.session_id = r.session_id AND t.tf <= 0;
         DELETE FROM memory_sessions s
         USING (SELECT DISTINCT r.user_id, r.session_id FROM unnest(p_users, p_sessions) AS r(user_id, session_id)) AS r
         WHERE s.user_id = r.user_id AND s.session_id = r.session_id AND s.memories <= 0;
     END IF;
 
-    -- The sum of the session's vectors of one model: a memory of that model moves it; the first
+    -- The sum of the session's vectors of one model: memories of that model move it; the first
     -- memory of another model (a re-embedding) makes it again from the session's memories.
     UPDATE memory_sessions s
     SET embedding_model = c.model,
@@ -63,47 +56,60 @@ BEGIN
             ELSE (SELECT sum(m.embedding) FROM memories m
                   WHERE m.user_id = s.user_id AND m.session_id = s.session_id AND m.embedding_model = c.model
                     AND m.forgotten_at IS NULL AND m.memory_type <> 'perceptual') END
-    FROM (SELECT r.user_id, r.session_id, r.model, sum(r.embedding) AS total
-          FROM unnest(p_users, p_sessions, p_embeddings, p_models) AS r(user_id, session_id, embedding, model)
-          WHERE r.embedding IS NOT NULL
-          GROUP BY 1, 2, 3) AS c
-    WHERE s.user_id = c.user_id AND s.session_id = c.session_id
+    FROM unnest(p_users, p_sessions, p_models, p_sums) AS c(user_id, session_id, model, total)
+    WHERE c.total IS NOT NULL AND s.user_id = c.user_id AND s.session_id = c.session_id
       AND (p_sign > 0 OR s.embedding_model = c.model);
 END $$;
-COMMENT ON FUNCTION _change_sessions(text[], text[], tsvector[], integer[], vector[], text[], integer) IS
-    'Internal: add (p_sign 1) or take out (-1) memories of their sessions: session_terms, memory_sessions '
-    'and the user''s session totals.';
+COMMENT ON FUNCTION _change_sessions(text[], text[], text[], integer[], bigint[], vector[], integer) IS
+    'Internal: add (p_sign 1) or take out (-1) memories of their sessions, given per user, session and '
+    'model (how many, their terms, their summed vector): memory_sessions and the user''s session totals.';
 
-CREATE OR REPLACE FUNCTION _move_sessions(p_rows memories[], p_sign integer)
-RETURNS void
-LANGUAGE plpgsql
-SET search_path FROM CURRENT
-AS $$
-BEGIN
-    PERFORM lock_writers('memory_text_totals', ARRAY(SELECT DISTINCT r.user_id FROM unnest(p_rows) AS r));
-    PERFORM _change_sessions(a.users, a.sessions, a.lexemes, a.terms, a.embeddings, a.models, p_sign)
-    FROM (SELECT array_agg(r.user_id) AS users, array_agg(r.session_id) AS sessions,
-                 array_agg(r.lexemes) AS lexemes, array_agg(r.term_count) AS terms,
-                 array_agg(CASE WHEN r.memory_type <> 'perceptual' THEN r.embedding END) AS embeddings,
-                 array_agg(r.embedding_model) AS models
-          FROM unnest(p_rows) AS r WHERE r.forgotten_at IS NULL AND r.session_id IS NOT NULL) AS a
-    WHERE a.users IS NOT NULL;
-END $$;
-COMMENT ON FUNCTION _move_sessions(memories[], integer) IS
-    'Internal: add (p_sign 1) the live memories among p_rows to their sessions, or take them out (-1), '
-    'after their users'' write locks.';
+-- The statements that move rows between sessions, over a relation of memories: a statement
+-- trigger's transition table, or a row trigger's one row ($1). They aggregate the rows where they
+-- are, per session and per session and lexeme, so a statement of any size moves without copying
+-- its rows into an array (an array is capped at 1 GB).
+CREATE OR REPLACE FUNCTION _session_moves(p_rows text, p_sign integer)
+RETURNS text[]
+LANGUAGE sql IMMUTABLE
+RETURN ARRAY[
+    format('SELECT lock_writers(''memory_text_totals'', ARRAY(SELECT DISTINCT r.user_id FROM %s r
+            WHERE r.forgotten_at IS NULL AND r.session_id IS NOT NULL))', p_rows),
+    format('SELECT _change_sessions(array_agg(g.user_id), array_agg(g.session_id), array_agg(g.model),
+                                    array_agg(g.memories), array_agg(g.terms), array_agg(g.total), %2$s)
+            FROM (SELECT r.user_id, r.session_id, r.embedding_model AS model, count(*)::integer AS memories,
+                         sum(r.term_count)::bigint AS terms,
+                         sum(r.embedding) FILTER (WHERE r.memory_type <> ''perceptual'') AS total
+                  FROM %1$s r WHERE r.forgotten_at IS NULL AND r.session_id IS NOT NULL
+                  GROUP BY 1, 2, 3) AS g
+            HAVING count(*) > 0', p_rows, p_sign),
+    format('MERGE INTO session_terms AS t
+            USING (SELECT r.user_id, u.lexeme, r.session_id,
+                          %2$s * sum(coalesce(array_length(u.positions, 1), 1))::integer AS tf
+                   FROM %1$s r, unnest(r.lexemes) AS u WHERE r.forgotten_at IS NULL AND r.session_id IS NOT NULL
+                   GROUP BY 1, 2, 3) AS c
+            ON t.user_id = c.user_id AND t.lexeme = c.lexeme AND t.session_id = c.session_id
+            WHEN MATCHED AND t.tf + c.tf <= 0 THEN DELETE
+            WHEN MATCHED THEN UPDATE SET tf = t.tf + c.tf
+            WHEN NOT MATCHED AND c.tf > 0 THEN
+                INSERT (user_id, lexeme, session_id, tf) VALUES (c.user_id, c.lexeme, c.session_id, c.tf)',
+           p_rows, p_sign)];
+COMMENT ON FUNCTION _session_moves(text, integer) IS
+    'Internal: the statements that add (p_sign 1) or take out (-1) the live memories of the relation '
+    'p_rows to their sessions, after their users'' write locks; run by the sessions'' triggers.';
 
 CREATE OR REPLACE FUNCTION _count_sessions()
 RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER
 SET search_path FROM CURRENT
 AS $$
+DECLARE
+    v_statement text;
 BEGIN
-    IF TG_OP = 'INSERT' THEN  -- a statement trigger has the transition table of its operation alone
-        PERFORM _move_sessions(ARRAY(SELECT r::memories FROM new_rows r), 1);
-    ELSE
-        PERFORM _move_sessions(ARRAY(SELECT r::memories FROM old_rows r), -1);
-    END IF;
+    -- A statement trigger has the transition table of its operation alone.
+    FOREACH v_statement IN ARRAY CASE TG_OP WHEN 'INSERT' THEN _session_moves('new_rows', 1)
+                                            ELSE _session_moves('old_rows', -1) END LOOP
+        EXECUTE v_statement;
+    END LOOP;
     RETURN NULL;
 END $$;
 COMMENT ON FUNCTION _count_sessions() IS
@@ -114,15 +120,17 @@ RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER
 SET search_path FROM CURRENT
 AS $$
+DECLARE
+    v_statement text;
 BEGIN
     -- The memory as it was leaves its session, the memory as it is joins one: a change of text,
     -- of session, of vector, or being forgotten or restored.
-    IF TG_OP <> 'INSERT' THEN
-        PERFORM _move_sessions(ARRAY[OLD], -1);
-    END IF;
-    IF TG_OP <> 'DELETE' THEN
-        PERFORM _move_sessions(ARRAY[NEW], 1);
-    END IF;
+    FOREACH v_statement IN ARRAY _session_moves('(SELECT ($1).*)', -1) LOOP
+        EXECUTE v_statement USING OLD;
+    END LOOP;
+    FOREACH v_statement IN ARRAY _session_moves('(SELECT ($1).*)', 1) LOOP
+        EXECUTE v_statement USING NEW;
+    END LOOP;
     RETURN NULL;
 END $$;
 COMMENT ON FUNCTION _count_sessions_row() IS
