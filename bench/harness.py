@@ -21,8 +21,8 @@ from hello_pgmem.ops import migrate
 
 
 @contextmanager
-def fresh_database(**options: Any) -> Iterator[Settings]:
-    """A new, migrated database on the development server, dropped afterwards."""
+def fresh_database(keep: bool = False, **options: Any) -> Iterator[Settings]:
+    """A new, migrated database on the development server, dropped afterwards unless ``keep``."""
     server = psycopg.conninfo.make_conninfo(dev.up(), dbname="postgres")
     name = f"pgmem_bench_{uuid.uuid4().hex[:8]}"
     with psycopg.connect(server, autocommit=True) as conn:
@@ -32,8 +32,9 @@ def fresh_database(**options: Any) -> Iterator[Settings]:
         migrate.upgrade(settings)
         yield settings
     finally:
-        with psycopg.connect(server, autocommit=True) as conn:
-            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+        if not keep:
+            with psycopg.connect(server, autocommit=True) as conn:
+                conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
 
 
 @contextmanager

@@ -2,7 +2,8 @@
 
     .venv/bin/python bench/multiuser.py                 # 10x1k, 100x1k, 10x10k, 1x100k (about 15 min)
     .venv/bin/python bench/multiuser.py --scenarios 10x1k --queries 100
-    .venv/bin/python bench/multiuser.py --scenarios 1x1000k     # once: an hour and more
+    .venv/bin/python bench/multiuser.py --scenarios 1x1000k --keep   # once: an hour and more
+    .venv/bin/python bench/multiuser.py --scenarios 1x1000k --database URL   # again, on that database
 
 Each scenario is a fresh database, bulk-loaded with COPY (bench/workload.py's memories, hashing
 embedder, 384 dimensions). For each: plain pgvector (`WHERE user_id = … ORDER BY embedding <=> q
@@ -20,7 +21,9 @@ p50/p95/p99, rows returned, rows of `memories` updated by the searches (pg_stat_
 the recall@10 of the hybrid and vector rankings against the same function with the vector branch
 exact (by id, with identical texts interchangeable, and with memories at the same distance
 interchangeable).
-Writes bench/results/multiuser-<date>.json and prints a table.
+Writes bench/results/multiuser-<date>.json and prints a table. `--keep` keeps a scenario's
+database (its URL is printed) for `--database`, which times the searches again on it, without the
+load, and for bench/search_ab.py.
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ import json
 import random
 import time
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +46,7 @@ from psycopg.rows import tuple_row
 from suite import bulk_load
 from workload import Workload
 
-from hello_pgmem import Database, HashingEmbedder, MemoryManager
+from hello_pgmem import Database, HashingEmbedder, MemoryManager, Settings
 
 RESULTS = Path(__file__).resolve().parent / "results"
 K = 10
@@ -208,23 +213,43 @@ def ranking_recall(
     return {name: float(np.mean(values)) for name, values in shares.items()}
 
 
-def scenario(name: str, queries: int) -> dict[str, Any]:
+def users_of(name: str) -> dict[str, int]:
+    """The users of a scenario named ``<users>x<memories each>`` (``10x1k``, ``1x1000k``)."""
     users_count, per_user = (
         int(part.rstrip("k")) * (1000 if part.endswith("k") else 1) for part in name.split("x")
     )
-    users = {f"user{u:03d}": per_user for u in range(users_count)}
-    embedder = HashingEmbedder()
-    with fresh_database(pool_max_size=4) as settings, Database(settings) as db:
+    return {f"user{u:03d}": per_user for u in range(users_count)}
+
+
+@contextmanager
+def loaded(name: str, database: str | None, keep: bool) -> Iterator[tuple[Database, dict[str, Any] | None]]:
+    """The scenario's database and its load: bulk-loaded into a fresh one, or one a ``--keep`` run
+    left (``database``), whose load is not timed again."""
+    if database is not None:
+        with Database(Settings(database_url=database, pool_max_size=4)) as db:
+            yield db, None
+        return
+    with fresh_database(keep=keep, pool_max_size=4) as settings, Database(settings) as db:
         with db.connection() as conn:
             conn.execute(HAND_HYBRID_COLUMN)
             conn.commit()
-        load = bulk_load(db, embedder, users)
+        load = bulk_load(db, HashingEmbedder(), users_of(name))
         with db.connection() as conn:
             for statement in HAND_HYBRID_INDEX:
                 conn.execute(statement)
             conn.commit()
+        if keep:
+            print(f"{name}: kept {settings.database_url}", flush=True)
+        yield db, load
+
+
+def scenario(name: str, queries: int, database: str | None = None, keep: bool = False) -> dict[str, Any]:
+    users = users_of(name)
+    users_count = len(users)
+    embedder = HashingEmbedder()
+    with loaded(name, database, keep) as (db, load):
         asked = questions(list(users), queries, seed=users_count)
-        result: dict[str, Any] = {"users": users_count, "per_user": per_user, "load": load}
+        result: dict[str, Any] = {"users": users_count, "per_user": users["user000"], "load": load}
         for suffix in ("", OWN):
             for system, statement in BY_HAND.items():
                 result[system + suffix] = by_hand(db, embedder, asked, statement, bool(suffix))
@@ -243,10 +268,14 @@ def main() -> None:
     )
     parser.add_argument("--scenarios", default="10x1k,100x1k,10x10k,1x100k")
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--keep", action="store_true", help="keep each scenario's database")
+    parser.add_argument(
+        "--database", help="time the searches on this database of one scenario, kept by --keep"
+    )
     args = parser.parse_args()
     report: dict[str, Any] = {"machine": harness.machine(), "k": K, "scenarios": {}}
     for name in args.scenarios.split(","):
-        report["scenarios"][name] = result = scenario(name, args.queries)
+        report["scenarios"][name] = result = scenario(name, args.queries, args.database, args.keep)
         hand_written = [system + suffix for suffix in ("", OWN) for system in BY_HAND]
         for system in (*hand_written, "hello_pgmem hybrid", "hello_pgmem vector"):
             measured = result[system]
