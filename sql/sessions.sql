@@ -124,13 +124,18 @@ DECLARE
     v_statement text;
 BEGIN
     -- The memory as it was leaves its session, the memory as it is joins one: a change of text,
-    -- of session, of vector, or being forgotten or restored.
-    FOREACH v_statement IN ARRAY _session_moves('(SELECT ($1).*)', -1) LOOP
-        EXECUTE v_statement USING OLD;
-    END LOOP;
-    FOREACH v_statement IN ARRAY _session_moves('(SELECT ($1).*)', 1) LOOP
-        EXECUTE v_statement USING NEW;
-    END LOOP;
+    -- of session, of vector, or being forgotten or restored. A forgotten memory, or one in no
+    -- session, is in none: nothing to move.
+    IF OLD.forgotten_at IS NULL AND OLD.session_id IS NOT NULL THEN
+        FOREACH v_statement IN ARRAY _session_moves('(SELECT ($1).*)', -1) LOOP
+            EXECUTE v_statement USING OLD;
+        END LOOP;
+    END IF;
+    IF NEW.forgotten_at IS NULL AND NEW.session_id IS NOT NULL THEN
+        FOREACH v_statement IN ARRAY _session_moves('(SELECT ($1).*)', 1) LOOP
+            EXECUTE v_statement USING NEW;
+        END LOOP;
+    END IF;
     RETURN NULL;
 END $$;
 COMMENT ON FUNCTION _count_sessions_row() IS

@@ -127,6 +127,55 @@ def test_an_unknown_model_is_named_not_blamed_on_every_memory(
         check_integrity(clean, "text-embedding-3-small")
 
 
+RECOUNT = """
+    SELECT coalesce(s.session_id, m.session_id), s.memories, s.terms, m.memories, m.terms,
+           s.embedding_sum <-> m.summed
+    FROM (SELECT * FROM memory_sessions WHERE user_id = %(user)s) s
+    FULL JOIN (SELECT session_id, count(*) AS memories, sum(term_count) AS terms, sum(embedding) AS summed
+               FROM memories WHERE user_id = %(user)s AND forgotten_at IS NULL AND session_id IS NOT NULL
+               GROUP BY 1) m USING (session_id)
+    ORDER BY 1"""
+"""Each of a user's sessions as the triggers keep it beside a recount of its live memories: session,
+memories and terms kept, memories and terms held, distance between the summed vectors."""
+
+
+def sessions_match_their_memories(db: Database, user: str) -> list[tuple[object, ...]]:
+    """The recount of ``user``'s sessions, asserted equal to what the triggers keep."""
+    with db.transaction(user) as conn:
+        rows = conn.execute(RECOUNT, {"user": user}).fetchall()
+    assert all(r[1] == r[3] and r[2] == r[4] and r[5] is not None and r[5] < 1e-3 for r in rows), rows
+    return rows
+
+
+@pytest.mark.skipif(ON_CITUS, reason="a cluster keeps no sessions as documents")
+def test_each_change_of_a_memory_moves_it_between_sessions(
+    make_manager: Callable[..., MemoryManager], clean: Database
+) -> None:
+    """Forgetting, restoring, a new text, a new session and a new vector each move the memory
+    out of the session it was in and into the one it is in (the row trigger)."""
+    manager = make_manager("mover")
+    first = manager.add_memory("the garden needs water every morning", "episodic", session_id="a")
+    manager.add_memory("tomatoes grow along the fence", "episodic", session_id="a")
+    manager.add_memory("the bus leaves at seven", "episodic", session_id="b")
+    model = manager.embedder.model_name
+    assert [r[0] for r in sessions_match_their_memories(clean, "mover")] == ["a", "b"]
+    changes = (
+        "UPDATE memories SET forgotten_at = now() WHERE user_id = 'mover' AND id = %(id)s",
+        "UPDATE memories SET forgotten_at = NULL WHERE user_id = 'mover' AND id = %(id)s",
+        "UPDATE memories SET content = 'the orchard needs pruning in winter' WHERE user_id = 'mover' AND id = %(id)s",
+        "UPDATE memories SET session_id = 'b' WHERE user_id = 'mover' AND id = %(id)s",
+        "UPDATE memories SET embedding = (SELECT embedding FROM memories WHERE user_id = 'mover'"
+        " AND session_id = 'b' AND id <> %(id)s LIMIT 1) WHERE user_id = 'mover' AND id = %(id)s",
+    )
+    for change in changes:
+        with clean.transaction("mover") as conn:
+            conn.execute(change, {"id": first})
+        sessions_match_their_memories(clean, "mover")
+        assert check_integrity(clean, model).ok, change
+    held = sessions_match_their_memories(clean, "mover")
+    assert [(r[0], r[1]) for r in held] == [("a", 1), ("b", 2)]
+
+
 @pytest.mark.skipif(ON_CITUS, reason="a cluster keeps no sessions as documents")
 def test_a_statement_of_thousands_of_rows_keeps_every_session_right(
     make_manager: Callable[..., MemoryManager], clean: Database
@@ -146,14 +195,8 @@ def test_a_statement_of_thousands_of_rows_keeps_every_session_right(
                WHERE m.user_id = 'bulk' AND m.embedding_model = %s""",
             (model,),
         )
-    recount = """
-        SELECT s.session_id, s.memories, s.terms, m.memories, m.terms, s.embedding_sum <-> m.summed
-        FROM memory_sessions s
-        JOIN (SELECT session_id, count(*) AS memories, sum(term_count) AS terms, sum(embedding) AS summed
-              FROM memories WHERE user_id = 'bulk' GROUP BY 1) m USING (session_id)
-        WHERE s.user_id = 'bulk' ORDER BY 1"""
     with clean.transaction("bulk") as conn:
-        rows = conn.execute(recount).fetchall()
+        rows = conn.execute(RECOUNT, {"user": "bulk"}).fetchall()
     assert [r[0] for r in rows] == ["s0", "s1", "s2"]
     assert all(r[1] == r[3] and r[2] == r[4] and r[5] < 1e-2 for r in rows), rows
     assert sum(r[1] for r in rows) == 2501
