@@ -2,8 +2,8 @@
 -- holds its term frequencies (and, counted, each lexeme's session frequency), memory_sessions its
 -- length and the sum of its memories' vectors of one model, memory_text_totals the user's number
 -- of sessions and their terms. The triggers keep them from every write, in the write's
--- transaction, after the user's write lock (lock_writers). search_sessions ranks whole sessions;
--- search_memories reads a candidate's session here (session_scores).
+-- transaction, after the user's write lock (lock_writers). search_sessions ranks whole sessions
+-- from them (session_scores).
 
 DROP FUNCTION IF EXISTS _move_sessions(memories[], integer);
 DROP FUNCTION IF EXISTS _change_sessions(text[], text[], tsvector[], integer[], vector[], text[], integer);
@@ -67,13 +67,11 @@ COMMENT ON FUNCTION _change_sessions(text[], text[], text[], integer[], bigint[]
 -- The statements that move rows between sessions, over a relation of memories: a statement
 -- trigger's transition table, or a row trigger's one row ($1). They aggregate the rows where they
 -- are, per session and per session and lexeme, so a statement of any size moves without copying
--- its rows into an array (an array is capped at 1 GB).
+-- its rows into an array (an array is capped at 1 GB). The caller holds the users' write locks.
 CREATE OR REPLACE FUNCTION _session_moves(p_rows text, p_sign integer)
 RETURNS text[]
 LANGUAGE sql IMMUTABLE
 RETURN ARRAY[
-    format('SELECT lock_writers(''memory_text_totals'', ARRAY(SELECT DISTINCT r.user_id FROM %s r
-            WHERE r.forgotten_at IS NULL AND r.session_id IS NOT NULL))', p_rows),
     format('SELECT _change_sessions(array_agg(g.user_id), array_agg(g.session_id), array_agg(g.model),
                                     array_agg(g.memories), array_agg(g.terms), array_agg(g.total), %2$s)
             FROM (SELECT r.user_id, r.session_id, r.embedding_model AS model, count(*)::integer AS memories,
@@ -95,7 +93,7 @@ RETURN ARRAY[
            p_rows, p_sign)];
 COMMENT ON FUNCTION _session_moves(text, integer) IS
     'Internal: the statements that add (p_sign 1) or take out (-1) the live memories of the relation '
-    'p_rows to their sessions, after their users'' write locks; run by the sessions'' triggers.';
+    'p_rows to their sessions; run by the sessions'' triggers, which hold the users'' write locks.';
 
 CREATE OR REPLACE FUNCTION _count_sessions()
 RETURNS trigger
@@ -103,11 +101,12 @@ LANGUAGE plpgsql SECURITY DEFINER
 SET search_path FROM CURRENT
 AS $$
 DECLARE
+    -- A statement trigger has the transition table of its operation alone.
+    v_rows text := CASE TG_OP WHEN 'INSERT' THEN 'new_rows' ELSE 'old_rows' END;
     v_statement text;
 BEGIN
-    -- A statement trigger has the transition table of its operation alone.
-    FOREACH v_statement IN ARRAY CASE TG_OP WHEN 'INSERT' THEN _session_moves('new_rows', 1)
-                                            ELSE _session_moves('old_rows', -1) END LOOP
+    EXECUTE format('SELECT lock_writers(''memory_text_totals'', ARRAY(SELECT user_id FROM %I))', v_rows);
+    FOREACH v_statement IN ARRAY _session_moves(v_rows, CASE TG_OP WHEN 'INSERT' THEN 1 ELSE -1 END) LOOP
         EXECUTE v_statement;
     END LOOP;
     RETURN NULL;
@@ -121,17 +120,22 @@ LANGUAGE plpgsql SECURITY DEFINER
 SET search_path FROM CURRENT
 AS $$
 DECLARE
-    v_statement text;
-BEGIN
     -- The memory as it was leaves its session, the memory as it is joins one: a change of text,
     -- of session, of vector, or being forgotten or restored. A forgotten memory, or one in no
     -- session, is in none: nothing to move.
-    IF OLD.forgotten_at IS NULL AND OLD.session_id IS NOT NULL THEN
+    v_leaves boolean := OLD.forgotten_at IS NULL AND OLD.session_id IS NOT NULL;
+    v_joins boolean := NEW.forgotten_at IS NULL AND NEW.session_id IS NOT NULL;
+    v_statement text;
+BEGIN
+    IF v_leaves OR v_joins THEN
+        PERFORM lock_writers('memory_text_totals', ARRAY[OLD.user_id, NEW.user_id]);
+    END IF;
+    IF v_leaves THEN
         FOREACH v_statement IN ARRAY _session_moves('(SELECT ($1).*)', -1) LOOP
             EXECUTE v_statement USING OLD;
         END LOOP;
     END IF;
-    IF NEW.forgotten_at IS NULL AND NEW.session_id IS NOT NULL THEN
+    IF v_joins THEN
         FOREACH v_statement IN ARRAY _session_moves('(SELECT ($1).*)', 1) LOOP
             EXECUTE v_statement USING NEW;
         END LOOP;
