@@ -8,7 +8,7 @@ The database is a scenario of bench/multiuser.py: loaded fresh (and dropped afte
 schema of its own, whose functions find everything else (tables, the other files' functions) in the
 database's schema as this checkout made it: what is compared is the search functions alone. Both
 are called with the same arguments (multiuser.py's questions and hashing embedder, ten episodic
-memories, every other argument at its default), on one connection, warm, which goes first
+memories, the fusion --fusion names, every other argument at its default), on one connection, warm, which goes first
 alternating question by question. Reports each one's p50 and p95, their ratio and how many
 questions get the same ten ids; writes bench/results/search-ab-<date>.json.
 """
@@ -33,7 +33,7 @@ from hello_pgmem import Database, HashingEmbedder
 RESULTS = Path(__file__).resolve().parent / "results"
 SIDE = "pgmem_ab"
 """The schema that holds the other revision's search functions while they are timed."""
-CALL = "SELECT id FROM {}.search_memories(%s, %s, %s, %s, 10, ARRAY['episodic'])"
+CALL = "SELECT id FROM {}.search_memories(%s, %s, %s, %s, 10, ARRAY['episodic'], p_fusion => %s)"
 WARM = 20
 
 
@@ -62,7 +62,7 @@ def install(db: Database, revision: str) -> None:
         conn.commit()
 
 
-def alternate(db: Database, asked: list[tuple[str, str]]) -> dict[str, Any]:
+def alternate(db: Database, asked: list[tuple[str, str]], fusion: str) -> dict[str, Any]:
     """Both versions on every question, alternating which goes first: milliseconds and ids."""
     embedder = HashingEmbedder()
     schemas = (db.settings.schema_name, SIDE)
@@ -78,7 +78,7 @@ def alternate(db: Database, asked: list[tuple[str, str]]) -> dict[str, Any]:
                 started = time.perf_counter()
                 found[schema] = conn.execute(
                     sql.SQL(CALL).format(sql.Identifier(schema)),
-                    (user, embedder.model_name, vector, question),
+                    (user, embedder.model_name, vector, question, fusion),
                 ).fetchall()
                 conn.commit()
                 if number >= WARM:
@@ -101,12 +101,17 @@ def main() -> None:
     parser.add_argument("--scenario", default="10x1k", help="a scenario of bench/multiuser.py")
     parser.add_argument("--database", help="a database multiuser.py --keep left for that scenario")
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument(
+        "--fusion",
+        default="weighted",
+        help="p_fusion of both calls: the hashing embedder's weighted, or spread",
+    )
     args = parser.parse_args()
     users = users_of(args.scenario)
     with loaded(args.scenario, args.database, keep=False) as (db, _):
         install(db, args.against)
         try:
-            result = alternate(db, questions(list(users), args.queries + WARM, seed=len(users)))
+            result = alternate(db, questions(list(users), args.queries + WARM, seed=len(users)), args.fusion)
         finally:
             with db.connection() as conn:
                 conn.execute(sql.SQL("DROP SCHEMA {} CASCADE").format(sql.Identifier(SIDE)))
@@ -117,10 +122,11 @@ def main() -> None:
         "scenario": args.scenario,
         "this": head.stdout.strip(),
         "against": args.against,
+        "fusion": args.fusion,
         **result,
     }
     print(
-        f"{args.scenario}: search_memories p50 {result['this']['p50']:.2f} ms (p95 {result['this']['p95']:.2f})"
+        f"{args.scenario}, {args.fusion}: search_memories p50 {result['this']['p50']:.2f} ms (p95 {result['this']['p95']:.2f})"
         f" against {args.against} {result['against']['p50']:.2f} ms (p95 {result['against']['p95']:.2f}):"
         f" {result['p50_ratio']:.2f}x; same ten ids on {result['same_ids']:.0%} of the questions"
     )
