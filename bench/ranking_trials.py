@@ -9,8 +9,9 @@ parser (a fresh database, as retrieval.py's BM25 does) and its vector from the e
 under ~/.cache/hello-pgmem/ (the data is never written into this repository). Each question's
 query terms are query_terms()'s. The ranking below is search_memories' arithmetic over every
 memory that holds a query term or is among the 40 nearest: BM25 of the memory, of its context
-window, of its session, the speaker, the cosine, the time range. Its numbers are close to the
-SQL's, not equal (it ranks every match: the SQL caps common terms at 200 candidates).
+window, of its session, the speaker, the cosine (with its context window's, --context), the time
+range. Its numbers are close to the SQL's, not equal (it ranks every match: the SQL caps common
+terms at 200 candidates).
 
 It prints LoCoMo R@10 and multi-hop R@10, LongMemEval session recall_all@5 and ndcg_any@5 and turn
 recall_all@10 for each variant, then the same for a logistic regression on every feature, trained
@@ -64,6 +65,8 @@ class Ranking:
     adaptive: bool = False  # the vector's weight falls as the best memory matches more of the query's terms
     redundancy: bool = False  # the vector's weight falls as it agrees with the lexical ranking
     count: Ranking | None = None  # the ranking of a question that asks for a count ("how many")
+    vector_context: float = 0.0  # share of the cosine taken from the memory's context window
+    vector_context_mode: str = "mean"  # "max", or "known": the mean over the candidates alone
 
 
 class Haystack:
@@ -193,12 +196,30 @@ def score(h: Haystack, f: dict[str, np.ndarray], r: Ranking) -> tuple[np.ndarray
     if r.redundancy and candidates.sum() > 2:
         agree = np.corrcoef(lexical[candidates], f["cosine"][candidates])[0, 1]
         weight *= 1 - max(float(np.nan_to_num(agree)), 0.0)
+    if r.vector_context:
+        known = candidates if r.vector_context_mode == "known" else np.ones(h.n, bool)
+        pooled = window_cosine(h, f["cosine"], r.window, r.vector_context_mode, known)
+        mixed = (1 - r.vector_context) * f["cosine"] + r.vector_context * pooled
+        vector = spread(mixed, candidates, r.vector_norm, r.floor)
     relevance = r.lexical * lexical + weight * vector + 0.2 * f["in_time"]
     if r.session_doc:
         relevance += r.session_doc * by_best(f["session_doc"], candidates)
     if r.session_vec:
         relevance += r.session_vec * spread(f["session_cosine"], candidates, r.vector_norm, r.floor)
     return relevance, candidates
+
+
+def window_cosine(h: Haystack, cosine: np.ndarray, window: int, mode: str, known: np.ndarray) -> np.ndarray:
+    """Each memory's cosine pooled over its context window (itself and ``window`` a side), over
+    the ``known`` memories of the window alone."""
+    total, count, best = cosine.copy(), np.ones(h.n), cosine.copy()
+    ones = known.astype(float)
+    for step in [s for s in range(-window, window + 1) if s]:
+        total += h.shifted(cosine * ones, step)
+        present = h.shifted(ones, step)
+        count += present
+        best = np.maximum(best, np.where(present > 0, h.shifted(cosine, step), -1.0))
+    return best if mode == "max" else total / count
 
 
 def spread(cosine: np.ndarray, candidates: np.ndarray, norm: str, floor: float) -> np.ndarray:
@@ -304,7 +325,11 @@ class SessionRanking:
 SPREAD = Ranking(vector=1.0, vector_norm="minmax", floor=0.05, redundancy=True, adaptive=True)
 """The spread fusion of models of meaning at weight 1.0, as the session trials ran it."""
 CHOSEN = replace(SPREAD, vector=0.5)
-"""The spread fusion as search_memories weighs it for a model of meaning."""
+"""The spread fusion's weights over each memory's own cosine, as the count trials ran it."""
+COUNT = Ranking(vector=1.0, vector_norm="minmax", floor=0.05)
+"""A question that asks for a count: the spread undamped."""
+MEMORY_RANKING = replace(CHOSEN, vector_context=0.5, count=COUNT)
+"""search_memories for a model of meaning: the cosine weighed with its context's, a count apart."""
 
 
 def rank_sessions(h: Haystack, q: dict[str, Any], r: SessionRanking) -> list[str]:
@@ -515,6 +540,19 @@ def fine() -> dict[str, Ranking]:
     return out
 
 
+def context() -> dict[str, Ranking]:
+    """The cosine of a memory weighed with its context window's (``--context``)."""
+    out = {"own cosine": replace(CHOSEN, count=COUNT)}
+    for share in (0.4, 0.5, 0.6, 0.8, 1.0):
+        out[f"window mean {share}"] = replace(MEMORY_RANKING, vector_context=share)
+    out["window mean 0.5, a count 0.3 too"] = replace(
+        MEMORY_RANKING, count=replace(COUNT, vector_context=0.3)
+    )
+    out["window best 0.5"] = replace(MEMORY_RANKING, vector_context_mode="max")
+    out["window mean 0.5, candidates alone"] = replace(MEMORY_RANKING, vector_context_mode="known")
+    return out
+
+
 def counts() -> dict[str, Ranking]:
     """Questions that ask for a count ranked with the vector undamped (``--counts``)."""
     out = {"weighted 0.2 (hashing's)": Ranking(), "spread 0.5 for every question": CHOSEN}
@@ -575,6 +613,7 @@ def main() -> None:
     parser.add_argument("--sessions", action="store_true", help="sessions ranked as documents")
     parser.add_argument("--fine", action="store_true", help="the neighbourhood of the chosen fusion")
     parser.add_argument("--counts", action="store_true", help="the ranking of questions that ask for a count")
+    parser.add_argument("--context", action="store_true", help="the cosine pooled over the context window")
     args = parser.parse_args()
     sets = prepared(args.embedder)
     if args.sessions:
@@ -586,7 +625,15 @@ def main() -> None:
     header = None
     ranks: dict[str, Callable[..., list[str]]] = {}
     for name, variant in (
-        grid() if args.grid else fine() if args.fine else counts() if args.counts else VARIANTS
+        grid()
+        if args.grid
+        else fine()
+        if args.fine
+        else counts()
+        if args.counts
+        else context()
+        if args.context
+        else VARIANTS
     ).items():
 
         def rank(h: Haystack, q: dict[str, Any], r: Ranking = variant) -> list[str]:

@@ -263,8 +263,9 @@ COMMENT ON FUNCTION graph_memories(text, text[], integer, integer, integer, inte
 --            frequencies (memory_term_counts, kept by triggers); plus a match of the memory's speaker
 --            (metadata.speaker) with a name the query gives. Candidates: the memories with a query
 --            term that is not common (in at most 200 of the user's memories), and their neighbours
---            with any query term; when every term is common, at most 200 memories with all of them
---            and the vector candidates that have them all.
+--            with any query term; when every term is common, at most 200 memories with all of them;
+--            and (but for rrf) the 40 nearest by vector, whatever terms they hold (an answer's
+--            context is the question turn before it), with their neighbours that have a query term.
 --   vector   cosine similarity; candidates: the pool nearest (memory_candidates, HNSW), episodic
 --            and semantic memories by their text vector, perceptual ones by their description's.
 --   graph    for semantic memories, the knowledge-graph expansion of the entities the query names
@@ -272,11 +273,13 @@ COMMENT ON FUNCTION graph_memories(text, text[], integer, integer, integer, inte
 -- Each component is normalised by its best value among the candidates, then
 --   relevance = 0.8 × (0.4 own + 0.6 context + 0.3 session + 0.3 speaker) / 1.6 + 0.2 × vector
 --               (+ 0.2 × graph, + 0.2 when the memory falls in the time range the query names)
--- where p_fusion => 'spread' (models of meaning) puts the cosine on the candidates' min-max range
--- and weighs it p_vector_weight × (1 − how much of the query the best lexical match holds) ×
--- (1 − the correlation of the cosine with the lexical ranking); 'minmax' keeps that range at the
--- weight p_vector_weight (the search asks it for a count: "how many…"); 'rrf' ranks by
--- 30 × (1/(60 + lexical rank) + 1/(60 + vector rank)). Recency and
+-- where p_fusion => 'spread' (models of meaning) takes the cosine half from the memory and half
+-- from the mean over its context window, puts it on the candidates' min-max range and weighs it
+-- p_vector_weight × (1 − how much of the query the best lexical match holds) × (1 − the
+-- correlation of the cosine with the lexical ranking); 'minmax' puts each memory's own cosine on
+-- that range at the weight p_vector_weight (the search asks it for a count: "how many…"); 'rrf'
+-- ranks by 30 × (1/(60 + lexical rank) + 1/(60 + vector rank)), the lexical branch holding only
+-- the memories with a query term and their neighbours. Recency and
 -- importance only break near-ties: together they add at most 0.02. Weights were chosen on LoCoMo's
 -- development conversations (bench/retrieval.py, docs/search.md); p_mode => 'lexical' or 'vector'
 -- keeps one branch. The reference's formulas stay in search_episodic, search_semantic and
@@ -331,6 +334,7 @@ DECLARE
     v_any tsquery;  -- any query term
     v_scan tsquery;  -- what the full-text index looks up: v_query, or the rarest of its terms
     v_narrowed boolean := false;  -- v_scan is fewer terms than v_query, which then filters
+    v_pooled boolean := p_mode = 'hybrid' AND p_fusion = 'spread';  -- the context's cosines count
 BEGIN
     PERFORM _require_range(p_limit, 'limit', 1, 1000);
     IF p_mode IS NULL OR p_mode NOT IN ('hybrid', 'lexical', 'vector') THEN
@@ -480,7 +484,8 @@ BEGIN
                               m.metadata, p_memory_types, p_session_id, p_since, p_until,
                               p_min_importance, p_modality, p_session_prefix, p_where, p_where_vars)
         LIMIT v_candidates
-    ), lexical AS MATERIALIZED (  -- those, and the nearest that have them
+    ), lexical AS MATERIALIZED (  -- those, and the nearest with whatever query terms they hold (maybe
+                                  -- none: their context still counts, the turn after a question)
         SELECT x.id, x.session_id, x.created_at, x.seq, x.term_count, x.hits FROM capped x
         UNION ALL
         SELECT m.id, m.session_id, m.created_at, m.seq, m.term_count,
@@ -488,25 +493,39 @@ BEGIN
         FROM by_vector v
         CROSS JOIN LATERAL (  -- by key: never a scan of every match
             SELECT * FROM memories x WHERE x.user_id = p_user_id AND x.id = v.id OFFSET 0) AS m
-        WHERE v.core AND v_candidates IS NOT NULL AND m.lexemes @@ v_query
+        WHERE v.core AND v_any IS NOT NULL AND m.forgotten_at IS NULL
+          AND (p_fusion <> 'rrf' OR v_candidates IS NOT NULL AND m.lexemes @@ v_query)  -- rrf ranks by
+              -- each branch apart: the lexical one holds the memories with the query's terms
           AND NOT EXISTS (SELECT 1 FROM capped x WHERE x.id = v.id)
     ), adjacent AS MATERIALIZED (  -- the two memories before and the two after each candidate in its session,
                                    -- and those of them that hold a query term
         SELECT l.id, coalesce(b.ids, '{}') || coalesce(a.ids, '{}') AS around,
                coalesce(b.holding, '{}') || coalesce(a.holding, '{}') AS holding,
-               l.term_count + coalesce(b.length, 0) + coalesce(a.length, 0) AS length
+               l.term_count + coalesce(b.length, 0) + coalesce(a.length, 0) AS length,
+               coalesce(b.similarity, 0) + coalesce(a.similarity, 0) AS around_similarity,
+               coalesce(b.nearby, 0) + coalesce(a.nearby, 0) AS around_count
         FROM lexical l
         LEFT JOIN LATERAL (
             SELECT array_agg(q.id) AS ids, sum(q.term_count) AS length,
-                   array_agg(q.id) FILTER (WHERE q.lexemes @@ v_any) AS holding
-            FROM (SELECT q.id, q.term_count, q.lexemes FROM memories q
+                   array_agg(q.id) FILTER (WHERE q.lexemes @@ v_any) AS holding,
+                   sum(q.similarity) AS similarity, count(q.similarity) AS nearby
+            FROM (SELECT q.id, q.term_count, q.lexemes,
+                         CASE WHEN v_pooled THEN memory_similarity(q.memory_type, q.embedding_model, q.embedding,
+                                                                   q.text_embedding_model, q.text_embedding,
+                                                                   p_model, p_query, p_space) END AS similarity
+                  FROM memories q
                   WHERE q.user_id = p_user_id AND q.session_id = l.session_id AND q.forgotten_at IS NULL
                     AND (q.created_at, q.seq) < (l.created_at, l.seq)
                   ORDER BY q.created_at DESC, q.seq DESC LIMIT 2) AS q) AS b ON l.session_id IS NOT NULL
         LEFT JOIN LATERAL (
             SELECT array_agg(q.id) AS ids, sum(q.term_count) AS length,
-                   array_agg(q.id) FILTER (WHERE q.lexemes @@ v_any) AS holding
-            FROM (SELECT q.id, q.term_count, q.lexemes FROM memories q
+                   array_agg(q.id) FILTER (WHERE q.lexemes @@ v_any) AS holding,
+                   sum(q.similarity) AS similarity, count(q.similarity) AS nearby
+            FROM (SELECT q.id, q.term_count, q.lexemes,
+                         CASE WHEN v_pooled THEN memory_similarity(q.memory_type, q.embedding_model, q.embedding,
+                                                                   q.text_embedding_model, q.text_embedding,
+                                                                   p_model, p_query, p_space) END AS similarity
+                  FROM memories q
                   WHERE q.user_id = p_user_id AND q.session_id = l.session_id AND q.forgotten_at IS NULL
                     AND (q.created_at, q.seq) > (l.created_at, l.seq)
                   ORDER BY q.created_at, q.seq LIMIT 2) AS q) AS a ON l.session_id IS NOT NULL
@@ -521,20 +540,31 @@ BEGIN
         UNION ALL
         SELECT n.id, n.session_id, n.term_count, n.hits FROM neighbours n
     ), sequence AS MATERIALIZED (  -- every chosen memory with its neighbours (the candidates' known)
-        SELECT j.id, j.around, j.length FROM adjacent j
+        SELECT j.id, j.around, j.length, j.around_similarity, j.around_count FROM adjacent j
         UNION ALL
         SELECT n.id, coalesce(b.ids, '{}') || coalesce(a.ids, '{}'),
-               n.term_count + coalesce(b.length, 0) + coalesce(a.length, 0)
+               n.term_count + coalesce(b.length, 0) + coalesce(a.length, 0),
+               coalesce(b.similarity, 0) + coalesce(a.similarity, 0), coalesce(b.nearby, 0) + coalesce(a.nearby, 0)
         FROM neighbours n
         LEFT JOIN LATERAL (
-            SELECT array_agg(q.id) AS ids, sum(q.term_count) AS length
-            FROM (SELECT q.id, q.term_count FROM memories q
+            SELECT array_agg(q.id) AS ids, sum(q.term_count) AS length,
+                   sum(q.similarity) AS similarity, count(q.similarity) AS nearby
+            FROM (SELECT q.id, q.term_count,
+                         CASE WHEN v_pooled THEN memory_similarity(q.memory_type, q.embedding_model, q.embedding,
+                                                                   q.text_embedding_model, q.text_embedding,
+                                                                   p_model, p_query, p_space) END AS similarity
+                  FROM memories q
                   WHERE q.user_id = p_user_id AND q.session_id = n.session_id AND q.forgotten_at IS NULL
                     AND (q.created_at, q.seq) < (n.created_at, n.seq)
                   ORDER BY q.created_at DESC, q.seq DESC LIMIT 2) AS q) AS b ON n.session_id IS NOT NULL
         LEFT JOIN LATERAL (
-            SELECT array_agg(q.id) AS ids, sum(q.term_count) AS length
-            FROM (SELECT q.id, q.term_count FROM memories q
+            SELECT array_agg(q.id) AS ids, sum(q.term_count) AS length,
+                   sum(q.similarity) AS similarity, count(q.similarity) AS nearby
+            FROM (SELECT q.id, q.term_count,
+                         CASE WHEN v_pooled THEN memory_similarity(q.memory_type, q.embedding_model, q.embedding,
+                                                                   q.text_embedding_model, q.text_embedding,
+                                                                   p_model, p_query, p_space) END AS similarity
+                  FROM memories q
                   WHERE q.user_id = p_user_id AND q.session_id = n.session_id AND q.forgotten_at IS NULL
                     AND (q.created_at, q.seq) > (n.created_at, n.seq)
                   ORDER BY q.created_at, q.seq LIMIT 2) AS q) AS a ON n.session_id IS NOT NULL
@@ -577,15 +607,19 @@ BEGIN
     ), found AS (  -- each candidate's components in one aggregate: no join of the steps above, whose
                    -- sizes the planner cannot know (it chose nested loops over hundreds of rows)
         SELECT s.id, max(s.vector_score) AS vector_score, max(s.own) AS own, max(s.context) AS context,
-               max(s.session) AS session, max(s.graph) AS graph, bool_or(s.core) AS core
+               max(s.session) AS session, max(s.graph) AS graph, bool_or(s.core) AS core,
+               max(s.around_similarity) AS around_similarity, max(s.around_count) AS around_count
         FROM (SELECT v.id, v.vector_score, NULL::double precision AS own, NULL::double precision AS context,
-                     NULL::double precision AS session, NULL::double precision AS graph, v.core
+                     NULL::double precision AS session, NULL::double precision AS graph, v.core,
+                     NULL::double precision AS around_similarity, NULL::bigint AS around_count
               FROM by_vector v
-              UNION ALL SELECT c.id, NULL, NULL, NULL, NULL, NULL, true FROM chosen c
-              UNION ALL SELECT b.id, NULL, b.own, b.context, NULL, NULL, true FROM bm25 b
-              UNION ALL SELECT c.id, NULL, NULL, NULL, sb.bm25, NULL, true
+              UNION ALL SELECT c.id, NULL, NULL, NULL, NULL, NULL, true, NULL, NULL FROM chosen c
+              UNION ALL SELECT b.id, NULL, b.own, b.context, NULL, NULL, true, NULL, NULL FROM bm25 b
+              UNION ALL SELECT c.id, NULL, NULL, NULL, sb.bm25, NULL, true, NULL, NULL
                         FROM chosen c JOIN session_bm25 sb ON sb.session_id = c.session_id
-              UNION ALL SELECT g.id, NULL, NULL, NULL, NULL, g.graph_score, false FROM by_graph g) AS s
+              UNION ALL SELECT q.id, NULL, NULL, NULL, NULL, NULL, true, q.around_similarity, q.around_count
+                        FROM sequence q WHERE v_pooled
+              UNION ALL SELECT g.id, NULL, NULL, NULL, NULL, g.graph_score, false, NULL, NULL FROM by_graph g) AS s
         GROUP BY s.id
     ), components AS (  -- numbers only: the text is read for the winners alone; the lexical
                         -- candidates as the full-text scan read them, the others by key
@@ -601,7 +635,7 @@ BEGIN
                CASE WHEN f.own > 0 THEN coalesce(f.session, 0) ELSE 0 END AS session_raw,
                CASE WHEN f.own > 0 AND lower(coalesce(k.speaker, m.metadata ->> 'speaker')) = ANY (p_names)
                     THEN 1.0 ELSE 0.0 END AS speaker,
-               coalesce(f.graph, 0) AS graph, f.core,
+               coalesce(f.graph, 0) AS graph, f.core, f.around_similarity, f.around_count,
                in_time_range(coalesce(k.created_at, m.created_at), p_time_from, p_time_to) AS in_time,
                memory_recency(p_now, coalesce(k.created_at, m.created_at)) AS recency
         FROM found f
@@ -613,15 +647,25 @@ BEGIN
                AND _passes_filters(m.memory_type, m.session_id, m.created_at, m.importance, m.modality,
                                    m.metadata, p_memory_types, p_session_id, p_since, p_until,
                                    p_min_importance, p_modality, p_session_prefix, p_where, p_where_vars))
+    ), pooled AS (  -- spread: half the memory's cosine, half the mean cosine of its context window
+                    -- (the answer after a question, the turns around a fact); a memory past the 40
+                    -- nearest has no context read and comes below them all
+        SELECT c.*, coalesce(x.pooled, least(c.vector_raw, min(x.pooled) OVER ())) AS vector_used
+        FROM components c
+        CROSS JOIN LATERAL (
+            SELECT CASE WHEN NOT v_pooled THEN c.vector_raw
+                        WHEN c.core AND c.around_count IS NOT NULL
+                        THEN 0.5 * c.vector_raw + 0.5 * (c.vector_raw + c.around_similarity) / (1 + c.around_count)
+                   END AS pooled) AS x
     ), normalised AS (
         SELECT c.*,
                CASE WHEN p_fusion IN ('spread', 'minmax')  -- over the candidates with a vector: the best 1, the least 0
                                               -- (a spread under 0.05 counts as 0.05: near-constant, near 1)
-                    THEN greatest(0, 1 - (max(c.vector_raw) OVER () - c.vector_raw)
-                                         / greatest(max(c.vector_raw) OVER ()
-                                                    - min(c.vector_raw) FILTER (WHERE c.vector_raw > 0 AND c.core)
+                    THEN greatest(0, 1 - (max(c.vector_used) OVER () - c.vector_used)
+                                         / greatest(max(c.vector_used) OVER ()
+                                                    - min(c.vector_used) FILTER (WHERE c.vector_raw > 0 AND c.core)
                                                       OVER (), 0.05))
-                    ELSE c.vector_raw / nullif(max(c.vector_raw) OVER (), 0) END AS vector_n,
+                    ELSE c.vector_used / nullif(max(c.vector_used) OVER (), 0) END AS vector_n,
                c.own_raw / nullif(max(c.own_raw) OVER (), 0) AS own_n,
                c.context_raw / nullif(max(c.context_raw) OVER (), 0) AS context_n,
                c.session_raw / nullif(max(c.session_raw) OVER (), 0) AS session_n,
@@ -630,7 +674,7 @@ BEGIN
                                  / nullif((SELECT 2.2 * sum(i.w) FROM idf i
                                            WHERE i.lexeme IN (SELECT f.lexeme FROM term_frequency f)), 0),
                                  0)) AS held
-        FROM components c
+        FROM pooled c
     ), relevance AS (
         SELECT n.*,
                (0.4 * coalesce(n.own_n, 0) + 0.6 * coalesce(n.context_n, 0) + 0.3 * coalesce(n.session_n, 0)
@@ -687,7 +731,8 @@ COMMENT ON FUNCTION search_memories(text, text, vector, text, integer, text[], t
     'similarity, knowledge-graph expansion for semantic memories and a time range the query names; '
     'each component normalised by its best candidate; recency and importance only break near-ties '
     '(at most 0.02). p_mode hybrid, lexical or vector; p_fusion weighted (0.8 lexical + p_vector_weight '
-    'vector), spread (the cosine spread over the candidates, weighed down as the best lexical match holds '
+    'vector), spread (half the memory''s cosine and half its context window''s, spread over the candidates, '
+    'weighed down as the best lexical match holds '
     'the query and as the vector agrees with the lexical ranking), minmax (the same spread at p_vector_weight) '
     'or rrf; p_per_type caps each '
     'memory type; p_session_prefix, p_where (a jsonpath predicate on the metadata, with the '

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from hello_pgmem import MemoryConfig, MemoryManager
+from hello_pgmem.core.models import Fusion
 from hello_pgmem.embedding import Embedder, OpenAIEmbedder
 from tests.fake_openai import FakeOpenAI, fake_vector, serve
 
@@ -131,6 +132,50 @@ def test_a_compressed_but_discriminating_signal_counts(make_manager: Callable[..
     assert weighted.retrieve_memories(question, limit=1, track_access=False)[0].content == plain, (
         "weighed by the best cosine alone, 0.80 against 0.88 is too little to count"
     )
+
+
+def test_an_answer_without_the_questions_words_counts_the_turn_before_it(
+    make_manager: Callable[..., MemoryManager],
+) -> None:
+    """A memory found by its vector alone has a context too: the answer right after the turn that
+    asked the question outranks a memory as near by vector that sits among unrelated turns."""
+    asked = "Mia, where did you go for the holidays?"
+    answer = "We drove up to the lakes in Finland"
+    elsewhere = "We drove to the lakes for a weekend"
+    Compressed.SIMILAR = {asked: 0.80, answer: 0.88, elsewhere: 0.885, "We fixed the fence": 0.80}
+    Compressed.SIMILAR |= {f"A note about the weather on day {n}": 0.80 for n in range(8)}
+    memory = make_manager("mia", embedder=Compressed(), config=MemoryConfig(fusion="minmax"))
+    memory.add_memories([asked, answer], "episodic", session_ids=["holidays"] * 2)
+    memory.add_memories(["We fixed the fence", elsewhere], "episodic", session_ids=["garden"] * 2)
+    memory.add_memories(list(Compressed.SIMILAR)[4:], "episodic")
+    found = memory.retrieve_memories("Where did Mia go for the holidays?", limit=4, track_access=False)
+    order = [m.content for m in found]
+    assert order.index(answer) < order.index(elsewhere), order
+    [by_answer] = [m for m in found if m.content == answer]
+    assert by_answer.components["text_score"] == 0 and by_answer.components["context_score"] > 0
+
+
+def test_a_turn_in_a_conversation_about_the_question_outranks_a_nearer_stray_one(
+    make_manager: Callable[..., MemoryManager],
+) -> None:
+    """The spread fusion weighs a memory's cosine with its context's: a turn among turns about the
+    question comes before one a little nearer that sits among unrelated turns; ``minmax`` weighs
+    each memory's own cosine alone."""
+    inside = "The jib tore in the gust"
+    stray = "The regatta results came in"
+    Compressed.SIMILAR = {"We rigged the mainsheet": 0.85, inside: 0.86, "We reefed before the squall": 0.85}
+    Compressed.SIMILAR |= {"The printer jammed again": 0.80, stray: 0.87, "Lunch was cold": 0.80}
+    Compressed.SIMILAR |= {f"A note about the weather on day {n}": 0.80 for n in range(8)}
+    texts = list(Compressed.SIMILAR)
+    question = "Tell me about sailing"
+    ranked_by: tuple[tuple[Fusion, str], ...] = (("spread", inside), ("minmax", stray))
+    for fusion, first in ranked_by:
+        memory = make_manager(f"ines-{fusion}", embedder=Compressed(), config=MemoryConfig(fusion=fusion))
+        memory.add_memories(texts[:3], "episodic", session_ids=["boat"] * 3)
+        memory.add_memories(texts[3:6], "episodic", session_ids=["office"] * 3)
+        memory.add_memories(texts[6:], "episodic")
+        [best] = memory.retrieve_memories(question, limit=1, track_access=False)
+        assert best.content == first, fusion
 
 
 def test_a_reranker_reorders_the_first_stage_when_one_is_configured(
