@@ -257,6 +257,38 @@ COMMENT ON FUNCTION graph_memories(text, text[], integer, integer, integer, inte
     'p_max_entities nearest entities, p_per_entity most recent memories per entity). '
     'graph_score = min(1, sum over the memory''s reached entities of 0.5^hops / number of seeds).';
 
+-- A memory's context window as search_memories reads it: the two memories before it and the two
+-- after it in its session, by the order they were written (two index scans of two rows each).
+CREATE OR REPLACE FUNCTION _context_window(
+    p_user_id text, p_session_id text, p_created_at timestamptz, p_seq bigint, p_any tsquery,
+    p_pooled boolean, p_model text, p_query vector, p_space text)
+RETURNS TABLE (ids uuid[], length bigint, holding uuid[], similarity double precision, nearby bigint)
+LANGUAGE sql STABLE  -- inlined where it is called, as a lateral subquery of the caller's plan
+AS $$
+    SELECT array_agg(q.id), sum(q.term_count), array_agg(q.id) FILTER (WHERE q.lexemes @@ p_any),
+           sum(q.similarity), count(q.similarity)
+    FROM ((SELECT q.id, q.term_count, q.lexemes,
+                  CASE WHEN p_pooled THEN memory_similarity(q.memory_type, q.embedding_model, q.embedding,
+                                                            q.text_embedding_model, q.text_embedding,
+                                                            p_model, p_query, p_space) END AS similarity
+           FROM memories q
+           WHERE q.user_id = p_user_id AND q.session_id = p_session_id AND q.forgotten_at IS NULL
+             AND (q.created_at, q.seq) < (p_created_at, p_seq)
+           ORDER BY q.created_at DESC, q.seq DESC LIMIT 2)
+          UNION ALL
+          (SELECT q.id, q.term_count, q.lexemes,
+                  CASE WHEN p_pooled THEN memory_similarity(q.memory_type, q.embedding_model, q.embedding,
+                                                            q.text_embedding_model, q.text_embedding,
+                                                            p_model, p_query, p_space) END
+           FROM memories q
+           WHERE q.user_id = p_user_id AND q.session_id = p_session_id AND q.forgotten_at IS NULL
+             AND (q.created_at, q.seq) > (p_created_at, p_seq)
+           ORDER BY q.created_at, q.seq LIMIT 2)) AS q
+$$;
+COMMENT ON FUNCTION _context_window(text, text, timestamptz, bigint, tsquery, boolean, text, vector, text) IS
+    'Internal: the two memories before and the two after one in its session: their ids, length in '
+    'terms, those that hold p_any, and (p_pooled) the sum and count of their cosines to p_query.';
+
 -- search_memories ranks a user's long-term memories of any types in one statement:
 --   lexical  BM25 of the memory's own terms, of its context (the two memories before and the two
 --            after it in its session) and of its session, all with the user's inverse document
@@ -499,36 +531,12 @@ BEGIN
           AND NOT EXISTS (SELECT 1 FROM capped x WHERE x.id = v.id)
     ), adjacent AS MATERIALIZED (  -- the two memories before and the two after each candidate in its session,
                                    -- and those of them that hold a query term
-        SELECT l.id, coalesce(b.ids, '{}') || coalesce(a.ids, '{}') AS around,
-               coalesce(b.holding, '{}') || coalesce(a.holding, '{}') AS holding,
-               l.term_count + coalesce(b.length, 0) + coalesce(a.length, 0) AS length,
-               coalesce(b.similarity, 0) + coalesce(a.similarity, 0) AS around_similarity,
-               coalesce(b.nearby, 0) + coalesce(a.nearby, 0) AS around_count
+        SELECT l.id, coalesce(w.ids, '{}') AS around, coalesce(w.holding, '{}') AS holding,
+               l.term_count + coalesce(w.length, 0) AS length,
+               coalesce(w.similarity, 0) AS around_similarity, coalesce(w.nearby, 0) AS around_count
         FROM lexical l
-        LEFT JOIN LATERAL (
-            SELECT array_agg(q.id) AS ids, sum(q.term_count) AS length,
-                   array_agg(q.id) FILTER (WHERE q.lexemes @@ v_any) AS holding,
-                   sum(q.similarity) AS similarity, count(q.similarity) AS nearby
-            FROM (SELECT q.id, q.term_count, q.lexemes,
-                         CASE WHEN v_pooled THEN memory_similarity(q.memory_type, q.embedding_model, q.embedding,
-                                                                   q.text_embedding_model, q.text_embedding,
-                                                                   p_model, p_query, p_space) END AS similarity
-                  FROM memories q
-                  WHERE q.user_id = p_user_id AND q.session_id = l.session_id AND q.forgotten_at IS NULL
-                    AND (q.created_at, q.seq) < (l.created_at, l.seq)
-                  ORDER BY q.created_at DESC, q.seq DESC LIMIT 2) AS q) AS b ON l.session_id IS NOT NULL
-        LEFT JOIN LATERAL (
-            SELECT array_agg(q.id) AS ids, sum(q.term_count) AS length,
-                   array_agg(q.id) FILTER (WHERE q.lexemes @@ v_any) AS holding,
-                   sum(q.similarity) AS similarity, count(q.similarity) AS nearby
-            FROM (SELECT q.id, q.term_count, q.lexemes,
-                         CASE WHEN v_pooled THEN memory_similarity(q.memory_type, q.embedding_model, q.embedding,
-                                                                   q.text_embedding_model, q.text_embedding,
-                                                                   p_model, p_query, p_space) END AS similarity
-                  FROM memories q
-                  WHERE q.user_id = p_user_id AND q.session_id = l.session_id AND q.forgotten_at IS NULL
-                    AND (q.created_at, q.seq) > (l.created_at, l.seq)
-                  ORDER BY q.created_at, q.seq LIMIT 2) AS q) AS a ON l.session_id IS NOT NULL
+        LEFT JOIN LATERAL _context_window(p_user_id, l.session_id, l.created_at, l.seq, v_any, v_pooled,
+                                          p_model, p_query, p_space) AS w ON l.session_id IS NOT NULL
     ), neighbours AS MATERIALIZED (  -- those neighbours that hold a query term and are no candidate
         SELECT m.id, m.session_id, m.created_at, m.seq, m.term_count,
                ts_filter(setweight(m.lexemes, 'A', v_terms), '{a}') AS hits
@@ -542,32 +550,11 @@ BEGIN
     ), sequence AS MATERIALIZED (  -- every chosen memory with its neighbours (the candidates' known)
         SELECT j.id, j.around, j.length, j.around_similarity, j.around_count FROM adjacent j
         UNION ALL
-        SELECT n.id, coalesce(b.ids, '{}') || coalesce(a.ids, '{}'),
-               n.term_count + coalesce(b.length, 0) + coalesce(a.length, 0),
-               coalesce(b.similarity, 0) + coalesce(a.similarity, 0), coalesce(b.nearby, 0) + coalesce(a.nearby, 0)
+        SELECT n.id, coalesce(w.ids, '{}'), n.term_count + coalesce(w.length, 0),
+               coalesce(w.similarity, 0), coalesce(w.nearby, 0)
         FROM neighbours n
-        LEFT JOIN LATERAL (
-            SELECT array_agg(q.id) AS ids, sum(q.term_count) AS length,
-                   sum(q.similarity) AS similarity, count(q.similarity) AS nearby
-            FROM (SELECT q.id, q.term_count,
-                         CASE WHEN v_pooled THEN memory_similarity(q.memory_type, q.embedding_model, q.embedding,
-                                                                   q.text_embedding_model, q.text_embedding,
-                                                                   p_model, p_query, p_space) END AS similarity
-                  FROM memories q
-                  WHERE q.user_id = p_user_id AND q.session_id = n.session_id AND q.forgotten_at IS NULL
-                    AND (q.created_at, q.seq) < (n.created_at, n.seq)
-                  ORDER BY q.created_at DESC, q.seq DESC LIMIT 2) AS q) AS b ON n.session_id IS NOT NULL
-        LEFT JOIN LATERAL (
-            SELECT array_agg(q.id) AS ids, sum(q.term_count) AS length,
-                   sum(q.similarity) AS similarity, count(q.similarity) AS nearby
-            FROM (SELECT q.id, q.term_count,
-                         CASE WHEN v_pooled THEN memory_similarity(q.memory_type, q.embedding_model, q.embedding,
-                                                                   q.text_embedding_model, q.text_embedding,
-                                                                   p_model, p_query, p_space) END AS similarity
-                  FROM memories q
-                  WHERE q.user_id = p_user_id AND q.session_id = n.session_id AND q.forgotten_at IS NULL
-                    AND (q.created_at, q.seq) > (n.created_at, n.seq)
-                  ORDER BY q.created_at, q.seq LIMIT 2) AS q) AS a ON n.session_id IS NOT NULL
+        LEFT JOIN LATERAL _context_window(p_user_id, n.session_id, n.created_at, n.seq, v_any, v_pooled,
+                                          p_model, p_query, p_space) AS w ON n.session_id IS NOT NULL
     ), term_frequency AS MATERIALIZED (
         SELECT c.id, u.lexeme, coalesce(array_length(u.positions, 1), 1) AS tf
         FROM chosen c, unnest(c.hits) AS u
