@@ -266,24 +266,20 @@ RETURNS TABLE (ids uuid[], length bigint, holding uuid[], similarity double prec
 LANGUAGE sql STABLE  -- inlined where it is called, as a lateral subquery of the caller's plan
 AS $$
     SELECT array_agg(q.id), sum(q.term_count), array_agg(q.id) FILTER (WHERE q.lexemes @@ p_any),
-           sum(q.similarity), count(q.similarity)
-    FROM ((SELECT q.id, q.term_count, q.lexemes,
-                  CASE WHEN p_pooled THEN memory_similarity(q.memory_type, q.embedding_model, q.embedding,
-                                                            q.text_embedding_model, q.text_embedding,
-                                                            p_model, p_query, p_space) END AS similarity
-           FROM memories q
+           sum(c.similarity), count(c.similarity)
+    FROM ((SELECT * FROM memories q
            WHERE q.user_id = p_user_id AND q.session_id = p_session_id AND q.forgotten_at IS NULL
              AND (q.created_at, q.seq) < (p_created_at, p_seq)
            ORDER BY q.created_at DESC, q.seq DESC LIMIT 2)
           UNION ALL
-          (SELECT q.id, q.term_count, q.lexemes,
-                  CASE WHEN p_pooled THEN memory_similarity(q.memory_type, q.embedding_model, q.embedding,
-                                                            q.text_embedding_model, q.text_embedding,
-                                                            p_model, p_query, p_space) END
-           FROM memories q
+          (SELECT * FROM memories q
            WHERE q.user_id = p_user_id AND q.session_id = p_session_id AND q.forgotten_at IS NULL
              AND (q.created_at, q.seq) > (p_created_at, p_seq)
            ORDER BY q.created_at, q.seq LIMIT 2)) AS q
+    CROSS JOIN LATERAL (
+        SELECT CASE WHEN p_pooled THEN memory_similarity(q.memory_type, q.embedding_model, q.embedding,
+                                                         q.text_embedding_model, q.text_embedding,
+                                                         p_model, p_query, p_space) END AS similarity) AS c
 $$;
 COMMENT ON FUNCTION _context_window(text, text, timestamptz, bigint, tsquery, boolean, text, vector, text) IS
     'Internal: the two memories before and the two after one in its session: their ids, length in '
@@ -525,7 +521,7 @@ BEGIN
         FROM by_vector v
         CROSS JOIN LATERAL (  -- by key: never a scan of every match
             SELECT * FROM memories x WHERE x.user_id = p_user_id AND x.id = v.id OFFSET 0) AS m
-        WHERE v.core AND v_any IS NOT NULL AND m.forgotten_at IS NULL
+        WHERE v.core AND v_any IS NOT NULL
           AND (p_fusion <> 'rrf' OR v_candidates IS NOT NULL AND m.lexemes @@ v_query)  -- rrf ranks by
               -- each branch apart: the lexical one holds the memories with the query's terms
           AND NOT EXISTS (SELECT 1 FROM capped x WHERE x.id = v.id)
@@ -639,11 +635,9 @@ BEGIN
                     -- nearest has no context read and comes below them all
         SELECT c.*, coalesce(x.pooled, least(c.vector_raw, min(x.pooled) OVER ())) AS vector_used
         FROM components c
-        CROSS JOIN LATERAL (
-            SELECT CASE WHEN NOT v_pooled THEN c.vector_raw
-                        WHEN c.core AND c.around_count IS NOT NULL
-                        THEN 0.5 * c.vector_raw + 0.5 * (c.vector_raw + c.around_similarity) / (1 + c.around_count)
-                   END AS pooled) AS x
+        CROSS JOIN LATERAL (  -- NULL without a window read (not spread, or past the nearest)
+            SELECT 0.5 * c.vector_raw + 0.5 * (c.vector_raw + c.around_similarity) / (1 + c.around_count)
+                   AS pooled) AS x
     ), normalised AS (
         SELECT c.*,
                CASE WHEN p_fusion IN ('spread', 'minmax')  -- over the candidates with a vector: the best 1, the least 0

@@ -110,17 +110,19 @@ class Compressed(Embedder):
         return np.asarray(rows, dtype=np.float32)
 
 
+UNRELATED = {f"A note about the weather on day {n}": 0.80 for n in range(8)}
+"""Memories as far from every question as the farthest of the others, to spread the cosines."""
+
+
 def test_a_compressed_but_discriminating_signal_counts(make_manager: Callable[..., MemoryManager]) -> None:
     """Cosines from 0.80 to 0.88 that tell the memories apart reorder the lexical ranking: spread
     over the candidates, they count as much as a wide one would; over the best alone, at the same
     weight, they do not."""
     closest = "The garden party had music, food and friends from the whole street"
     plain = "The garden party"
-    Compressed.SIMILAR = {closest: 0.88, plain: 0.80}
-    others = [f"A note about the weather on day {n}" for n in range(8)]
-    Compressed.SIMILAR |= dict.fromkeys(others, 0.80)
+    Compressed.SIMILAR = {closest: 0.88, plain: 0.80} | UNRELATED
     memory = make_manager("cora", embedder=Compressed(), config=MemoryConfig(vector_weight=1.0))
-    memory.add_memories([plain, closest, *others], "episodic")
+    memory.add_memories([plain, closest, *UNRELATED], "episodic")
     question = "How was the garden party?"
     lexical = memory.retrieve_memories(question, limit=2, scoring="lexical", track_access=False)
     hybrid = memory.retrieve_memories(question, limit=2, track_access=False)
@@ -143,7 +145,7 @@ def test_an_answer_without_the_questions_words_counts_the_turn_before_it(
     answer = "We drove up to the lakes in Finland"
     elsewhere = "We drove to the lakes for a weekend"
     Compressed.SIMILAR = {asked: 0.80, answer: 0.88, elsewhere: 0.885, "We fixed the fence": 0.80}
-    Compressed.SIMILAR |= {f"A note about the weather on day {n}": 0.80 for n in range(8)}
+    Compressed.SIMILAR |= UNRELATED
     memory = make_manager("mia", embedder=Compressed(), config=MemoryConfig(fusion="minmax"))
     memory.add_memories([asked, answer], "episodic", session_ids=["holidays"] * 2)
     memory.add_memories(["We fixed the fence", elsewhere], "episodic", session_ids=["garden"] * 2)
@@ -165,7 +167,7 @@ def test_a_turn_in_a_conversation_about_the_question_outranks_a_nearer_stray_one
     stray = "The regatta results came in"
     Compressed.SIMILAR = {"We rigged the mainsheet": 0.85, inside: 0.86, "We reefed before the squall": 0.85}
     Compressed.SIMILAR |= {"The printer jammed again": 0.80, stray: 0.87, "Lunch was cold": 0.80}
-    Compressed.SIMILAR |= {f"A note about the weather on day {n}": 0.80 for n in range(8)}
+    Compressed.SIMILAR |= UNRELATED
     texts = list(Compressed.SIMILAR)
     question = "Tell me about sailing"
     ranked_by: tuple[tuple[Fusion, str], ...] = (("spread", inside), ("minmax", stray))
@@ -248,7 +250,7 @@ def test_a_count_question_ranks_the_instances_a_model_of_meaning_finds(
         "Classes at the fitness centre are always full",
     ]
     Compressed.SIMILAR = dict.fromkeys(instances, 0.88) | dict.fromkeys(mentions, 0.80)
-    Compressed.SIMILAR |= {f"A note about the weather on day {n}": 0.80 for n in range(8)}
+    Compressed.SIMILAR |= UNRELATED
     memory = make_manager("nina", embedder=Compressed())
     memory.add_memories([*mentions, *instances, *list(Compressed.SIMILAR)[6:]], "episodic")
     for question in (
