@@ -23,7 +23,7 @@ exact (by id, with identical texts interchangeable, and with memories at the sam
 interchangeable).
 Writes bench/results/multiuser-<date>.json and prints a table. `--keep` keeps a scenario's
 database (its URL is printed) for `--database`, which times the searches again on it, without the
-load, and for bench/search_ab.py.
+load (migrated to this checkout first), and for bench/search_ab.py.
 """
 
 from __future__ import annotations
@@ -47,6 +47,7 @@ from suite import bulk_load
 from workload import Workload
 
 from hello_pgmem import Database, HashingEmbedder, MemoryManager, Settings
+from hello_pgmem.ops import migrate
 
 RESULTS = Path(__file__).resolve().parent / "results"
 K = 10
@@ -224,9 +225,11 @@ def users_of(name: str) -> dict[str, int]:
 @contextmanager
 def loaded(name: str, database: str | None, keep: bool) -> Iterator[tuple[Database, dict[str, Any] | None]]:
     """The scenario's database and its load: bulk-loaded into a fresh one, or one a ``--keep`` run
-    left (``database``), whose load is not timed again."""
+    left (``database``), migrated to this checkout, whose load is not timed again."""
     if database is not None:
-        with Database(Settings(database_url=database, pool_max_size=4)) as db:
+        settings = Settings(database_url=database, pool_max_size=4)
+        migrate.upgrade(settings)
+        with Database(settings) as db:
             yield db, None
         return
     with fresh_database(keep=keep, pool_max_size=4) as settings, Database(settings) as db:

@@ -4,9 +4,9 @@
     .venv/bin/python bench/search_ab.py --against ef58b7d --scenario 1x1000k --database URL
 
 The database is a scenario of bench/multiuser.py: loaded fresh (and dropped after), or one that
-`multiuser.py --keep` left (`--database`, migrated to this checkout first). The other revision's sql/search.sql is created in a
-schema of its own, whose functions find everything else (tables, the other files' functions) in the
-database's schema as this checkout made it: what is compared is the search functions alone. Both
+`multiuser.py --keep` left (`--database`, migrated to this checkout first). The other revision's
+sql/search.sql is created in a schema of its own, whose functions find everything else (tables,
+the other files' functions) in the database's schema as this checkout made it: what is compared is the search functions alone. Both
 are called with the same arguments (multiuser.py's questions and hashing embedder, ten episodic
 memories, the fusion --fusion names, every other argument at its default), on one connection, warm, which goes first
 alternating question by question. Reports each one's p50 and p95, their ratio and how many
@@ -29,7 +29,6 @@ from pgvector.psycopg import register_vector
 from psycopg import sql
 
 from hello_pgmem import Database, HashingEmbedder
-from hello_pgmem.ops.migrate import upgrade
 
 RESULTS = Path(__file__).resolve().parent / "results"
 SIDE = "pgmem_ab"
@@ -110,7 +109,6 @@ def main() -> None:
     args = parser.parse_args()
     users = users_of(args.scenario)
     with loaded(args.scenario, args.database, keep=False) as (db, _):
-        upgrade(db.settings)  # a kept database gets this checkout's functions
         install(db, args.against)
         try:
             result = alternate(db, questions(list(users), args.queries + WARM, seed=len(users)), args.fusion)
