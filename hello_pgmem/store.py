@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from hello_pgmem.core.models import DEFAULT_TYPES, MemoryConfig
 from hello_pgmem.core.settings import Settings
@@ -40,15 +40,20 @@ def connect(
     settings: Settings | None = None,
     embedder: Embedder | None = None,
     llm: ChatClient | None = None,
+    embed: Literal["auto", "queue", "now"] | None = None,
 ) -> Store:
     """A :class:`Store` on ``url`` (else ``settings.database_url``, else ``DATABASE_URL``).
 
     Nothing is opened until first use; the schema must be migrated (``hello-pgmem migrate`` or
-    :meth:`Store.migrate`).
+    :meth:`Store.migrate`). ``embed`` says when a write's vectors are made (``PGMEM_EMBED``):
+    ``queue`` by the embedding workers after the write, ``now`` in the write, ``auto`` queued for
+    every embedder but the hashing one.
     """
     base = settings or Settings()
     if url is not None:
         base = base.model_copy(update={"database_url": url})
+    if embed is not None:
+        base = base.model_copy(update={"embed": embed})
     return Store(base, embedder=embedder, llm=llm)
 
 
@@ -162,6 +167,15 @@ class Store(SharesDatabase):
             user_id=asked_by,
             files_root=files_root,
         )
+
+    def wait_for_embeddings(self, timeout: float | None = None) -> int:
+        """Embed every queued memory and chunk of this store's embedding model in the calling thread
+        (waiting for those other workers hold) until none waits; how many it embedded. Past
+        ``timeout`` seconds an EmbeddingError says how many still wait and why."""
+        from hello_pgmem.vectors import wait_for_embeddings
+
+        self.db.ensure_embedding_model(self.embedder.model_name, self.embedder.dimension)
+        return wait_for_embeddings(self.db, self.embedder, timeout=timeout)
 
     def __repr__(self) -> str:
         return f"Store(schema={self.settings.schema_name!r})"

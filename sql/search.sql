@@ -847,8 +847,8 @@ BEGIN
     IF v_pool NOT BETWEEN 1 AND 10000 THEN
         RAISE EXCEPTION 'pool must be between 1 and 10000, got %', v_pool USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF p_fusion IS NULL OR p_fusion NOT IN ('rrf', 'weighted') THEN
-        RAISE EXCEPTION 'fusion must be rrf or weighted, got %', coalesce(quote_literal(p_fusion), 'NULL')
+    IF p_fusion IS NULL OR p_fusion NOT IN ('rrf', 'weighted', 'lexical') THEN
+        RAISE EXCEPTION 'fusion must be rrf, weighted or lexical, got %', coalesce(quote_literal(p_fusion), 'NULL')
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     v_dimension := _query_dimension(p_model, p_query);
@@ -893,7 +893,7 @@ BEGIN
         WITH nearest AS MATERIALIZED (
             SELECT c.id, c.embedding::%1$s(%2$s) <=> $2::%1$s(%2$s) AS distance
             FROM chunks c
-            WHERE c.namespace = $1 AND c.embedding_model = %3$L
+            WHERE c.namespace = $1 AND c.embedding_model = %3$L AND $6 <> 'lexical'
               AND ($4::text[] IS NULL OR c.document_id = ANY ($4))
             ORDER BY c.embedding::%1$s(%2$s) <=> $2::%1$s(%2$s)
             LIMIT $5
@@ -932,12 +932,12 @@ BEGIN
         )
         SELECT c.id, c.document_id, c.position, c.content, c.heading_path, c.start_char, c.end_char,
                d.source_path, s.vector_score, f.text_score::double precision,
-               (CASE WHEN $6 = 'rrf' THEN f.rrf ELSE 0.7 * s.vector_score + 0.3 * f.text_score END)::double precision
+               (CASE WHEN $6 = 'weighted' THEN 0.7 * s.vector_score + 0.3 * f.text_score ELSE f.rrf END)::double precision
         FROM fused f
         JOIN chunks c ON c.namespace = $1 AND c.id = f.id
         JOIN documents d ON d.namespace = c.namespace AND d.id = c.document_id
         CROSS JOIN LATERAL (SELECT coalesce(f.vector_score,
-            CASE WHEN c.embedding_model = %3$L THEN 1 - (c.embedding <=> $2) ELSE 0 END)::double precision
+            CASE WHEN c.embedding_model = %3$L AND $6 <> 'lexical' THEN 1 - (c.embedding <=> $2) ELSE 0 END)::double precision
             AS vector_score) s
         ORDER BY 11 DESC, c.id
         LIMIT $7
@@ -951,8 +951,10 @@ COMMENT ON FUNCTION search_chunks(text, text, vector, text, integer, text[], tex
     '(language-aware, CJK as character pairs; text_score is normalised by the best; the chunks '
     'scored are those with a term in at most max(200, 10 * pool) chunks, or, when every term is '
     'that common, at most that many chunks with every term and the nearest chunks that have them), fused by '
-    'reciprocal rank fusion (k = 60, default) or by 0.7 * vector_score + 0.3 * text_score. '
-    'vector_score is the cosine similarity, computed for keyword-only hits too.';
+    'reciprocal rank fusion (k = 60, default) or by 0.7 * vector_score + 0.3 * text_score; lexical: '
+    'the BM25 branch alone (a query that could not be embedded; vector_score 0). '
+    'vector_score is the cosine similarity, computed for keyword-only hits too (0 for a chunk still '
+    'waiting for its vector).';
 
 -- Whole sessions ranked as documents (sql/sessions.sql): the sessions that hold a query term that
 -- is not in most of them, and the sessions of the memories nearest by vector, each scored by its

@@ -104,11 +104,10 @@ END $$;
 COMMENT ON FUNCTION _set_text_fields() IS
     'Internal (trigger): text_config (when not given), lexemes and term_count of a new or changed row.';
 
--- One user's writes (one namespace's, for chunks) wait for each other from the first: each write
--- holds, until its transaction ends, a lock named by the totals table and the key, taken before
--- it touches any row (statement trigger) and again, in key order, before the statistics are read
--- or written (an administrator's statement may hold several users' rows). Without it, two first
--- writes of a new user, with no totals row yet to lock, deadlocked over the term counts.
+-- One user's writes (one namespace's, for chunks) apply their statistics one after the other: at
+-- commit, each write takes, until its transaction ends, a lock named by the totals table and the
+-- key, in key order (sql/statistics.sql). Without it, two first writes of a new user, with no
+-- totals row yet to lock, deadlocked over the term counts.
 CREATE OR REPLACE FUNCTION lock_writers(p_totals regclass, p_keys text[])
 RETURNS boolean
 LANGUAGE plpgsql
@@ -121,45 +120,8 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION lock_writers(regclass, text[]) IS
     'Wait for and hold, until the transaction ends, the write lock of each key (users of memory_text_totals, '
-    'namespaces of chunk_text_totals), in one order for every writer: one user''s writes never interleave '
-    'on the statistics, and never deadlock on them.';
-
-CREATE OR REPLACE FUNCTION _lock_writers()
-RETURNS trigger
-LANGUAGE plpgsql
-AS $$
-BEGIN
-    PERFORM lock_writers(TG_ARGV[0]::regclass, ARRAY[
-        CASE TG_ARGV[0] WHEN 'memory_text_totals' THEN current_memory_user() ELSE current_rag_namespace() END]);
-    RETURN NULL;
-END $$;
-COMMENT ON FUNCTION _lock_writers() IS
-    'Internal (statement trigger, before): take the write lock of the transaction''s user or namespace '
-    'before the statement touches a row.';
-
--- The trigger functions serve both tables: TG_ARGV names the totals table, its key column and its
--- count column (memory_text_totals, user_id, memories or chunk_text_totals, namespace, chunks).
-CREATE OR REPLACE FUNCTION _count_terms()
-RETURNS trigger
-LANGUAGE plpgsql SECURITY DEFINER
-SET search_path FROM CURRENT
-AS $$
-DECLARE
-    v_rows text := CASE TG_OP WHEN 'INSERT' THEN 'new_rows' ELSE 'old_rows' END;
-    v_sign text := CASE TG_OP WHEN 'INSERT' THEN '' ELSE '-' END;
-BEGIN
-    -- A statement trigger cannot name both transition tables for INSERT and DELETE: the one this
-    -- operation has. Groups are written in key order, one lock order for every writer.
-    EXECUTE format('SELECT lock_writers(%1$L, ARRAY(SELECT %2$I FROM %3$I))', TG_ARGV[0], TG_ARGV[1], v_rows);
-    EXECUTE format(
-        'INSERT INTO %1$I AS t (%2$I, %3$I, terms)
-         SELECT r.%2$I, %5$scount(*), %5$ssum(r.term_count) FROM %4$I r GROUP BY 1 ORDER BY 1
-         ON CONFLICT (%2$I) DO UPDATE SET %3$I = t.%3$I + EXCLUDED.%3$I, terms = t.terms + EXCLUDED.terms',
-        TG_ARGV[0], TG_ARGV[1], TG_ARGV[2], v_rows, v_sign);
-    RETURN NULL;
-END $$;
-COMMENT ON FUNCTION _count_terms() IS
-    'Internal (statement trigger): add the inserted or subtract the deleted rows and terms to the totals.';
+    'namespaces of chunk_text_totals), in one order for every writer: one user''s statistics are applied by '
+    'one transaction at a time, and never deadlock.';
 
 CREATE OR REPLACE FUNCTION _clear_terms()
 RETURNS trigger
@@ -172,8 +134,9 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION _clear_terms() IS 'Internal (truncate trigger): empty the totals of a truncated table.';
 
--- A change of text is rare (an update of the content) and counted row by row, so that the many
--- updates that leave the text alone (access counts, importance, forgetting) cost nothing here.
+-- Row triggers of a Citus cluster (sql/citus/distribute.sql), where statement triggers do not run
+-- on the shards and no step at commit reaches them: a change of text moves the totals, and the term
+-- counts follow each row, at once.
 CREATE OR REPLACE FUNCTION _recount_terms()
 RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER
@@ -187,44 +150,6 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION _recount_terms() IS
     'Internal (row trigger): move the totals by the change of a row''s term count.';
-
-CREATE OR REPLACE FUNCTION _count_lexemes()
-RETURNS trigger
-LANGUAGE plpgsql SECURITY DEFINER
-SET search_path FROM CURRENT
-AS $$
-BEGIN
-    -- A statement trigger cannot name both transition tables for INSERT and DELETE: the one this
-    -- operation has, each in a statement of its own.
-    IF TG_OP = 'INSERT' THEN
-        PERFORM lock_writers('memory_text_totals', ARRAY(SELECT user_id FROM new_rows));
-        INSERT INTO memory_term_counts AS t (user_id, lexeme, memories)
-        SELECT r.user_id, u.lexeme, count(*)
-        FROM new_rows r, unnest(r.lexemes) AS u
-        WHERE r.forgotten_at IS NULL
-        GROUP BY 1, 2 ORDER BY 1, 2
-        ON CONFLICT (user_id, lexeme) DO UPDATE SET memories = t.memories + EXCLUDED.memories;
-    ELSE
-        PERFORM lock_writers('memory_text_totals', ARRAY(SELECT user_id FROM old_rows));
-        -- One statement, joins on the key: a count that falls to zero is deleted, the others are
-        -- lowered (disjoint rows of the same snapshot).
-        WITH d AS MATERIALIZED (
-            SELECT r.user_id, u.lexeme, count(*) AS memories
-            FROM old_rows r, unnest(r.lexemes) AS u
-            WHERE r.forgotten_at IS NULL
-            GROUP BY 1, 2
-        ), gone AS (
-            DELETE FROM memory_term_counts t USING d
-            WHERE t.user_id = d.user_id AND t.lexeme = d.lexeme AND t.memories <= d.memories
-        )
-        UPDATE memory_term_counts t SET memories = t.memories - d.memories
-        FROM d
-        WHERE t.user_id = d.user_id AND t.lexeme = d.lexeme AND t.memories > d.memories;
-    END IF;
-    RETURN NULL;
-END $$;
-COMMENT ON FUNCTION _count_lexemes() IS
-    'Internal (statement trigger): count the terms of inserted live memories, or uncount deleted ones.';
 
 CREATE OR REPLACE FUNCTION _count_lexemes_row()
 RETURNS trigger

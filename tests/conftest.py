@@ -92,6 +92,8 @@ TABLES = (
     "working_memories",
     "memories",
     "memory_accesses",
+    "memory_embedding_queue",
+    "chunk_embedding_queue",
 )
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "hello_pgmem"
 MAX_LINES = 400
-LONGER = {"memory/manager.py": 460}
+LONGER = {"memory/manager.py": 470}
 """The class that lists the memory API whole, one method per operation, each a check and a call."""
 
 

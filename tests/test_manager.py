@@ -14,7 +14,6 @@ from hello_pgmem import Database, HashingEmbedder, InvalidInputError, NotFoundEr
 from hello_pgmem.core.errors import EmbeddingError
 from hello_pgmem.core.models import MemoryItem
 from hello_pgmem.memory import MemoryManager
-from hello_pgmem.memory._longterm import STREAMED_ROWS
 from tests.conftest import Clock, row_counts
 from tests.deployments import TestServer
 
@@ -75,8 +74,8 @@ def test_batch_add_stores_every_item_searchable_and_graph_linked(
     assert [m.memory_type for m in map(manager.get_memory, episodic) if m] == ["episodic", "episodic"]
 
 
-class FailsOnItsSecondBatch(HashingEmbedder):
-    """The hashing embedder, down from its second call on."""
+class DownEmbedder(HashingEmbedder):
+    """The hashing embedder, down: every call fails, and is counted."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -84,21 +83,19 @@ class FailsOnItsSecondBatch(HashingEmbedder):
 
     def _encode(self, texts: Sequence[str]) -> np.ndarray:
         self.calls += 1
-        if self.calls > 1:
-            raise EmbeddingError("the embedder went away")
-        return super()._encode(texts)
+        raise EmbeddingError("the embedder went away")
 
 
-def test_a_batch_embedded_in_parts_writes_nothing_when_a_later_part_fails(
+def test_a_batch_that_embeds_in_its_write_writes_nothing_when_the_embedder_fails(
     make_manager: Callable[..., MemoryManager], clean: Database
 ) -> None:
-    """An in-process embedder's batch is embedded a part at a time inside its transaction, each
-    part while the server writes the one before; a part that fails leaves nothing written."""
-    embedder = FailsOnItsSecondBatch()
+    """A write that embeds its texts itself (the hashing embedder, PGMEM_EMBED=auto) embeds the
+    whole batch once, before its transaction: a failure leaves nothing written."""
+    embedder = DownEmbedder()
     manager = make_manager(embedder=embedder)
     with pytest.raises(EmbeddingError, match="went away"):
-        manager.add_memories([f"note {n} about the harbour" for n in range(STREAMED_ROWS + 1)])
-    assert embedder.calls == 2  # the first part went to the server before the second was embedded
+        manager.add_memories([f"note {n} about the harbour" for n in range(250)])
+    assert embedder.calls == 1
     with clean.connection() as conn:
         row = conn.execute("SELECT count(*) FROM memories WHERE user_id = %s", (manager.user_id,)).fetchone()
     assert row == (0,)

@@ -170,3 +170,64 @@ def test_head_revision_is_alembics() -> None:
 
     alembic_head = ScriptDirectory.from_config(migrations.alembic_config(Settings())).get_current_head()
     assert migrations.head_revision() == alembic_head
+
+
+def test_a_schema_of_the_earlier_write_path_comes_up_with_its_statistics_exact(
+    new_database: Callable[[], str],
+) -> None:
+    """Revision 0002 on a schema whose statistics were kept statement by statement (revision 0001
+    as it was, made here by a downgrade): its rows keep their vectors and statistics, and the new
+    write path (staged statistics, the embedding queue) holds from then on; down again, the
+    earlier triggers keep the statistics again."""
+    from hello_pgmem import Database, HashingEmbedder, Store
+    from hello_pgmem.ops.check import check_integrity
+
+    url = new_database()
+    settings = Settings(database_url=url, embed_workers=0)
+    migrate.upgrade(settings)
+    migrations.downgrade(settings, "0001")
+    with psycopg.connect(url) as conn:
+        triggers = {r[0] for r in conn.execute("SELECT tgname FROM pg_trigger WHERE NOT tgisinternal")}
+    assert "memories_lock_writers" in triggers and "stat_changes_apply" not in triggers
+    assert "table memory_embedding_queue" not in objects(url)
+
+    def add(embed: str, user: str) -> None:
+        with Database(settings.model_copy(update={"embed": embed})) as db:
+            memory = Store(database=db, embedder=HashingEmbedder()).memory(user, "s1", types=["episodic"])
+            memory.add_memories([f"{user} wrote note {n} about the harbour" for n in range(20)], "episodic")
+            memory.update_memory(memory.retrieve_memories("harbour", limit=1)[0].id, content="a new text")
+
+    def add_at_0001(user: str) -> None:
+        """Rows written as the code of revision 0001 wrote them (it cannot open a schema at 0001)."""
+        vectors = HashingEmbedder().encode_documents([f"{user} wrote note {n}" for n in range(20)])
+        with psycopg.connect(url) as conn:
+            conn.execute("SELECT set_config('search_path', 'pgmem, public', true)")
+            conn.execute("SELECT set_config('pgmem.user_id', %s, true)", (user,))
+            conn.execute("SELECT register_embedding_model('hashing-v1-384', 384)")
+            for n, vector in enumerate(vectors):
+                conn.execute(
+                    "INSERT INTO memories (user_id, id, memory_type, content, session_id, embedding, embedding_model)"
+                    " VALUES (%s, gen_random_uuid(), 'episodic', %s, 's1', %s::vector, 'hashing-v1-384')",
+                    (user, f"{user} wrote note {n}", str(vector.tolist())),
+                )
+            conn.execute(
+                "UPDATE memories SET content = 'a new text' WHERE user_id = %s AND content LIKE '%%note 3'",
+                (user,),
+            )
+            conn.execute("DELETE FROM memories WHERE user_id = %s AND content LIKE '%%note 4'", (user,))
+
+    add_at_0001("before")  # kept by the earlier triggers
+    migrate.upgrade(settings)
+    with Database(settings) as db:
+        assert check_integrity(db).ok, check_integrity(db).text()
+    add("queue", "after")
+    with Database(settings) as db:
+        assert Store(database=db, embedder=HashingEmbedder()).wait_for_embeddings() > 0
+        report = check_integrity(db)
+        assert report.ok, report.text()
+    migrations.downgrade(settings, "0001")
+    add_at_0001("down")
+    migrate.upgrade(settings)  # the checker's code reads the schema at its own revision
+    with Database(settings) as db:
+        report = check_integrity(db)
+        assert report.ok, report.text()

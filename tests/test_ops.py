@@ -148,7 +148,7 @@ def test_erase_removes_everything_of_one_user(
     before_bob = {
         t: rows(clean, f"SELECT count(*) FROM {t} WHERE user_id = 'bob'")[0][0]
         for t in TABLES
-        if t not in ("chunks", "documents", "embedding_cache")
+        if t not in ("chunks", "documents", "embedding_cache", "chunk_embedding_queue")
     }
     counts = erase_user(clean, "alice")
     assert counts["memories"] == 6 and counts["working_memories"] == 1 and counts["entities"] > 0

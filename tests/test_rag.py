@@ -212,9 +212,12 @@ def test_batch_ingest_is_all_or_nothing(kb: KnowledgeBase, clean: Database) -> N
 
 
 def test_unchanged_text_makes_no_embedding_calls(clean: Database) -> None:
-    with serve(FakeOpenAI(dimension=16)) as fake:
+    with (
+        serve(FakeOpenAI(dimension=16)) as fake,
+        Database(clean.settings.model_copy(update={"embed": "now"})) as db,
+    ):
         embedder = OpenAIEmbedder("fake-embed", base_url=fake.base_url, dimension=16, batch_size=64)
-        kb = KnowledgeBase(clean, embedder, "cache")
+        kb = KnowledgeBase(db, embedder, "cache")
         text = "\n\n".join(f"## 第{i}节\n\n" + f"第{i}节的内容。" * 40 for i in range(6))
         first = kb.add_text(text, "doc", chunk_size=120, chunk_overlap=10)
         calls = fake.embedding_calls()

@@ -270,6 +270,7 @@ def test_a_near_constant_signal_does_not_reorder(
         *chatter(30, seed=31),
     ]
     add_chat(manager, clock, texts, [f"s{i // 5}" for i in range(len(texts))])
+    manager.wait_for_embeddings()  # a model's vectors are queued (PGMEM_EMBED=auto)
     question = "What happened at the garden party with the cake?"
     lexical = [m.id for m in manager.retrieve_memories(question, limit=8, scoring="lexical")]
     hybrid = [m.id for m in manager.retrieve_memories(question, limit=8)]

@@ -1,6 +1,8 @@
 -- What the baseline adds to the tables of hello_pgmem.db.tables once the functions of sql/ exist:
 -- the sequence's owner, constraint comments, the relation types' rules, row-level security and
--- the triggers that keep the text fields and the BM25 statistics. Run once, by revision 0001.
+-- the triggers that keep the text fields, the BM25 statistics and the embedding queue. Run once,
+-- by revision 0001, on a new schema, followed by write_path.sql (revision 0002 brings a schema made
+-- before to the same state).
 
 ALTER SEQUENCE memories_seq OWNED BY memories.seq;
 
@@ -57,66 +59,7 @@ CREATE TRIGGER memories_text_fields BEFORE INSERT OR UPDATE OF content, text_con
 CREATE TRIGGER chunks_text_fields BEFORE INSERT OR UPDATE OF content, text_config ON chunks
     FOR EACH ROW EXECUTE FUNCTION _set_text_fields();
 
--- For memories (per user) and chunks (per namespace) alike:
--- * one user's (one namespace's) writes wait for each other from the first (sql/text.sql,
---   lock_writers);
--- * BM25's statistics, rows and terms per user and namespace: inserts and deletes counted per
---   statement, a change of text per row.
-DO $$
-DECLARE
-    t record;
-BEGIN
-    FOR t IN SELECT * FROM (VALUES ('memories', 'memory_text_totals', 'user_id'),
-                                   ('chunks', 'chunk_text_totals', 'namespace')) AS v(tab, totals, key) LOOP
-        EXECUTE format('CREATE TRIGGER %1$I BEFORE INSERT OR UPDATE OR DELETE ON %2$I '
-                       'FOR EACH STATEMENT EXECUTE FUNCTION _lock_writers(%3$L)',
-                       t.tab || '_lock_writers', t.tab, t.totals);
-        EXECUTE format('CREATE TRIGGER %1$I AFTER INSERT ON %2$I REFERENCING NEW TABLE AS new_rows '
-                       'FOR EACH STATEMENT EXECUTE FUNCTION _count_terms(%3$L, %4$L, %2$L)',
-                       t.tab || '_totals_insert', t.tab, t.totals, t.key);
-        EXECUTE format('CREATE TRIGGER %1$I AFTER DELETE ON %2$I REFERENCING OLD TABLE AS old_rows '
-                       'FOR EACH STATEMENT EXECUTE FUNCTION _count_terms(%3$L, %4$L, %2$L)',
-                       t.tab || '_totals_delete', t.tab, t.totals, t.key);
-        EXECUTE format('CREATE TRIGGER %1$I AFTER UPDATE OF content, text_config ON %2$I FOR EACH ROW '
-                       'WHEN (OLD.term_count IS DISTINCT FROM NEW.term_count) '
-                       'EXECUTE FUNCTION _recount_terms(%3$L, %4$L)',
-                       t.tab || '_totals_update', t.tab, t.totals, t.key);
-        EXECUTE format('CREATE TRIGGER %1$I AFTER TRUNCATE ON %2$I '
-                       'FOR EACH STATEMENT EXECUTE FUNCTION _clear_terms(%3$L)',
-                       t.tab || '_totals_truncate', t.tab, t.totals);
-    END LOOP;
-END $$;
--- Per user, the live memories holding each lexeme.
-CREATE TRIGGER memories_term_counts_insert AFTER INSERT ON memories REFERENCING NEW TABLE AS new_rows
-    FOR EACH STATEMENT EXECUTE FUNCTION _count_lexemes();
-CREATE TRIGGER memories_term_counts_delete AFTER DELETE ON memories REFERENCING OLD TABLE AS old_rows
-    FOR EACH STATEMENT EXECUTE FUNCTION _count_lexemes();
-CREATE TRIGGER memories_term_counts_update AFTER UPDATE OF content, text_config, forgotten_at ON memories
-    FOR EACH ROW WHEN (OLD.lexemes IS DISTINCT FROM NEW.lexemes
-                       OR (OLD.forgotten_at IS NULL) <> (NEW.forgotten_at IS NULL))
-    EXECUTE FUNCTION _count_lexemes_row();
-CREATE TRIGGER memories_term_counts_truncate AFTER TRUNCATE ON memories
-    FOR EACH STATEMENT EXECUTE FUNCTION _clear_terms('memory_term_counts');
-
--- Sessions as documents (sql/sessions.sql): inserts and deletes per statement, changes per row.
-CREATE TRIGGER memories_sessions_insert AFTER INSERT ON memories REFERENCING NEW TABLE AS new_rows
-    FOR EACH STATEMENT EXECUTE FUNCTION _count_sessions();
-CREATE TRIGGER memories_sessions_delete AFTER DELETE ON memories REFERENCING OLD TABLE AS old_rows
-    FOR EACH STATEMENT EXECUTE FUNCTION _count_sessions();
-CREATE TRIGGER memories_sessions_update
-    AFTER UPDATE OF content, text_config, forgotten_at, session_id, embedding, embedding_model ON memories
-    FOR EACH ROW WHEN (OLD.lexemes IS DISTINCT FROM NEW.lexemes
-                       OR (OLD.forgotten_at IS NULL) <> (NEW.forgotten_at IS NULL)
-                       OR OLD.session_id IS DISTINCT FROM NEW.session_id
-                       OR OLD.embedding_model IS DISTINCT FROM NEW.embedding_model
-                       OR OLD.embedding::text IS DISTINCT FROM NEW.embedding::text)  -- a cast, not an
-                                                                                     -- operator a restore's
-                                                                                     -- search_path lacks
-    EXECUTE FUNCTION _count_sessions_row();
-CREATE TRIGGER memories_sessions_truncate AFTER TRUNCATE ON memories
-    FOR EACH STATEMENT EXECUTE FUNCTION _clear_terms('memory_sessions');
-CREATE TRIGGER memories_session_terms_truncate AFTER TRUNCATE ON memories
-    FOR EACH STATEMENT EXECUTE FUNCTION _clear_terms('session_terms');
+-- The BM25 statistics, the sessions and the embedding queue: write_path.sql.
 
 -- The lexical GIN indexes take new rows into a small pending list; an insert of many rows merges it.
 CREATE TRIGGER memories_merge_pending_terms AFTER INSERT ON memories REFERENCING NEW TABLE AS new_rows

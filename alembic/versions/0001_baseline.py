@@ -8,7 +8,9 @@ What it does to a database: creates pgvector (0.8+), btree_gin and btree_gist (b
 and Apache AGE (optional) when the role may, otherwise stops with the statement for a DBA;
 creates every table of :mod:`hello_pgmem.db.tables`, empty, so it is instant; applies the files of
 sql/ (functions and views, recorded in ``sql_applied``); then ``baseline.sql``: row-level
-security, the triggers, the relation types' rules; and creates the AGE graph when AGE is
+security, the triggers, the relation types' rules, and ``write_path.sql``: the triggers of the
+statistics and the embedding queue (0002 brings a schema made before it to the same state); and
+creates the AGE graph when AGE is
 installed, with its vertex and edge labels, their indexes and their row-level security.
 Downgrade drops all of it except the extensions, which other applications may share.
 """
@@ -54,6 +56,7 @@ def upgrade() -> None:
     metadata.create_all(conn)
     apply_live_sql(conn)
     run_sql_script(conn, read_sql("baseline.sql"))
+    run_sql_script(conn, read_sql("write_path.sql"))
     if age_version is not None:
         graph = {"graph": settings.graph_name}
         if not conn.execute(GRAPH_EXISTS, graph).scalar():

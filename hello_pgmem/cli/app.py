@@ -79,6 +79,8 @@ def jsonable(value: Any) -> Any:
     """Pydantic models, lists and dicts of them, ids and times, as plain JSON values."""
     if hasattr(value, "model_dump"):
         return value.model_dump(mode="json")
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return jsonable(dataclasses.asdict(value))
     if isinstance(value, UUID):
         return str(value)
     if isinstance(value, datetime):
@@ -96,12 +98,28 @@ def emit(state: State, payload: Any, text: str) -> None:
 
 
 @contextmanager
-def open_store() -> Iterator[Store]:
-    """The store of the command line's settings (one pool for the command)."""
+def open_store(background: bool = False) -> Iterator[Store]:
+    """The store of the command line's settings (one pool for the command). A command that ends
+    at once runs no embedding worker in the background (``--wait`` embeds in the foreground, and
+    ``hello-pgmem worker`` apart); one that stays (``background``) runs the configured ones."""
     from hello_pgmem.store import connect
 
-    with connect(settings=load_settings()) as store:
+    settings = load_settings() if background else load_settings(embed_workers=0)
+    with connect(settings=settings) as store:
         yield store
+
+
+def say_notes(state: State, notes: list[str], pending_embeddings: int = 0) -> None:
+    """What a search left out, on stderr: ``note: ...`` lines, or with --json one object
+    (``{"notes": [...], "pending_embeddings": n}``), so that stdout keeps the results' shape."""
+    if not notes:
+        return
+    if state.json:
+        payload = {"notes": notes, "pending_embeddings": pending_embeddings}
+        click.echo(json.dumps(payload, ensure_ascii=False), err=True)
+        return
+    for note in notes:
+        click.echo(f"{'注意' if state.zh else 'note'}: {note}", err=True)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

@@ -20,7 +20,7 @@ def chat(state: State, loop: bool) -> None:
     from hello_pgmem.core.models import MEMORY_TYPES
     from hello_pgmem.tools import ToolRegistry
 
-    with open_store() as store:
+    with open_store(background=True) as store:
         llm = HelloAgentsLLM(settings=store.settings)
         registry = ToolRegistry(language=state.language)
         registry.register_tool(store.memory_tool(state.user, types=MEMORY_TYPES))

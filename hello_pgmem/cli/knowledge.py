@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -10,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from hello_pgmem.cli.app import State, cli, emit, open_store
+from hello_pgmem.cli.app import State, cli, emit, open_store, say_notes
 from hello_pgmem.rag.chunking import MAX_CHUNK_SIZE, MIN_CHUNK_SIZE
 
 if TYPE_CHECKING:
@@ -35,13 +36,24 @@ def knowledge_base(state: State) -> Iterator[KnowledgeBase]:
 
 def result_table(results: list[IngestResult]) -> str:
     width = max((len(r.source_path or r.document_id) for r in results), default=4)
-    lines = [f"{'file':<{width}}  {'status':<9} {'chunks':>6} {'embedded':>8} {'ms':>6}"]
+    lines = [f"{'file':<{width}}  {'status':<9} {'chunks':>6} {'embedded':>8} {'queued':>6} {'ms':>6}"]
     for r in results:
         lines.append(
             f"{(r.source_path or r.document_id):<{width}}  {r.status:<9} {r.chunks:>6} {r.embedded:>8} "
-            f"{r.elapsed_ms:>6}" + (f"  {r.error}" if r.error else "")
+            f"{r.queued:>6} {r.elapsed_ms:>6}" + (f"  {r.error}" if r.error else "")
         )
     return "\n".join(lines)
+
+
+def file_line(number: int, total: int, result: IngestResult) -> str:
+    """One file of an ingest as it is stored: searchable by its words from now on."""
+    done = f"{result.chunks} chunks"
+    if result.queued:
+        done += f", {result.queued} queued for their vectors"
+    elif result.embedded:
+        done += f", {result.embedded} embedded"
+    why = f": {result.error}" if result.error else ""
+    return f"[{number}/{total}] {result.source_path or result.document_id}: {result.status} ({done}){why}"
 
 
 @cli.command()
@@ -60,23 +72,64 @@ def result_table(results: list[IngestResult]) -> str:
     type=click.IntRange(0, MAX_CHUNK_SIZE // 2),
     help="Tokens repeated from the previous chunk (at most half of --chunk-size).",
 )
+@click.option("--wait", is_flag=True, help="Embed the queued chunks before exiting (PGMEM_EMBED).")
 @click.pass_obj
-def ingest(state: State, paths: tuple[Path, ...], chunk_size: int, chunk_overlap: int) -> int:
-    """Add files and folders to --namespace; exit code 3 when some files failed."""
+def ingest(state: State, paths: tuple[Path, ...], chunk_size: int, chunk_overlap: int, wait: bool) -> int:
+    """Add files and folders to --namespace, each searchable by its words once stored; exit code 3
+    when some files failed. Chunks are embedded in the write (PGMEM_EMBED=now, the hashing
+    embedder) or queued for the embedding workers: --wait embeds them here, with progress."""
     if chunk_overlap > chunk_size // 2:
         raise click.BadParameter("must be at most half of --chunk-size", param_hint="--chunk-overlap")
+    started = time.perf_counter()
+    terminal = sys.stderr.isatty()
     with (
         knowledge_base(state) as kb,
-        click.progressbar(length=0, label="ingesting", file=sys.stderr, hidden=state.json) as bar,
+        click.progressbar(
+            length=0, label="ingesting", file=sys.stderr, hidden=state.json or not terminal
+        ) as bar,
     ):
 
         def progress(done: int, total: int, result: IngestResult) -> None:
-            bar.length = total
-            bar.update(1)
+            if terminal:
+                bar.length = total
+                bar.update(1)
+            elif not state.json:
+                click.echo(file_line(done, total, result), err=True)
 
         results = kb.ingest(paths, chunk_size=chunk_size, chunk_overlap=chunk_overlap, progress=progress)
+        stored = time.perf_counter() - started
+        if wait:
+            embed_queued(state, kb, terminal)
+        waiting = kb.stats().pending_embeddings
     emit(state, results, result_table(results))
+    if not state.json:
+        click.echo(summary_line(results, stored, time.perf_counter() - started, waiting, wait), err=True)
     return PARTIAL_FAILURE if any(r.status == "failed" for r in results) else 0
+
+
+def embed_queued(state: State, kb: KnowledgeBase, terminal: bool) -> None:
+    """Embed --namespace's queued chunks here, saying how many are left as it goes."""
+    last = [0.0]
+
+    def progress(embedded: int, left: int) -> None:
+        now = time.perf_counter()
+        if state.json or (now - last[0] < 2 and left):
+            return
+        last[0] = now
+        click.echo(f"embedding: {embedded} done, {left} left", err=True, nl=not terminal or not left)
+
+    kb.wait_for_embeddings(progress=progress)
+
+
+def summary_line(results: list[IngestResult], stored: float, total: float, waiting: int, waited: bool) -> str:
+    """The whole ingest: files, chunks, how long until they were searchable, what still waits."""
+    chunks = sum(r.chunks for r in results if r.status in ("added", "replaced"))
+    line = f"{len(results)} files, {chunks} new chunks searchable by their words after {stored:.1f} s"
+    if waited:
+        line += f"; embedded after {total:.1f} s"
+    if waiting:
+        line += f"; {waiting} chunks wait for their vectors (hello-pgmem worker, or ingest --wait)"
+    return line
 
 
 def answer_text(state: State, answer: Answer) -> str:
@@ -116,3 +169,4 @@ def ask(state: State, question: str, limit: int, max_chars: int | None, advanced
     with knowledge_base(state) as kb:
         answer = kb.ask(question, limit, max_chars=max_chars, enable_mqe=advanced, enable_hyde=advanced)
     emit(state, answer, answer_text(state, answer))
+    say_notes(state, answer.notes)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from hello_pgmem.cli.app import State, cli, emit, open_store
+from hello_pgmem.cli.app import State, cli, emit, open_store, say_notes
 
 if TYPE_CHECKING:
     from hello_pgmem.core.models import MemoryItem, TypeStats
@@ -50,6 +50,7 @@ def line(state: State, item: MemoryItem, size: int = 80) -> str:
 @click.option("--file", "file_path", help="The media file of a perceptual memory.")
 @click.option("--modality", type=click.Choice(["text", "image", "audio", "video"]))
 @click.option("--when", "timestamp", help="When it happened, ISO 8601 with a time zone (long-term types).")
+@click.option("--wait", is_flag=True, help="Embed --user's queued memories before exiting (PGMEM_EMBED).")
 @click.pass_obj
 def add(
     state: State,
@@ -59,8 +60,11 @@ def add(
     file_path: str | None,
     modality: str | None,
     timestamp: str | None,
+    wait: bool,
 ) -> None:
-    """Add a memory for --user and print its id (CONTENT: at most 20,000 characters)."""
+    """Add a memory for --user and print its id (CONTENT: at most 20,000 characters). A long-term
+    memory is found by its words at once, by meaning once its vector is made (by a worker, the
+    next search, or --wait)."""
     with memory(state) as manager:
         meta: dict[str, str] = {}
         if file_path:
@@ -68,6 +72,8 @@ def add(
         if modality:
             meta["modality"] = modality
         memory_id = manager.add_memory(content, memory_type, importance, meta, timestamp=timestamp)
+        if wait and memory_type != "working":
+            manager.wait_for_embeddings()
     emit(state, {"id": str(memory_id), "memory_type": memory_type}, str(memory_id))
 
 
@@ -122,7 +128,8 @@ def search(
         found = manager.search(request)
     lines = [f"{i}. ({item.score or 0:.3f}) {line(state, item)}" for i, item in enumerate(found, 1)]
     nothing = f"未找到与 '{query}' 相关的记忆" if state.zh else f"no memory matches {query!r}"
-    emit(state, found, "\n".join(lines) or nothing)
+    emit(state, list(found), "\n".join(lines) or nothing)
+    say_notes(state, found.notes(state.language), found.pending_embeddings)
 
 
 def in_session(state: State, s: TypeStats) -> str:

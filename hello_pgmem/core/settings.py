@@ -91,6 +91,40 @@ class Settings(BaseSettings):
     )
     embed_input_types: str | None = Field(default=None, validation_alias=AliasChoices("EMBED_INPUT_TYPES"))
 
+    embed: Literal["auto", "queue", "now"] = Field(
+        default="auto", validation_alias=AliasChoices("PGMEM_EMBED")
+    )
+    """When a write's vectors are made: ``queue`` by workers after the write (the row is found by its
+    words at once, by meaning when its vector arrives), ``now`` in the write itself, before its
+    transaction; ``auto`` queues for every embedder but the hashing one, which takes microseconds."""
+    embed_workers: int = Field(default=1, ge=0, le=16, validation_alias=AliasChoices("PGMEM_EMBED_WORKERS"))
+    """Embedding worker threads a process starts on its first queued write (0: none; run
+    ``hello-pgmem worker`` apart)."""
+    embed_lease_s: float = Field(
+        default=120.0, ge=5, le=3600, validation_alias=AliasChoices("PGMEM_EMBED_LEASE")
+    )
+    """How long a worker holds the rows it claimed: a dead worker's rows come back after it."""
+    embed_retry_s: float = Field(
+        default=2.0, gt=0, le=3600, validation_alias=AliasChoices("PGMEM_EMBED_RETRY")
+    )
+    """The first back-off of a row whose embedding failed; it doubles with each failure, up to
+    ``embed_retry_max_s``."""
+    embed_retry_max_s: float = Field(
+        default=300.0, gt=0, le=86400, validation_alias=AliasChoices("PGMEM_EMBED_RETRY_MAX")
+    )
+    """The longest back-off of a failing row."""
+    embed_poll_s: float = Field(default=5.0, gt=0, le=600, validation_alias=AliasChoices("PGMEM_EMBED_POLL"))
+    """How often an idle worker looks at the queue without being told (retry times, leases that ended)."""
+    search_catch_up: int = Field(
+        default=16, ge=0, le=256, validation_alias=AliasChoices("PGMEM_SEARCH_CATCH_UP")
+    )
+    """A search embeds its scope's queued rows itself when at most this many wait (and they never
+    failed), so what a user just wrote is found by meaning at once; 0: never."""
+    search_catch_up_chars: int = Field(
+        default=4000, ge=0, le=200_000, validation_alias=AliasChoices("PGMEM_SEARCH_CATCH_UP_CHARS")
+    )
+    """The most characters a search's catch-up embeds (the queued texts beyond wait for a worker)."""
+
     history_days: int = Field(
         default=365, ge=1, le=36500, validation_alias=AliasChoices("PGMEM_HISTORY_DAYS")
     )

@@ -26,6 +26,35 @@ _MAX_PARAMETERS = 30_000  # of a statement (the protocol's limit is 65,535)
 ROWS_PER_STATEMENT = 1_000
 
 
+def insert_rows(
+    conn: Any,
+    citus: bool,
+    one: str,
+    many: str,
+    rows: Sequence[Mapping[str, Any]],
+    columns: Sequence[str],
+    common: Mapping[str, Any],
+) -> None:
+    """Insert ``rows`` with ``common`` parameters in the caller's transaction: as ``many``
+    statements (``INSERT … SELECT FROM unnest(…)`` of ``as_columns``: one plan, one firing of
+    statement triggers) of at most ``ROWS_PER_STATEMENT`` rows each, so that no statement of a
+    large batch runs into the statement timeout (10,000 memories with their HNSW and text
+    index entries took 27–37 s as one), or the single-row ``one`` for a single row. On Citus, which
+    runs ``INSERT … SELECT`` as a COPY that row-level security refuses, ``one`` with many rows in
+    its ``VALUES`` (:func:`values_statements`): one statement routed to the rows' shard."""
+    if not rows:
+        return
+    if len(rows) == 1:
+        conn.execute(one, {**common, **rows[0]})
+    elif citus:
+        for statement, params in values_statements(one, rows, common):
+            conn.execute(statement, params)
+    else:
+        for start in range(0, len(rows), ROWS_PER_STATEMENT):
+            batch = rows[start : start + ROWS_PER_STATEMENT]
+            conn.execute(many, {**common, **as_columns(batch, columns)})
+
+
 def values_statements(
     one: str, rows: Sequence[Mapping[str, Any]], common: Mapping[str, Any]
 ) -> Iterator[tuple[str, dict[str, Any]]]:

@@ -42,7 +42,7 @@ WHERE n.nspname = %s AND p.proname NOT LIKE '\\_%%' ORDER BY 1
 _GRAPH_EXISTS = "SELECT 1 FROM ag_catalog.ag_graph WHERE name = %s::name"
 _SET_SCOPE = (
     "SELECT set_config('pgmem.user_id', %s, true), set_config('pgmem.namespace', %s, true),"
-    " set_config('pgmem.all_rows', %s, true)"
+    " set_config('pgmem.all_rows', %s, true), set_config('pgmem.embedding_model', %s, true)"
 )
 # Citus sends SET LOCAL to the workers, never set_config: the scope of a transaction on a cluster.
 _PROPAGATE_SETS = "SET LOCAL citus.propagate_set_commands = 'local'"
@@ -50,10 +50,11 @@ _SET_LOCAL = (
     sql.SQL("SET LOCAL pgmem.user_id = {}"),
     sql.SQL("SET LOCAL pgmem.namespace = {}"),
     sql.SQL("SET LOCAL pgmem.all_rows = {}"),
+    sql.SQL("SET LOCAL pgmem.embedding_model = {}"),
 )
 
 
-def set_scope(conn: psycopg.Connection[Any], scope: tuple[str, str, str], citus: bool) -> None:
+def set_scope(conn: psycopg.Connection[Any], scope: tuple[str, str, str, str], citus: bool) -> None:
     """Scope a transaction for row-level security; on Citus, so that the workers see it too (SET
     takes no bound parameter: the values are quoted as literals)."""
     if not citus:

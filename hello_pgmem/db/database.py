@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -21,7 +21,7 @@ from hello_pgmem.core.errors import (
     SchemaNotMigratedError,
 )
 from hello_pgmem.core.settings import Settings
-from hello_pgmem.db.batches import ROWS_PER_STATEMENT, as_columns, values_statements
+from hello_pgmem.db.batches import insert_rows
 from hello_pgmem.db.connections import (
     ServerInfo,
     check_idle_connection,
@@ -65,6 +65,7 @@ class Database:
         self._opening = threading.Lock()  # threads that open it at once share one pool
         self._shared_key: str | None = None  # set when it is the process's (Database.shared)
         self._shares = 0
+        self._closers: list[Callable[[], None]] = []
 
     @classmethod
     def shared(cls, database: Database | None, settings: Settings | None = None) -> tuple[Database, bool]:
@@ -123,24 +124,9 @@ class Database:
         columns: Sequence[str],
         **common: Any,
     ) -> None:
-        """Insert ``rows`` with ``common`` parameters in the caller's transaction: as ``many``
-        statements (``INSERT … SELECT FROM unnest(…)`` of ``as_columns``: one plan, one firing of
-        statement triggers) of at most ``ROWS_PER_STATEMENT`` rows each, so that no statement of a
-        large batch runs into the statement timeout (10,000 memories with their HNSW and text
-        index entries took 27–37 s as one), or the single-row ``one`` for a single row. On Citus, which runs
-        ``INSERT … SELECT`` as a COPY that row-level security refuses, ``one`` with many rows in its
-        ``VALUES`` (:func:`values_statements`): one statement routed to the rows' shard."""
-        if not rows:
-            return
-        if len(rows) == 1:
-            conn.execute(one, {**common, **rows[0]})
-        elif self.citus:
-            for statement, params in values_statements(one, rows, common):
-                conn.execute(statement, params)
-        else:
-            for start in range(0, len(rows), ROWS_PER_STATEMENT):
-                batch = rows[start : start + ROWS_PER_STATEMENT]
-                conn.execute(many, {**common, **as_columns(batch, columns)})
+        """Insert ``rows`` with ``common`` parameters in the caller's transaction
+        (:func:`~hello_pgmem.db.batches.insert_rows`, as this server takes them)."""
+        insert_rows(conn, self.citus, one, many, rows, columns, common)
 
     def call_rows(
         self, conn: psycopg.Connection[Any], plain: str, delegated: str, params: Mapping[str, Any]
@@ -209,7 +195,14 @@ class Database:
         pool.open(wait=False)
         self._pool = pool
 
+    def on_close(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` once when this Database closes, before its pool (background work)."""
+        self._closers.append(callback)
+
     def close(self) -> None:
+        closers, self._closers = self._closers, []
+        for callback in closers:
+            callback()
         if self._pool is not None:
             self._pool.close()
             self._pool = None
@@ -292,12 +285,15 @@ class Database:
         *,
         namespace: str | None = None,
         all_rows: bool = False,
+        embedding_model: str | None = None,
     ) -> Iterator[psycopg.Connection[Any]]:
         """One transaction, scoped for row-level security for its duration (SET LOCAL).
 
         ``user_id`` becomes ``pgmem.user_id`` (memory rows), ``namespace`` ``pgmem.namespace``
         (RAG rows); ``all_rows`` asks for every row, which only the owner and analytics roles
-        get. A transaction that names none of them sees no user data.
+        get. A transaction that names none of them sees no user data. ``embedding_model``
+        (``pgmem.embedding_model``) is the model the rows it writes without a vector are queued
+        for (sql/embedding_queue.sql).
 
         With ``pipeline`` the statements are sent without waiting for each other (libpq pipeline
         mode): a transaction of writes that read no results costs one round trip, a read that
@@ -306,8 +302,10 @@ class Database:
         one round trip (``rows_in_one_trip``). ``rowcount`` is only there once something is
         fetched.
         """
-        scope = (user_id or "", namespace or "", "on" if all_rows else "off")
-        scoped = bool(user_id or namespace or all_rows)  # settings are transaction-local: unset is empty
+        scope = (user_id or "", namespace or "", "on" if all_rows else "off", embedding_model or "")
+        scoped = bool(
+            user_id or namespace or all_rows or embedding_model
+        )  # transaction-local: unset is empty
         check_deadline()
         with self.connection() as conn:
             if pipeline:
@@ -346,7 +344,7 @@ class Database:
         with self.connection() as conn:
             try:
                 with conn.transaction(force_rollback=True):
-                    set_scope(conn, (user_id, "", "off"), self.citus)
+                    set_scope(conn, (user_id, "", "off", ""), self.citus)
                     self._limit_to_deadline(conn)
                     yield conn
             finally:

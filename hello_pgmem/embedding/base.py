@@ -3,7 +3,9 @@ stored) or as queries (what a search asks), each as the model wants (:mod:`.conv
 
 from __future__ import annotations
 
+import threading
 from abc import ABC, abstractmethod
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Literal
 
@@ -31,7 +33,13 @@ class Embedder(ABC):
     as a model of meaning deserves, or by the best alone, for a model of wording."""
     encodes_in_process: bool = False
     """True when embedding runs here, on this machine's processor, in well under a millisecond a
-    text: a batch may then be embedded a part at a time inside its write transaction."""
+    text: a write then embeds its rows itself (``PGMEM_EMBED=auto``) instead of queueing them."""
+    batch_texts: int = 32
+    """At most this many texts per call when a worker embeds queued rows..."""
+    batch_chars: int = 8_000
+    """... and at most this many characters (a call that returns within a few seconds)."""
+    query_cache_size: int = 256
+    """Query vectors kept per embedder, the most recently used (a repeated search embeds nothing)."""
 
     @abstractmethod
     def _encode(self, texts: Sequence[str]) -> np.ndarray:
@@ -52,7 +60,20 @@ class Embedder(ABC):
         return self._checked(texts, "query")
 
     def encode_query(self, text: str) -> np.ndarray:
+        """One question's vector, from the embedder's cache of recent questions when there."""
+        cache = self.__dict__.setdefault("_query_cache", OrderedDict())
+        lock = self.__dict__.setdefault("_query_lock", threading.Lock())
+        with lock:
+            if text in cache:
+                cache.move_to_end(text)
+                found: np.ndarray = cache[text]
+                return found
         vector: np.ndarray = self.encode_queries([text])[0]
+        vector.flags.writeable = False  # shared by every search that asks the same
+        with lock:
+            cache[text] = vector
+            while len(cache) > self.query_cache_size:
+                cache.popitem(last=False)
         return vector
 
     def _checked(self, texts: Sequence[str], kind: TextKind) -> np.ndarray:

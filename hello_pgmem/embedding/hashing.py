@@ -102,6 +102,8 @@ class HashingEmbedder(Embedder):
 
     encodes_in_process = True
     fusion = "weighted"
+    batch_texts = 500
+    batch_chars = 1_000_000
 
     def __init__(self, dimension: int = 384) -> None:
         if not 8 <= dimension <= 4000:

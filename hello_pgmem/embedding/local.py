@@ -56,6 +56,9 @@ def no_progress_bars() -> Iterator[None]:
 class LocalEmbedder(Embedder):
     """sentence-transformers on the CPU, from local files only."""
 
+    batch_texts = 64
+    batch_chars = 20_000
+
     def __init__(self, model: str | os.PathLike[str], convention: Convention | None = None) -> None:
         if not sentence_transformers_installed():
             raise ConfigurationError(

@@ -44,6 +44,8 @@ class OpenAIEmbedder(Embedder):
         self.model_name = model
         self.convention = convention or convention_for(model)
         self.batch_size = batch_size
+        self.batch_texts = batch_size  # a worker's part of work is one request
+        self.batch_chars = 200_000
         kwargs: dict[str, object] = {"timeout": timeout_s, "max_retries": max_retries}
         if http_client is not None:
             kwargs["http_client"] = http_client

@@ -2,7 +2,8 @@
 
 A moved memory keeps its id and timestamp, its importance is multiplied by 1.1 (capped at 1.0),
 and its metadata records where it came from. The rows to move are read first (their contents are
-embedded, and prepared by the target type, e.g. extracted into the graph when it is semantic),
+embedded, or queued for the workers, and prepared by the target type, e.g. extracted into the
+graph when it is semantic),
 then moved in one transaction that only takes rows whose content is still what was read: a row
 changed meanwhile stays for the next run. What the target writes besides the row (its graph)
 is written in the same transaction.
@@ -65,15 +66,10 @@ def from_working(working: WorkingMemory, target: LongTermMemory, threshold: floa
     if not candidates:
         return 0
     contents = [content for _, content in candidates]
-    vectors = dict(
-        zip(
-            (memory_id for memory_id, _ in candidates),
-            target.embedder.encode_documents(contents),
-            strict=True,
-        )
-    )
+    made = target.embedder.encode_documents(contents) if target.embeds_now else [None] * len(contents)
+    vectors = dict(zip((memory_id for memory_id, _ in candidates), made, strict=True))
     prepared = dict(zip(vectors, target.prepare(contents), strict=True))
-    with working.db.transaction(working.user_id) as conn:
+    with target.transaction() as conn:
         taken = working.take(conn, candidates, threshold)
         if not taken:
             return 0
@@ -91,7 +87,9 @@ def from_working(working: WorkingMemory, target: LongTermMemory, threshold: floa
             "embeddings": [vectors[row[0]] for row in taken],
         }
         moved = conn.execute(q.MOVE_FROM_WORKING, params).fetchall()
-        return _finish(conn, target, moved, prepared)
+        count = _finish(conn, target, moved, prepared)
+    target.written()
+    return count
 
 
 def between_long_term(source: LongTermMemory, target: LongTermMemory, threshold: float, now: datetime) -> int:

@@ -62,8 +62,9 @@ VALUES (%(user_id)s, %(id)s, 'episodic', %(content)s, %(importance)s, %(session_
 ON CONFLICT (user_id, id) DO UPDATE
 SET content = EXCLUDED.content,
     session_id = EXCLUDED.session_id,
-    embedding = EXCLUDED.embedding,
-    embedding_model = EXCLUDED.embedding_model,
+    -- a new text without its vector yet keeps none: sql/embedding_queue.sql queues it
+    embedding = coalesce(EXCLUDED.embedding, m.embedding),
+    embedding_model = coalesce(EXCLUDED.embedding_model, m.embedding_model),
     updated_at = EXCLUDED.updated_at,
     recorded_at = now(),
     -- a live item keeps its history; a forgotten one comes back as new
@@ -140,8 +141,10 @@ class ItemStore:
         path: str,
         metadata: dict[str, Any],
     ) -> bool:
-        """Write an item whole (one statement); False when the id names a memory that is no item."""
+        """Write an item whole (one statement; its vector made first, or queued); False when the id
+        names a memory that is no item."""
         embedder = self.parts.registered_embedder
+        vector = embedder.encode_documents([content])[0] if self.parts.embeds_now else None
         params = {
             "user_id": self.user_id,
             "id": memory_id,
@@ -150,12 +153,15 @@ class ItemStore:
             "session_id": path,
             "metadata": Jsonb(metadata),
             "now": self.parts.clock(),
-            "embedding": embedder.encode_documents([content])[0],
-            "model": embedder.model_name,
+            "embedding": vector,
+            "model": None if vector is None else embedder.model_name,
         }
-        with self._transaction() as conn:
+        with self.db.transaction(self.user_id, embedding_model=embedder.model_name) as conn:
             versions.keep_earlier(conn, self.user_id, memory_id, None, "put")  # its value until now
-            return conn.execute(STORE_PUT, params).fetchone() is not None
+            written = conn.execute(STORE_PUT, params).fetchone() is not None
+        if not self.parts.embeds_now:
+            self.parts.queued()
+        return written
 
     @retry_transient
     def delete(self, memory_id: UUID) -> None:

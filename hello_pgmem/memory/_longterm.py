@@ -11,6 +11,7 @@ purges them after a retention period. The SQL is in :mod:`hello_pgmem.memory._qu
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from datetime import datetime, timedelta
 from typing import Any
 from uuid import UUID
@@ -34,10 +35,6 @@ from hello_pgmem.memory import _versions as versions
 from hello_pgmem.memory._rows import memory_rows
 from hello_pgmem.memory._versions import Change
 
-STREAMED_ROWS = 100
-"""Rows per statement of a batch whose embedder runs in this process: the batch is embedded a part
-at a time, each part while the server writes the one before (two cores at work instead of one)."""
-
 
 class LongTermMemory:
     """What episodic, semantic and perceptual memory share: storage in ``memories``."""
@@ -52,17 +49,23 @@ class LongTermMemory:
         *,
         clock: Callable[[], datetime] = utcnow,
         max_capacity: int = 100,
+        embeds_now: bool = True,
+        queued: Callable[[], None] | None = None,
     ) -> None:
         self.db = db
         self.embedder = embedder
         self.user_id = user_id
         self.clock = clock
         self.max_capacity = max_capacity
+        self.embeds_now = embeds_now
+        """Whether a write embeds its texts itself, before its transaction; else they are queued
+        (sql/embedding_queue.sql) and ``queued`` is called once the write commits."""
+        self.queued = queued or (lambda: None)
 
     # ------------------------------------------------------------------ writing
 
-    def row(self, item: MemoryItem, vector: np.ndarray) -> dict[str, Any]:
-        """The ``queries.INSERT`` parameters of one memory with its text vector."""
+    def row(self, item: MemoryItem, vector: np.ndarray | None) -> dict[str, Any]:
+        """The ``queries.INSERT`` parameters of one memory with its text vector (None: queued)."""
         metadata = dict(item.metadata)
         modality = item.modality or metadata.pop("modality", None)
         return {
@@ -76,7 +79,7 @@ class LongTermMemory:
             "metadata": Jsonb(metadata),
             "created_at": item.timestamp,
             "embedding": vector,
-            "model": self.embedder.model_name,
+            "model": None if vector is None else self.embedder.model_name,
             "text_embedding": None,
             "text_model": None,
         }
@@ -86,7 +89,7 @@ class LongTermMemory:
         return self.add_many([item])[0]
 
     def add_many(self, items: Sequence[MemoryItem], prepared: Sequence[Any] | None = None) -> list[UUID]:
-        """Store memories and their embeddings in one transaction (embedded in one batch).
+        """Store memories in one transaction: embedded in one batch before it, or queued.
 
         ``prepared`` replaces :meth:`prepare` (e.g. an extraction the caller already has).
         """
@@ -97,22 +100,29 @@ class LongTermMemory:
                 raise InvalidInputError("user_id", f"must be {self.user_id!r}, the owner of this memory")
         if prepared is None:
             prepared = self.prepare([item.content for item in items])
-        step = STREAMED_ROWS if self.embedder.encodes_in_process else len(items)
-        first = self.rows(items[:step])  # a remote embedder is never called inside the transaction
-        with self.db.transaction(self.user_id, pipeline=True) as conn:
-            self.write_rows(conn, first)
-            for start in range(step, len(items), step):
-                # pipelined: the server writes the rows sent while the next ones are embedded
-                self.write_rows(conn, self.rows(items[start : start + step]))
+        rows = self.rows(items)  # no model is ever called inside the transaction
+        with self.transaction(pipeline=True) as conn:
+            self.write_rows(conn, rows)
             self.write_extras(conn, [item.id for item in items], prepared, new=True)
+        self.written()
         return [item.id for item in items]
 
+    def transaction(self, pipeline: bool = False) -> AbstractContextManager[Conn]:
+        """A write transaction of this user, whose rows without a vector are queued for the model."""
+        return self.db.transaction(self.user_id, pipeline, embedding_model=self.embedder.model_name)
+
+    def written(self) -> None:
+        """After a write committed: its queued rows are the workers' now."""
+        if not self.embeds_now:
+            self.queued()
+
     def rows(
-        self, items: Sequence[MemoryItem], vectors: Sequence[np.ndarray] | None = None
+        self, items: Sequence[MemoryItem], vectors: Sequence[np.ndarray | None] | None = None
     ) -> list[dict[str, Any]]:
-        """The rows of new memories, embedded in one batch unless ``vectors`` are given."""
+        """The rows of new memories: with ``vectors``, else embedded in one batch (or queued)."""
         if vectors is None:
-            vectors = list(self.embedder.encode_documents([item.content for item in items]))
+            texts = [item.content for item in items]
+            vectors = list(self.embedder.encode_documents(texts)) if self.embeds_now else [None] * len(items)
         return [self.row(item, vector) for item, vector in zip(items, vectors, strict=True)]
 
     def insert(self, conn: Conn, rows: Sequence[dict[str, Any]], prepared: Sequence[Any]) -> None:
@@ -142,12 +152,16 @@ class LongTermMemory:
         *,
         change: Change | None = None,
     ) -> bool:
-        """Change content (re-embedded, the earlier version kept: ``change``), importance, or merge
-        metadata. False if not found."""
-        vector = None if content is None else self.embedder.encode_documents([content])[0]
+        """Change content (re-embedded, or queued; the earlier version kept: ``change``), importance,
+        or merge metadata. False if not found."""
+        embed = content is not None and self.embeds_now
+        vector = self.embedder.encode_documents([content])[0] if embed and content is not None else None
         prepared = None if content is None else self.prepare([content])[0]
-        with self.db.transaction(self.user_id) as conn:
-            return self.update_in(conn, memory_id, content, importance, metadata, vector, prepared, change)
+        with self.transaction() as conn:
+            found = self.update_in(conn, memory_id, content, importance, metadata, vector, prepared, change)
+        if content is not None:
+            self.written()
+        return found
 
     def update_in(
         self,
@@ -160,8 +174,9 @@ class LongTermMemory:
         prepared: Any = None,
         change: Change | None = None,
     ) -> bool:
-        """:meth:`update` in the caller's transaction, with the new content's vector given. A new
-        content keeps the memory as it was as an earlier version (:mod:`.versions`)."""
+        """:meth:`update` in the caller's transaction, with the new content's vector given (None: the
+        new content is queued for its vector). A new content keeps the memory as it was as an
+        earlier version (:mod:`.versions`)."""
         valid_from = None
         if content is not None:
             change = change or Change()

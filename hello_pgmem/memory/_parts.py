@@ -8,6 +8,7 @@ from datetime import datetime
 from functools import cached_property
 from typing import Any
 
+from hello_pgmem import vectors
 from hello_pgmem.core.errors import InvalidInputError
 from hello_pgmem.core.models import MemoryConfig, MemoryItem, MemoryType, check_importance
 from hello_pgmem.core.settings import Settings
@@ -68,6 +69,17 @@ class MemoryParts:
         return self.embedder
 
     @cached_property
+    def embeds_now(self) -> bool:
+        """Whether writes embed their texts themselves (``PGMEM_EMBED``: now; auto with an embedder
+        that takes microseconds; always on a Citus cluster) or queue them for the workers."""
+        mode = self.settings.embed
+        return mode == "now" or (mode == "auto" and self.embedder.encodes_in_process) or self.db.citus
+
+    def queued(self) -> None:
+        """A write of this user queued rows: the process's workers embed them."""
+        vectors.queued(self.db, self.registered_embedder)
+
+    @cached_property
     def reranker(self) -> Reranker | None:
         """The second stage of a search, when RERANK_BASE_URL names one."""
         return create_reranker(self.settings)
@@ -87,7 +99,12 @@ class MemoryParts:
         return WorkingMemory(self.db, self.user_id, self.config, session_id=self.session_id, clock=self.clock)
 
     def _long_term(self) -> dict[str, Any]:
-        return {"clock": self.clock, "max_capacity": self.config.max_capacity}
+        return {
+            "clock": self.clock,
+            "max_capacity": self.config.max_capacity,
+            "embeds_now": self.embeds_now,
+            "queued": self.queued,
+        }
 
     @cached_property
     def episodic(self) -> EpisodicMemory:
@@ -113,7 +130,7 @@ class MemoryParts:
             self.user_id,
             encoders=encoders,
             modalities=self.config.perceptual_memory_modalities,
-            **self._long_term(),
+            **{**self._long_term(), "embeds_now": True},  # it reads and encodes its file in the write
         )
 
     def new_item(

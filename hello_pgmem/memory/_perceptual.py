@@ -72,8 +72,10 @@ class PerceptualMemory(LongTermMemory):
             self.db.ensure_embedding_model(encoder.model_name, encoder.dimension)
         return encoder
 
-    def row(self, item: MemoryItem, vector: np.ndarray) -> dict[str, Any]:
-        """Read and encode the memory's file: the media vector, and the description's vector."""
+    def row(self, item: MemoryItem, vector: np.ndarray | None) -> dict[str, Any]:
+        """Read and encode the memory's file: the media vector, and the description's vector (a
+        perceptual memory embeds in its write: ``vector`` is given)."""
+        assert vector is not None
         row = super().row(item, vector)
         modality = self._modality(item)
         metadata = dict(row["metadata"].obj)

@@ -131,7 +131,8 @@ MOVE_FROM_WORKING = """
 INSERT INTO memories (user_id, id, memory_type, content, importance, session_id, metadata,
                       created_at, embedding, embedding_model)
 SELECT %(user_id)s, m.id, %(to_type)s, m.content, least(1.0, m.importance * 1.1), m.session_id,
-       m.metadata || %(provenance)s::jsonb, m.created_at, m.embedding, %(model)s
+       m.metadata || %(provenance)s::jsonb, m.created_at, m.embedding,
+       CASE WHEN m.embedding IS NOT NULL THEN %(model)s END
 FROM unnest(%(ids)s::uuid[], %(contents)s::text[], %(importances)s::float8[], %(sessions)s::text[],
             %(metadatas)s::jsonb[], %(created)s::timestamptz[], %(embeddings)s::vector[])
      AS m(id, content, importance, session_id, metadata, created_at, embedding)

@@ -34,11 +34,12 @@ from hello_pgmem.core.models import (
     check_scoring,
     check_session_id,
 )
+from hello_pgmem.core.results import Degraded, Results
 from hello_pgmem.db import Conn
 from hello_pgmem.db.retrieval_log import log_retrieval
 from hello_pgmem.graph.normalize import name_candidates
 from hello_pgmem.graph.store import AsOf
-from hello_pgmem.llm.rerank import Reranker
+from hello_pgmem.memory import _optional_stages as stages
 from hello_pgmem.memory import _queries as q
 from hello_pgmem.memory import _ranked_queries as rq
 from hello_pgmem.memory import _reference as reference
@@ -270,14 +271,6 @@ def _ranking_params(
     }
 
 
-def reranked(reranker: Reranker, query: str, found: list[MemoryItem]) -> list[MemoryItem]:
-    """``found`` in the reranker's order; its score is each item's ``rerank_score`` component."""
-    scores = reranker.rerank(query, [item.content for item in found])
-    for item, score in zip(found, scores, strict=True):
-        item.components["rerank_score"] = score
-    return [item for _, item in sorted(zip(scores, found, strict=True), key=lambda pair: -pair[0])]
-
-
 def run(parts: MemoryParts, sent: SearchSQL, log_access: bool = False) -> list[MemoryItem]:
     """Send a statement in one round trip, its accesses logged in it (on Citus, which runs the
     function whole on the user's worker and refuses its INSERT … SELECT, in its transaction)."""
@@ -292,11 +285,15 @@ def run(parts: MemoryParts, sent: SearchSQL, log_access: bool = False) -> list[M
     return [memory_from_row(user_id, sent.columns, row) for row in rows]
 
 
-def run_search(parts: MemoryParts, search: MemorySearch, track_access: bool = True) -> list[MemoryItem]:
+def run_search(parts: MemoryParts, search: MemorySearch, track_access: bool = True) -> Results[MemoryItem]:
     """The best ``limit`` memories of a checked search (each type at most ``per_type_limit``), best
     first: working memory by its own scoring, a file query by its modality's space, the long-term
     types by one statement (or each by the reference's formula). With ``track_access`` an access
-    of each long-term one is logged (never for an as-of search: it reads the past)."""
+    of each long-term one is logged (never for an as-of search: it reads the past). A reranker or
+    a query embedder that fails is left out and said in the results, never raised.
+
+    Long because the stages of one search (catch-up, query vector, the statements per type,
+    reranking, access and retrieval logs) each add one short step to one flow."""
     started = time.perf_counter()
     track_access = track_access and search.as_of is None
     wanted = search.limit
@@ -306,6 +303,8 @@ def run_search(parts: MemoryParts, search: MemorySearch, track_access: bool = Tr
         per_type = wider if search.per_type_limit == wanted else search.per_type_limit
         search = dataclasses.replace(search, limit=wider, per_type_limit=per_type)
     results: list[MemoryItem] = []
+    degraded: list[Degraded] = []
+    waiting = 0
     if "working" in search.types:
         results += parts.working.retrieve(
             search.query,
@@ -318,7 +317,11 @@ def run_search(parts: MemoryParts, search: MemorySearch, track_access: bool = Tr
     if search.query_modality != "text":
         results += reference.by_file(parts, search)
     elif any(kind != "working" for kind in search.types):
-        vector = parts.registered_embedder.encode_query(search.ranked_text)
+        waiting, degraded = stages.waiting_rows(parts)
+        vector = stages.query_vector(parts, search.ranked_text, degraded)
+        if vector is None:  # ranked by words alone, the vector a placeholder of the right shape
+            search = dataclasses.replace(search, scoring="lexical")
+            vector = np.eye(1, parts.registered_embedder.dimension, dtype=np.float32)[0]
         joint, separate = search.long_term()
         logged = track_access and not results and not separate and reranker is None
         if joint:
@@ -331,14 +334,14 @@ def run_search(parts: MemoryParts, search: MemorySearch, track_access: bool = Tr
                 results += run(parts, sent)
     results = best_first(results, search.limit)
     if reranker is not None:
-        results = reranked(reranker, search.query, results)[:wanted]
+        results = stages.reranked(reranker, search.query, results, degraded)[:wanted]
     if track_access and not logged:
         record_access(parts, [item.id for item in results if item.memory_type != "working"])
     elapsed_ms = (time.perf_counter() - started) * 1000
     log_retrieval(
         parts.db, parts.user_id, "memory", search.query, [(i.id, i.score) for i in results], elapsed_ms
     )
-    return results
+    return Results(results, waiting, degraded)
 
 
 def best_first(results: list[MemoryItem], limit: int) -> list[MemoryItem]:

@@ -29,11 +29,10 @@ _COLUMNS = """memory_type, content, importance, session_id, modality, metadata, 
 
 # The memory is locked first, so that of two concurrent replacements the second keeps the first's
 # content, not the one both started from (a statement of its own: Citus takes no FOR UPDATE in
-# an INSERT … SELECT); the user's write lock before it, as every write takes it (sql/text.sql).
+# an INSERT … SELECT).
 LOCK = """
 SELECT 1 FROM memories
 WHERE user_id = %(user_id)s AND id = %(id)s AND version_of IS NULL AND forgotten_at IS NULL
-  AND lock_writers('memory_text_totals', ARRAY[%(user_id)s])
 FOR UPDATE
 """
 

@@ -16,6 +16,7 @@ from functools import cached_property
 from typing import Any
 from uuid import UUID
 
+from hello_pgmem import vectors
 from hello_pgmem.core.errors import InvalidInputError
 from hello_pgmem.core.models import (
     LONG_TERM_TYPES,
@@ -36,6 +37,7 @@ from hello_pgmem.core.models import (
     check_user_id,
     utcnow,
 )
+from hello_pgmem.core.results import Results
 from hello_pgmem.core.retry import retry_transient
 from hello_pgmem.core.settings import Settings
 from hello_pgmem.db import Conn, Database, SharesDatabase
@@ -329,9 +331,9 @@ class MemoryManager(SharesDatabase):
         valid_at: datetime | str | None = None,
         known_at: datetime | str | None = None,
         session_id: str | None = None,
-    ) -> list[MemoryItem]:
-        """Search the enabled types, merged by relevance score (then importance), best first: the
-        fields of :class:`MemorySearch` say what each argument means."""
+    ) -> Results[MemoryItem]:
+        """Search the enabled types, merged by relevance score (then importance), best first (with
+        what waits or was left out: :class:`Results`); :class:`MemorySearch` says what each argument means."""
         request = MemorySearch(
             query, memory_types, limit, min_importance, time_range, per_type_limit, target_modality,
             query_modality, scoring, valid_at, known_at, session_id,
@@ -339,7 +341,7 @@ class MemoryManager(SharesDatabase):
         return self.search(request, track_access=track_access)
 
     @retry_transient
-    def search(self, request: MemorySearch, *, track_access: bool = True) -> list[MemoryItem]:
+    def search(self, request: MemorySearch, *, track_access: bool = True) -> Results[MemoryItem]:
         """The memories ``request`` finds, best first; with ``track_access`` each long-term one's
         access is logged."""
         return search_module.run_search(self._parts, self._checked(request), track_access)
@@ -378,6 +380,12 @@ class MemoryManager(SharesDatabase):
         found = self.search(request, track_access=False)
         best = _sessions.fused(pool, found, limit)
         return _sessions.whole_sessions(self._parts, best, found, kinds, per_session)
+
+    def wait_for_embeddings(self, timeout: float | None = None) -> int:
+        """Embed this user's queued memories here until none waits (:func:`vectors.wait_for_embeddings`)."""
+        return vectors.wait_for_embeddings(
+            self.db, self.registered_embedder, ("memory", self.user_id), timeout=timeout
+        )
 
     def record_access(self, memory_ids: Sequence[UUID]) -> None:
         """Count one access (and its time) for each memory, in one statement."""

@@ -22,11 +22,50 @@ SAMPLE = 5  # rows shown per violation
 EMBEDDINGS = """
 SELECT m.user_id || '/' || m.id FROM memories m
 LEFT JOIN embedding_models e ON e.model = m.embedding_model
-WHERE m.forgotten_at IS NULL AND (
-    m.embedding IS NULL OR e.model IS NULL OR vector_dims(m.embedding) <> e.dimension
-    OR (%(model)s::text IS NOT NULL
-        AND %(model)s NOT IN (m.embedding_model, coalesce(m.text_embedding_model, '')))
-)
+WHERE m.forgotten_at IS NULL
+  AND NOT EXISTS (SELECT 1 FROM memory_embedding_queue q WHERE q.user_id = m.user_id AND q.memory_id = m.id)
+  AND (m.embedding IS NULL OR e.model IS NULL OR vector_dims(m.embedding) <> e.dimension
+       OR (%(model)s::text IS NOT NULL
+           AND %(model)s NOT IN (m.embedding_model, coalesce(m.text_embedding_model, ''))))
+ORDER BY 1
+"""
+CHUNK_EMBEDDINGS = """
+SELECT c.namespace || '/' || c.document_id || '#' || c.position FROM chunks c
+WHERE c.embedding IS NULL
+  AND NOT EXISTS (SELECT 1 FROM chunk_embedding_queue q WHERE q.namespace = c.namespace AND q.chunk_id = c.id)
+ORDER BY 1
+"""
+QUEUED_WITH_VECTOR = """
+SELECT 'memory ' || q.user_id || '/' || q.memory_id FROM memory_embedding_queue q
+JOIN memories m ON m.user_id = q.user_id AND m.id = q.memory_id
+WHERE m.embedding IS NOT NULL AND m.embedding_model IS NOT DISTINCT FROM coalesce(q.model, m.embedding_model)
+UNION ALL
+SELECT 'chunk ' || q.namespace || '/' || q.chunk_id FROM chunk_embedding_queue q
+JOIN chunks c ON c.namespace = q.namespace AND c.id = q.chunk_id
+WHERE c.embedding IS NOT NULL AND c.embedding_model IS NOT DISTINCT FROM coalesce(q.model, c.embedding_model)
+ORDER BY 1
+"""
+TOTALS = """
+SELECT coalesce(t.user_id, m.user_id) || ' counted ' || concat_ws('/', t.memories, t.terms, t.sessions,
+       t.session_terms) || ', holds ' || concat_ws('/', m.memories, m.terms, m.sessions, m.session_terms)
+FROM memory_text_totals t
+FULL JOIN (SELECT r.user_id, count(*) AS memories, sum(r.term_count) AS terms,
+                  count(DISTINCT r.session_id) FILTER (WHERE r.forgotten_at IS NULL) AS sessions,
+                  coalesce(sum(r.term_count) FILTER (WHERE r.forgotten_at IS NULL
+                                                       AND r.session_id IS NOT NULL), 0) AS session_terms
+           FROM memories r GROUP BY 1) m ON m.user_id = t.user_id
+WHERE (coalesce(t.memories, 0), coalesce(t.terms, 0))
+      IS DISTINCT FROM (coalesce(m.memories, 0), coalesce(m.terms, 0))
+   OR %(sessions)s AND (coalesce(t.sessions, 0), coalesce(t.session_terms, 0))
+                       IS DISTINCT FROM (coalesce(m.sessions, 0), coalesce(m.session_terms, 0))
+UNION ALL
+SELECT coalesce(t.namespace, c.namespace) || ' counted ' || concat_ws('/', t.chunks, t.terms)
+       || ', holds ' || concat_ws('/', c.chunks, c.terms)
+FROM chunk_text_totals t
+FULL JOIN (SELECT r.namespace, count(*) AS chunks, sum(r.term_count) AS terms FROM chunks r GROUP BY 1) c
+  ON c.namespace = t.namespace
+WHERE (coalesce(t.chunks, 0), coalesce(t.terms, 0))
+      IS DISTINCT FROM (coalesce(c.chunks, 0), coalesce(c.terms, 0))
 ORDER BY 1
 """
 ORPHAN_ENTITIES = "SELECT user_id || '/' || name FROM graph_orphans ORDER BY 1"
@@ -161,22 +200,25 @@ def _projection_queries(graph: str) -> dict[str, sql.Composed]:
     return queries
 
 
-def check_integrity(db: Database, model: str | None = None) -> IntegrityReport:
-    """Every invariant of the store; ``model`` is the embedding model live memories must have."""
-    db.require_all_rows("the integrity check")
-    if model is not None:
-        with db.connection() as conn:
-            known = [r[0] for r in conn.execute("SELECT model FROM embedding_models ORDER BY 1").fetchall()]
-        if model not in known:
-            raise InvalidInputError(
-                "model", f"must be a registered embedding model ({', '.join(known) or 'none yet'})"
-            )
+def _rules(db: Database, model: str | None) -> list[tuple[str, str, Any]]:
+    """Each invariant the database can hold: its name, its rule, and the query of its breaches."""
     rules: list[tuple[str, str, Any]] = [
         (
             "embeddings",
             "a live long-term memory has an embedding of a registered model, of its "
-            "dimension" + (f", by {model}" if model else ""),
+            "dimension" + (f", by {model}" if model else "") + ", or waits in the embedding queue",
             EMBEDDINGS,
+        ),
+        ("chunk_embeddings", "a chunk has an embedding or waits in the embedding queue", CHUNK_EMBEDDINGS),
+        (
+            "embedding_queue",
+            "a row waits in the embedding queue only while it lacks its vector",
+            QUEUED_WITH_VECTOR,
+        ),
+        (
+            "totals",
+            "a user's and a namespace's totals are their rows and terms (and live sessions and their terms)",
+            TOTALS,
         ),
         ("orphan_entities", "an entity is mentioned by some memory", ORPHAN_ENTITIES),
         ("orphan_mentions", "a mention joins an existing memory and entity", ORPHAN_MENTIONS),
@@ -197,10 +239,24 @@ def check_integrity(db: Database, model: str | None = None) -> IntegrityReport:
     if db.graph_enabled:
         for name, query in _projection_queries(db.settings.graph_name).items():
             rules.append((f"projection_{name}", f"the AGE projection mirrors the {name} rows", query))
+    return rules
+
+
+def check_integrity(db: Database, model: str | None = None) -> IntegrityReport:
+    """Every invariant of the store; ``model`` is the embedding model live memories must have."""
+    db.require_all_rows("the integrity check")
+    if model is not None:
+        with db.connection() as conn:
+            known = [r[0] for r in conn.execute("SELECT model FROM embedding_models ORDER BY 1").fetchall()]
+        if model not in known:
+            raise InvalidInputError(
+                "model", f"must be a registered embedding model ({', '.join(known) or 'none yet'})"
+            )
+    rules = _rules(db, model)
     violations: list[Violation] = []
     with db.transaction(all_rows=True) as conn:
         for check, rule, query in rules:
-            rows = [str(r[0]) for r in conn.execute(query, {"model": model})]
+            rows = [str(r[0]) for r in conn.execute(query, {"model": model, "sessions": not db.citus})]
             if rows:
                 violations.append(Violation(check, rule, len(rows), rows[:SAMPLE]))
         expired = conn.execute(EXPIRED_WORKING).fetchall()

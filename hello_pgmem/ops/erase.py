@@ -1,15 +1,16 @@
 """Right to erasure: everything of one user, in one transaction, with counts.
 
-Memories of every type and session, the graph and its AGE vertices, the access log, what the
-retrieval log holds of the user (memory searches and the RAG questions the user asked), the
-user's tokens, and the user's own namespace (``user:<user>``: its documents, chunks and cached
-embeddings). Other namespaces are shared: their documents stay, and the result names those the
-user's tokens could use.
+Memories of every type and session, the graph and its AGE vertices, the access log, the rows
+waiting in the embedding queue, what the retrieval log holds of the user (memory searches and
+the RAG questions the user asked), the user's tokens, and the user's own namespace
+(``user:<user>``: its documents, chunks and cached embeddings). Other namespaces are shared:
+their documents stay, and the result names those the user's tokens could use.
 """
 
 from __future__ import annotations
 
 from hello_pgmem import memory as table
+from hello_pgmem import vectors
 from hello_pgmem.access import personal_namespace
 from hello_pgmem.db import Database
 from hello_pgmem.db.retrieval_log import erase_log
@@ -37,6 +38,8 @@ def erase_report(db: Database, user_id: str) -> tuple[dict[str, int], list[str]]
         mentions, relations = graph.link_counts(conn)  # they go with the memories and entities
         counts = {
             "retrieval_log": erase_log(conn, user_id),
+            "memory_embedding_queue": vectors.erase_queue(conn, "memory", user_id),
+            "chunk_embedding_queue": vectors.erase_queue(conn, "chunk", own),
             **table.erase_user(conn, user_id),
             "entities": graph.clear(conn),
             "mentions": mentions,
@@ -53,9 +56,11 @@ def erase_report(db: Database, user_id: str) -> tuple[dict[str, int], list[str]]
         "relations",
         "retrieval_log",
         "memory_accesses",
+        "memory_embedding_queue",
         "access_tokens",
         "documents",
         "chunks",
+        "chunk_embedding_queue",
         "embedding_cache",
     )
     return {name: counts[name] for name in names}, [n for n in left if n != own]

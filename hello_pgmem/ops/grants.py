@@ -38,6 +38,8 @@ WRITTEN_TABLES = (  # the tables of user or namespace data the application write
     "chunks",
     "retrieval_log",
     "memory_accesses",
+    "memory_embedding_queue",
+    "chunk_embedding_queue",
 )
 TOTALS_TABLES = (  # kept by triggers, read by search
     "memory_text_totals",
@@ -159,6 +161,12 @@ def role_statements(
             sql.SQL("GRANT EXECUTE ON FUNCTION {}() TO {}").format(
                 sql.Identifier(schema, "erase_user_tokens"), role
             ),
+            # the embedding workers find their work across users (no text: users and counts)
+            sql.SQL("GRANT EXECUTE ON FUNCTION {}(text, integer), {}() TO {}").format(
+                sql.Identifier(schema, "embedding_backlog"),
+                sql.Identifier(schema, "embedding_queue_status"),
+                role,
+            ),
         ]
         if has_graph:
             graph_schema = sql.Identifier(graph)
@@ -178,6 +186,9 @@ def role_statements(
             sql.SQL("GRANT USAGE ON SCHEMA {} TO {}").format(sql.Identifier(schema), role),
             sql.SQL("GRANT SELECT ON {} TO {}").format(
                 _tables(schema, (*DATA_TABLES, *read_only, *views)), role
+            ),
+            sql.SQL("GRANT EXECUTE ON FUNCTION {}() TO {}").format(
+                sql.Identifier(schema, "embedding_queue_status"), role
             ),
         ]
         for table in RLS_TABLES:

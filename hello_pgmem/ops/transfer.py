@@ -1,7 +1,8 @@
 """Export and import one user's memories, graph and embeddings as JSON Lines.
 
 The first line is a header; then one object per record, with ``"kind"`` one of memory, working,
-entity, mention, relation. Vectors travel as lists with their model name. Import validates every
+entity, mention, relation. Vectors travel as lists with their model name; a memory still waiting
+for its vector says so (``queued``, ``queued_model``) and waits again once imported. Import validates every
 line before writing anything, then writes everything in one transaction; a record whose id exists
 is left as it is, so importing twice changes nothing.
 """
@@ -27,11 +28,14 @@ FORMAT = "hello-pgmem-export"
 VERSION = 1
 
 EXPORTS: dict[str, str] = {
-    "memory": """SELECT id, memory_type, content, importance, session_id, modality, metadata, created_at,
-                        updated_at, last_accessed_at, access_count, forgotten_at, embedding::text,
-                        embedding_model, text_embedding::text, text_embedding_model, recorded_at, valid_to,
-                        superseded_at, version_of
-                 FROM memories WHERE user_id = %(user_id)s ORDER BY created_at, seq""",
+    "memory": """SELECT m.id, m.memory_type, m.content, m.importance, m.session_id, m.modality, m.metadata,
+                        m.created_at, m.updated_at, m.last_accessed_at, m.access_count, m.forgotten_at,
+                        m.embedding::text, m.embedding_model, m.text_embedding::text, m.text_embedding_model,
+                        m.recorded_at, m.valid_to, m.superseded_at, m.version_of,
+                        q.memory_id IS NOT NULL, q.model
+                 FROM memories m
+                 LEFT JOIN memory_embedding_queue q ON q.user_id = m.user_id AND q.memory_id = m.id
+                 WHERE m.user_id = %(user_id)s ORDER BY m.created_at, m.seq""",
     "working": """SELECT id, session_id, content, importance, metadata, token_count, created_at, expires_at
                   FROM working_memories WHERE user_id = %(user_id)s ORDER BY created_at, id""",
     "entity": """SELECT id, name, name_norm, entity_type, properties, created_at, updated_at
@@ -63,6 +67,8 @@ FIELDS: dict[str, tuple[str, ...]] = {
         "valid_to",
         "superseded_at",
         "version_of",
+        "queued",
+        "queued_model",
     ),
     "working": (
         "id",
@@ -123,6 +129,9 @@ class MemoryRecord(BaseModel):
     valid_to: datetime | None = None
     superseded_at: datetime | None = None
     version_of: UUID | None = None
+    # waiting in the embedding queue, for this model (None: any worker's)
+    queued: bool = False
+    queued_model: str | None = None
 
 
 class WorkingRecord(BaseModel):
@@ -189,6 +198,8 @@ INSERTS = {
                    %(text_embedding)s::vector, %(text_embedding_model)s, %(recorded_at)s,
                    %(valid_to)s, %(superseded_at)s, %(version_of)s)
                  ON CONFLICT (user_id, id) DO NOTHING""",
+    "queued": """UPDATE memory_embedding_queue SET model = %(queued_model)s
+                 WHERE user_id = %(user_id)s AND memory_id = %(id)s""",
     "working": """INSERT INTO working_memories (user_id, id, session_id, content, importance, metadata,
                     token_count, created_at, expires_at)
                   VALUES (%(user_id)s, %(id)s, %(session_id)s, %(content)s, %(importance)s, %(metadata)s,
@@ -343,7 +354,10 @@ def import_user(
                 for column in ("embedding", "text_embedding"):
                     if values.get(column) is not None:
                         values[column] = str(values[column])
-                counts[kind] += conn.execute(INSERTS[kind], {**values, "user_id": user_id}).rowcount
+                written = conn.execute(INSERTS[kind], {**values, "user_id": user_id}).rowcount
+                counts[kind] += written
+                if written and values.get("queued_model"):  # queued again by the insert, for its model
+                    conn.execute(INSERTS["queued"], {**values, "user_id": user_id})
     if db.graph_enabled and (counts["entity"] or counts["memory"]):
         from hello_pgmem.ops.rebuild import rebuild_graph
 

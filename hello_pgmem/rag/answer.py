@@ -48,6 +48,7 @@ class Answer(BaseModel):
     context: str
     notice: str | None = None  # the reason there is no answer, in the knowledge base's language
     status: AnswerStatus = "answered"
+    notes: list[str] = []  # what the search left out (a stage that failed, chunks waiting for vectors)
 
 
 def build_context(

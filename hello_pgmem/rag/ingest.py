@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 from psycopg.types.json import Jsonb
 
+from hello_pgmem import vectors as vectors_module
 from hello_pgmem.core.deadline import check_deadline
 from hello_pgmem.core.errors import HelloPgmemError, InvalidInputError, UnsupportedFormatError
 from hello_pgmem.core.models import check_content, check_name
@@ -56,6 +57,7 @@ class Ingest(store.Namespaced):
     embedder: Embedder
     llm: ChatClient | None
     batch_size: int
+    embeds_now: bool
 
     def add_text(
         self,
@@ -121,13 +123,20 @@ class Ingest(store.Namespaced):
             planned.append((doc, document_id, chunks, content_hash))
         changed = [p for p in planned if p[1] not in unchanged_chunks]
         texts = [store.embedding_text(c.content, c.heading_path) for p in changed for c in p[2]]
-        vectors, embedded = store.embed_cached(
-            self.db, self.registered_embedder(), texts, self.batch_size, namespace=self.namespace
-        )
+        embedder = self.registered_embedder()
+        if self.embeds_now:
+            made, embedded = store.embed_cached(
+                self.db, embedder, texts, self.batch_size, namespace=self.namespace
+            )
+            vectors: list[Any] = list(made)
+        else:  # the cache's vectors now, the rest queued for the workers
+            vectors = store.cached_vectors(self.db, embedder.model_name, texts, namespace=self.namespace)
+            embedded = [False] * len(texts)
         vector_rows, fresh = iter(vectors), iter(embedded)
         document_rows: list[dict[str, Any]] = []
         chunk_rows: list[dict[str, Any]] = []
         embedded_by_id: dict[str, int] = {}
+        queued_by_id: dict[str, int] = {}
         for doc, document_id, chunks, content_hash in changed:
             document_rows.append(
                 self.params(
@@ -140,10 +149,17 @@ class Ingest(store.Namespaced):
                     metadata=Jsonb({**(doc.metadata or {}), "chunking": chunking}),
                 )
             )
-            chunk_rows.extend(self._chunk_row(document_id, chunk, next(vector_rows)) for chunk in chunks)
+            rows = [self._chunk_row(document_id, chunk, next(vector_rows)) for chunk in chunks]
+            chunk_rows.extend(rows)
             embedded_by_id[document_id] = sum(next(fresh) for _ in chunks)
+            queued_by_id[document_id] = sum(row["embedding"] is None for row in rows)
         if changed:
-            with self.transaction(pipeline=True) as conn, conn.cursor() as cur:
+            with (
+                self.db.transaction(
+                    pipeline=True, namespace=self.namespace, embedding_model=embedder.model_name
+                ) as conn,
+                conn.cursor() as cur,
+            ):
                 cur.executemany(store.UPSERT_DOCUMENT, document_rows)
                 cur.executemany(store.DELETE_CHUNKS, [self.params(id=p[1]) for p in changed])
                 self.db.insert_rows(
@@ -154,6 +170,8 @@ class Ingest(store.Namespaced):
                     store.CHUNK_COLUMNS,
                     namespace=self.namespace,
                 )
+            if any(queued_by_id.values()):
+                vectors_module.queued(self.db, embedder)
         elapsed = int((time.perf_counter() - started) * 1000)
         updated = {p[1] for p in changed}
         return [
@@ -168,12 +186,13 @@ class Ingest(store.Namespaced):
                 chunks=unchanged_chunks.get(document_id, len(chunks)),
                 tokens=sum(c.tokens for c in chunks) if document_id in updated else 0,
                 embedded=embedded_by_id.get(document_id, 0),
+                queued=queued_by_id.get(document_id, 0),
                 elapsed_ms=elapsed,
             )
             for doc, document_id, chunks, _ in planned
         ]
 
-    def _chunk_row(self, document_id: str, chunk: Chunk, vector: np.ndarray) -> dict[str, Any]:
+    def _chunk_row(self, document_id: str, chunk: Chunk, vector: np.ndarray | None) -> dict[str, Any]:
         digest = store.sha256(chunk.content)
         return self.params(
             id=uuid.uuid5(
@@ -188,7 +207,7 @@ class Ingest(store.Namespaced):
             end_char=chunk.end,
             token_count=chunk.tokens,
             embedding=vector,
-            model=self.embedder.model_name,
+            model=None if vector is None else self.embedder.model_name,
         )
 
     def add_document(

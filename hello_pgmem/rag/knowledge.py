@@ -1,12 +1,17 @@
 """KnowledgeBase: one namespace of documents: ingest, search (with MQE and HyDE), ask, manage.
 
-Ingest (:mod:`~hello_pgmem.rag.ingest`): convert to Markdown, chunk by headings, embed through
-the cache, and store the documents and their chunks in one transaction per call. Search and ask
-(:mod:`~hello_pgmem.rag.search`): hybrid search in SQL, query expansion, cited answers.
+Ingest (:mod:`~hello_pgmem.rag.ingest`): convert to Markdown, chunk by headings, and store the
+documents and their chunks in one transaction per call, searchable by their words at once; their
+vectors come from the embedding cache, the write itself or the embedding workers
+(``PGMEM_EMBED``). Search and ask (:mod:`~hello_pgmem.rag.search`): hybrid search in SQL, query
+expansion, cited answers.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from hello_pgmem import vectors
 from hello_pgmem.core.errors import InvalidInputError
 from hello_pgmem.core.i18n import Language
 from hello_pgmem.core.models import check_name, check_user_id
@@ -64,6 +69,20 @@ class KnowledgeBase(Ingest, Search):
         self.batch_size = batch_size
         self.fusion = fusion
         self.language: Language = language or db.settings.language
+        mode = db.settings.embed
+        self.embeds_now = mode == "now" or (mode == "auto" and embedder.encodes_in_process) or db.citus
+        """Whether ingest embeds the chunks itself, or stores them at once and queues them for the
+        embedding workers (``PGMEM_EMBED``)."""
+
+    def wait_for_embeddings(
+        self, timeout: float | None = None, progress: Callable[[int, int], None] | None = None
+    ) -> int:
+        """Embed this namespace's queued chunks in the calling thread (waiting for those other
+        workers hold) until none waits; how many it embedded. ``progress(embedded, left)`` after
+        each part; past ``timeout`` seconds an EmbeddingError says how many still wait and why."""
+        return vectors.wait_for_embeddings(
+            self.db, self.registered_embedder(), ("chunk", self.namespace), timeout=timeout, progress=progress
+        )
 
     def list_documents(self, limit: int = 100) -> list[DocumentInfo]:
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LISTED:
@@ -93,6 +112,7 @@ class KnowledgeBase(Ingest, Search):
     def stats(self) -> KnowledgeStats:
         with self.transaction() as conn:
             row = conn.execute(store.STATS, self.params()).fetchone()
+            waiting = vectors.pending_in(conn, "chunk", self.namespace, self.embedder.model_name)
         assert row is not None
         return KnowledgeStats(
             namespace=self.namespace,
@@ -102,4 +122,5 @@ class KnowledgeBase(Ingest, Search):
             last_ingest=row[3].isoformat() if row[3] else None,
             embedding_model=self.embedder.model_name,
             dimension=self.embedder.dimension,
+            pending_embeddings=waiting.rows,
         )

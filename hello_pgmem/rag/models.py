@@ -32,7 +32,8 @@ class IngestResult(BaseModel):
     status: str  # added | replaced | unchanged | skipped (neither text nor a known format) | failed
     chunks: int = 0
     tokens: int = 0
-    embedded: int = 0  # chunks that needed the embedding model (not in the cache)
+    embedded: int = 0  # chunks that needed the embedding model (not in the cache), embedded in the write
+    queued: int = 0  # chunks stored without their vector: the embedding workers make it
     elapsed_ms: int = 0
     error: str | None = None
 
@@ -45,6 +46,7 @@ class KnowledgeStats(BaseModel):
     last_ingest: str | None
     embedding_model: str
     dimension: int
+    pending_embeddings: int = 0  # chunks that still wait for their vector
 
 
 class DocumentInfo(BaseModel):

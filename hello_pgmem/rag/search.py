@@ -9,9 +9,13 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from hello_pgmem.core.errors import InvalidInputError, LLMError
+import numpy as np
+
+from hello_pgmem import vectors
+from hello_pgmem.core.errors import EmbeddingError, HelloPgmemError, InvalidInputError, LLMError
 from hello_pgmem.core.i18n import Language, say
 from hello_pgmem.core.models import check_content
+from hello_pgmem.core.results import Degraded, Results
 from hello_pgmem.db.retrieval_log import log_retrieval
 from hello_pgmem.embedding import Embedder
 from hello_pgmem.llm import ChatClient
@@ -44,6 +48,7 @@ class Search(store.Namespaced):
     fusion: str
     asked_by: str | None
     language: Language
+    embeds_now: bool
 
     def search(
         self,
@@ -56,9 +61,11 @@ class Search(store.Namespaced):
         enable_hyde: bool = False,
         mqe_expansions: int = 2,
         candidate_pool_multiplier: int = 4,
-    ) -> list[ChunkHit]:
+    ) -> Results[ChunkHit]:
         """Hybrid search; with MQE/HyDE every query variant is searched and the best score per
-        chunk kept. ``min_score`` applies to the cosine similarity (``vector_score``).
+        chunk kept. ``min_score`` applies to the cosine similarity (``vector_score``). The results
+        say how many chunks of the namespace still wait for their vectors (a chunk waiting has
+        cosine 0), and whether the query could not be embedded (then ranked by words alone).
 
         Long because every query variant is searched and merged in one loop."""
         check_content(query)
@@ -77,7 +84,15 @@ class Search(store.Namespaced):
                 passage = hypothetical_answer(self.llm, query, self.language)
                 if passage:
                     variants.append(("hyde", passage))
-        vectors = self.registered_embedder().encode_queries([text for _, text in variants])
+        waiting, degraded = self._waiting_chunks()
+        fusion = self.fusion
+        try:
+            vectors = list(self.registered_embedder().encode_queries([text for _, text in variants]))
+        except EmbeddingError as exc:
+            log.warning("a search of %r ranks by words alone: %s", self.namespace, exc)
+            degraded.append(Degraded("query_embedding", str(exc)))
+            fusion, variants = "lexical", variants[:1]
+            vectors = [np.eye(1, self.embedder.dimension, dtype=np.float32)[0]]
         pool = top_k * candidate_pool_multiplier
         best: dict[uuid.UUID, ChunkHit] = {}
         with self.transaction() as conn:
@@ -88,7 +103,7 @@ class Search(store.Namespaced):
                     text=query if kind == "hyde" else text,
                     limit=pool,
                     document_ids=list(document_ids) if document_ids else None,
-                    fusion=self.fusion,
+                    fusion=fusion,
                     pool=pool,
                 )
                 for row in self.db.call_rows(conn, store.SEARCH, store.SEARCH_DELEGATED, params):
@@ -112,7 +127,28 @@ class Search(store.Namespaced):
             int((time.perf_counter() - started) * 1000),
             self.namespace,
         )
-        return hits
+        return Results(hits, waiting, degraded)
+
+    def _waiting_chunks(self) -> tuple[int, list[Degraded]]:
+        """How many of the namespace's chunks wait for a vector of the search's model, after the
+        search embedded them itself when few wait (what was just added is found by meaning)."""
+        if self.embeds_now:
+            return 0, []
+        embedder = self.registered_embedder()
+        waiting = vectors.pending(self.db, "chunk", self.namespace, embedder.model_name)
+        left, degraded = waiting.rows, []
+        if waiting.fresh and waiting.rows <= self.db.settings.search_catch_up:
+            try:
+                done = vectors.catch_up(self.db, embedder, "chunk", self.namespace)
+            except HelloPgmemError as exc:  # the database: the search says so and goes on
+                degraded.append(Degraded("catch_up", str(exc)))
+            else:
+                if done.error is not None:
+                    degraded.append(Degraded("catch_up", done.error))
+            left = vectors.pending(self.db, "chunk", self.namespace, embedder.model_name).rows
+        if left:
+            vectors.queued(self.db, embedder)
+        return left, degraded
 
     def ask(
         self,
@@ -142,6 +178,7 @@ class Search(store.Namespaced):
         if isinstance(max_chars, bool) or not isinstance(max_chars, int) or not low <= max_chars <= high:
             raise InvalidInputError("max_chars", f"must be an integer between {low} and {high}")
         context, used = build_context(hits, max_chars, self.language)
+        notes = hits.notes(self.language)
         sources = [
             Source(
                 number=i,
@@ -163,6 +200,7 @@ class Search(store.Namespaced):
                     self.language, "nothing in the knowledge base matches", "知识库中没有找到相关内容"
                 ),
                 status="no_passages",
+                notes=notes,
             )
         if self.llm is None:
             return Answer(
@@ -177,6 +215,7 @@ class Search(store.Namespaced):
                     "未配置大语言模型（LLM_MODEL_ID）：以下是最相关的原文片段，而不是生成的回答",
                 ),
                 status="no_llm",
+                notes=notes,
             )
         messages = [
             {"role": "system", "content": ANSWER_SYSTEM[self.language]},
@@ -200,11 +239,12 @@ class Search(store.Namespaced):
                     f"大语言模型调用失败（{exc}）：以下是最相关的原文片段",
                 ),
                 status="llm_failed",
+                notes=notes,
             )
         cited = cited_numbers(text)
         for source in sources:
             source.cited = source.number in cited
-        return Answer(question=question, answer=text, sources=sources, context=context)
+        return Answer(question=question, answer=text, sources=sources, context=context, notes=notes)
 
 
 def _hit(row: Sequence[Any]) -> ChunkHit:

@@ -189,6 +189,16 @@ def cache_key(namespace: str, text: str) -> bytes:
     return hashlib.sha256(namespace.encode("utf-8") + b"\x00" + text.encode("utf-8")).digest()
 
 
+def cached_vectors(db: Database, model: str, texts: Sequence[str], *, namespace: str) -> list[Any]:
+    """Each text's vector from ``namespace``'s part of the embedding cache, or None."""
+    if not texts:
+        return []
+    hashes = [cache_key(namespace, text) for text in texts]
+    with db.connection() as conn:
+        found = dict(conn.execute(CACHE_LOOKUP, {"model": model, "hashes": list(set(hashes))}).fetchall())
+    return [found.get(digest) for digest in hashes]
+
+
 def embed_cached(
     db: Database, embedder: Embedder, texts: Sequence[str], batch_size: int = 64, *, namespace: str
 ) -> tuple[np.ndarray, list[bool]]:

@@ -206,7 +206,9 @@ class MemoryTool(ReadingActions):
             known_at=known_at,
         )
         found = [memory_data(item) for item in results]
-        return ToolText(search_text(query, results, self.language), {"memories": found})
+        notes = results.notes(self.language)
+        data = {"memories": found, "pending_embeddings": results.pending_embeddings, "notes": notes}
+        return ToolText("\n".join([search_text(query, results, self.language), *notes]), data)
 
     @tool_action("summary", "Summary of the memory system", zh="记忆系统摘要")
     def summary(self, limit: Count = 10) -> str:

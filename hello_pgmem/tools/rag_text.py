@@ -104,7 +104,7 @@ def answer_text(answer: Answer, include_citations: bool, elapsed_ms: int, langua
             f"\n⚡ 用时: {elapsed_ms}ms | 平均相似度: {average:.3f}",
         )
     )
-    return "\n".join(lines)
+    return "\n".join([*lines, *answer.notes])
 
 
 def stats_text(stats: KnowledgeStats, schema: str, configured: bool, language: Language) -> str:

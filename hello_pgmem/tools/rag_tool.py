@@ -249,13 +249,17 @@ class RAGTool(ActionsTool, SharesDatabase):
             enable_mqe=enable_advanced_search,
             enable_hyde=enable_advanced_search,
         )
-        found = {"chunks": [hit.model_dump(mode="json") for hit in hits]}
+        notes = hits.notes(self.language)
+        found = {
+            "chunks": [hit.model_dump(mode="json") for hit in hits],
+            "pending_embeddings": hits.pending_embeddings,
+            "notes": notes,
+        }
         if not hits:
-            return ToolText(
-                self.say(f"🔍 Nothing matches '{text}'", f"🔍 未找到与 '{text}' 相关的内容"), found
-            )
+            nothing = self.say(f"🔍 Nothing matches '{text}'", f"🔍 未找到与 '{text}' 相关的内容")
+            return ToolText("\n".join([nothing, *notes]), found)
         self._remember(hits)
-        return ToolText(hits_text(hits, include_citations, self.language), found)
+        return ToolText("\n".join([hits_text(hits, include_citations, self.language), *notes]), found)
 
     @tool_action(
         "ask", "Answer a question from the knowledge base, with citations", zh="基于知识库回答问题并给出引用"

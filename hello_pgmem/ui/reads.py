@@ -11,6 +11,7 @@ from uuid import UUID
 
 from psycopg.rows import dict_row
 
+from hello_pgmem import vectors
 from hello_pgmem.access import Identity
 from hello_pgmem.core.errors import InvalidInputError, NotFoundError
 from hello_pgmem.core.models import LONG_TERM_TYPES, MEMORY_TYPES
@@ -177,12 +178,17 @@ def statistics(db: Database, viewer: Identity) -> dict[str, Any]:
         monthly = cur.execute(q.MONTHLY, params).fetchall()
         entities = cur.execute(q.TOP_ENTITIES, {**params, "limit": 10}).fetchall()
         relations = cur.execute(q.RELATION_WEIGHTS, params).fetchall()
+        waiting = [("memories", vectors.scope_queue(conn, "memory", viewer.user_id))]
+    for name in viewer.knowledge:
+        with db.transaction(viewer.user_id, namespace=name) as conn:
+            waiting.append((name, vectors.scope_queue(conn, "chunk", name)))
     return {
         "counts": counts,
         "monthly": monthly,
         "entities": entities,
         "relations": relations,
         "namespaces": namespaces(db, viewer),
+        "queue": waiting,
     }
 
 

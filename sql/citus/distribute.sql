@@ -9,12 +9,13 @@
 --     and policies are dropped first and made again after, the policies without the subquery.
 --     Row-level security is off while existing rows are copied into the shards (COPY refuses
 --     it) and on again, forced as before, in the same transaction.
---   * The term totals and the term counts are kept by row triggers: statement triggers with
---     transition tables do not run on shards. Each row trigger takes its user's (namespace's)
---     write lock (lock_writers) on the worker that holds the user; the statement triggers that
---     take it before a statement touches a row are not made again, nor the triggers that keep
---     sessions as documents (memory_sessions and session_terms stay empty on a cluster: whole
---     sessions rank by their memories there).
+--   * The term totals and the term counts are kept by row triggers, at once: statement triggers
+--     with transition tables do not run on shards, nor does one step at commit reach the shards
+--     (sql/statistics.sql stages every change on one server). Each row trigger takes its user's
+--     (namespace's) write lock (lock_writers) on the worker that holds the user. The staging
+--     triggers are not made again, nor the embedding queue's (a cluster's writes embed in the
+--     write: docs/citus.md), nor the triggers that keep sessions as documents (memory_sessions
+--     and session_terms stay empty on a cluster: whole sessions rank by their memories there).
 --   * Foreign keys to embedding_models are added back once it is a reference table (but for the
 --     embedding cache's, see below).
 --   * The search and graph functions run on the worker that holds the user (distributed
@@ -86,10 +87,10 @@ BEGIN
     PERFORM create_distributed_table(t, 'user_id', colocate_with => 'memories')
     FROM unnest(ARRAY['memory_text_totals', 'memory_term_counts', 'memory_sessions', 'session_terms',
                       'working_memories', 'entities', 'mentions',
-                      'relations', 'memory_accesses', 'retrieval_log']) AS t;
+                      'relations', 'memory_accesses', 'retrieval_log', 'memory_embedding_queue']) AS t;
     PERFORM create_distributed_table('documents', 'namespace', colocate_with => 'memories');
     PERFORM create_distributed_table(t, 'namespace', colocate_with => 'documents')
-    FROM unnest(ARRAY['chunks', 'chunk_text_totals']) AS t;
+    FROM unnest(ARRAY['chunks', 'chunk_text_totals', 'chunk_embedding_queue']) AS t;
     PERFORM create_reference_table(t)
     FROM unnest(ARRAY['embedding_models', 'embedding_cache', 'access_tokens', 'relation_types']) AS t;
 
@@ -100,14 +101,24 @@ BEGIN
     END LOOP;
     PERFORM set_config('citus.enable_unsafe_triggers', 'on', true);
     FOR r IN SELECT * FROM _triggers
-             WHERE definition !~ 'REFERENCING (NEW|OLD) TABLE' AND name !~ '_lock_writers$'
-               AND name !~ '^memories_session' LOOP
+             WHERE definition !~ 'REFERENCING (NEW|OLD) TABLE' AND name !~ '_(stat_changes|embedding_queue)'
+               AND relation NOT IN ('stat_changes_pending') AND name !~ '^memories_session' LOOP
         EXECUTE r.definition;
     END LOOP;
+    CREATE TRIGGER memories_totals_update AFTER UPDATE OF content, text_config ON memories FOR EACH ROW
+        WHEN (OLD.term_count IS DISTINCT FROM NEW.term_count)
+        EXECUTE FUNCTION _recount_terms('memory_text_totals', 'user_id');
+    CREATE TRIGGER chunks_totals_update AFTER UPDATE OF content, text_config ON chunks FOR EACH ROW
+        WHEN (OLD.term_count IS DISTINCT FROM NEW.term_count)
+        EXECUTE FUNCTION _recount_terms('chunk_text_totals', 'namespace');
+    CREATE TRIGGER memories_term_counts_update AFTER UPDATE OF content, text_config, forgotten_at ON memories
+        FOR EACH ROW WHEN (OLD.lexemes IS DISTINCT FROM NEW.lexemes
+                           OR (OLD.forgotten_at IS NULL) <> (NEW.forgotten_at IS NULL))
+        EXECUTE FUNCTION _count_lexemes_row();
     CREATE TRIGGER memories_totals_rows AFTER INSERT OR DELETE ON memories
         FOR EACH ROW EXECUTE FUNCTION _count_terms_row('memory_text_totals', 'user_id', 'memories');
     CREATE TRIGGER memories_term_counts_rows AFTER INSERT OR DELETE ON memories
-        FOR EACH ROW EXECUTE FUNCTION _count_lexemes_row();  -- sql/text.sql
+        FOR EACH ROW EXECUTE FUNCTION _count_lexemes_row();
     CREATE TRIGGER chunks_totals_rows AFTER INSERT OR DELETE ON chunks
         FOR EACH ROW EXECUTE FUNCTION _count_terms_row('chunk_text_totals', 'namespace', 'chunks');
     FOR r IN SELECT * FROM _secured LOOP

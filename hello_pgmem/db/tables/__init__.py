@@ -12,7 +12,7 @@ indexes are per embedding model, not per type. Scale-out is by ``user_id``, whic
 primary key and every B-tree index (HNSW and GIN indexes cannot lead with a scalar column).
 """
 
-from hello_pgmem.db.tables import documents, graph, logs, memory
+from hello_pgmem.db.tables import changes, documents, graph, logs, memory, queue
 from hello_pgmem.db.tables.base import metadata
 
-__all__ = ["documents", "graph", "logs", "memory", "metadata"]
+__all__ = ["changes", "documents", "graph", "logs", "memory", "metadata", "queue"]

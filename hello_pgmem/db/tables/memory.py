@@ -140,10 +140,7 @@ memories = Table(
     comment="Long-term memories (episodic, semantic, perceptual) with their embeddings.",
 )
 
-working_MEMORIES_SEQ = Sequence("memories_seq", metadata=metadata)
-"""The order memories were added in (a batch's rows in their order)."""
-
-memories = Table(
+working_memories = Table(
     "working_memories",
     metadata,
     Column("user_id", Text, nullable=False),

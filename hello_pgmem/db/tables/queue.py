@@ -1,0 +1,85 @@
+"""The embedding queues: the memories and chunks whose vector a worker still has to make.
+
+A write stores a row without its vector and a trigger queues it (sql/embedding_queue.sql); workers
+claim queued rows (``FOR UPDATE SKIP LOCKED``, a lease in ``claimed_until``), embed them outside
+any transaction and write the vectors back in short ones. ``generation`` grows with every new text
+of the row: a vector is written only for the generation it was made from, so a row edited while
+its vector was being made gets the vector of its new text. A failed embedding stays queued with
+its error, how often it failed, and when it is tried again.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    CheckConstraint,
+    Column,
+    DateTime,
+    ForeignKeyConstraint,
+    Index,
+    Integer,
+    PrimaryKeyConstraint,
+    Table,
+    Text,
+    text,
+)
+from sqlalchemy.dialects.postgresql import UUID
+
+from hello_pgmem.db.tables.base import metadata
+
+
+def _queue_columns() -> list[Column[object]]:
+    return [
+        Column(
+            "model",
+            Text,
+            comment="The embedding model the writer wanted (pgmem.embedding_model); NULL: any worker's.",
+        ),
+        Column(
+            "generation",
+            Integer,
+            nullable=False,
+            server_default=text("1"),
+            comment="Grows with every new text of the row: a vector is written for the generation it was "
+            "made from.",
+        ),
+        Column("queued_at", DateTime(timezone=True), nullable=False, server_default=text("now()")),
+        Column(
+            "claimed_until",
+            DateTime(timezone=True),
+            comment="A worker's lease: the row is not claimed again before it ends (a dead worker's "
+            "comes back).",
+        ),
+        Column(
+            "attempts", Integer, nullable=False, server_default=text("0"), comment="Failed embeddings so far."
+        ),
+        Column(
+            "retry_at",
+            DateTime(timezone=True),
+            nullable=False,
+            server_default=text("now()"),
+            comment="When the row may be claimed again (now, or after a failure's back-off).",
+        ),
+        Column("last_error", Text, comment="The last failure, as the embedder said it."),
+    ]
+
+
+def _queue(name: str, scope: str, key: str, rows: str, what: str) -> Table:
+    """The queue of one table's rows (``rows``), by their scope (user or namespace) and id."""
+    return Table(
+        name,
+        metadata,
+        Column(scope, Text, nullable=False),
+        Column(key, UUID(as_uuid=True), nullable=False),
+        *_queue_columns(),
+        PrimaryKeyConstraint(scope, key, name=f"{name}_pkey"),
+        ForeignKeyConstraint(
+            [scope, key], [f"{rows}.{scope}", f"{rows}.id"], ondelete="CASCADE", name=f"{name}_{what}_fkey"
+        ),  # fmt: skip
+        CheckConstraint("attempts >= 0 AND generation >= 1", name=f"{name}_counts"),
+        Index(f"{name}_due", "retry_at", "queued_at"),
+        comment=f"The {rows} whose vector is still to be made by an embedding worker.",
+    )
+
+
+memory_embedding_queue = _queue("memory_embedding_queue", "user_id", "memory_id", "memories", "memory")
+chunk_embedding_queue = _queue("chunk_embedding_queue", "namespace", "chunk_id", "chunks", "chunk")

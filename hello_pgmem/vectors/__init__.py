@@ -1,0 +1,41 @@
+"""Vectors made after the write: the embedding queue, its workers, and waiting for them.
+
+A write stores its memories and chunks without vectors and a trigger queues them (when the
+embedder is a model: ``PGMEM_EMBED``); workers (:class:`EmbeddingWorker`) make the vectors outside
+any user's transaction: in the background of the process that wrote (:mod:`.background`), or in
+``hello-pgmem worker`` processes. A row is found by its words the moment its write commits, by
+meaning once its vector is there.
+"""
+
+from hello_pgmem.vectors.background import queued
+from hello_pgmem.vectors.waiting import (
+    Pending,
+    QueueStatus,
+    ScopeQueue,
+    catch_up,
+    erase_queue,
+    pending,
+    pending_in,
+    queue_errors,
+    queue_status,
+    scope_queue,
+    wait_for_embeddings,
+)
+from hello_pgmem.vectors.worker import EmbeddingWorker, Pass
+
+__all__ = [
+    "EmbeddingWorker",
+    "Pass",
+    "Pending",
+    "QueueStatus",
+    "ScopeQueue",
+    "catch_up",
+    "erase_queue",
+    "pending",
+    "pending_in",
+    "queue_errors",
+    "queue_status",
+    "queued",
+    "scope_queue",
+    "wait_for_embeddings",
+]

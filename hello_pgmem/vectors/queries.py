@@ -1,0 +1,143 @@
+"""Every statement on the embedding queues (``memory_embedding_queue``, ``chunk_embedding_queue``):
+the queue family's owner. Claims, stores and failures run in a transaction scoped to one user (a
+memory's) or one namespace (a chunk's), under row-level security; ``embedding_backlog`` and
+``embedding_queue_status`` (sql/embedding_queue.sql) are the two reads across every scope."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Kind = Literal["memory", "chunk"]
+
+
+@dataclass(frozen=True)
+class QueueStatements:
+    """The statements of one queue: its table's rows claimed with their texts, vectors stored for
+    the generation they were made from, failures kept, claims given back, rows counted."""
+
+    claim: str
+    claim_fresh: str
+    store: str
+    fail: str
+    release: str
+    pending: str
+
+
+# Claims: the scope's oldest due rows of the model (or of any model), not claimed by a live lease,
+# with their texts, the longest waiting first; a lease until the claim's end. A catch-up's claim
+# (``claim_fresh``) takes the rows that never failed whether or not a worker holds them, and waits
+# for a claim in progress rather than skip its rows: a search right after a write then embeds
+# what the write queued even while a worker does too (the first vector written wins; the other
+# finds its row gone).
+_CLAIM = """
+UPDATE {queue} AS q
+SET claimed_until = now() + make_interval(secs => %(lease_s)s)
+FROM (SELECT c.{key} FROM {queue} c
+      WHERE c.{scope} = %(scope)s AND (c.model = %(model)s OR c.model IS NULL) AND {due}
+      ORDER BY c.queued_at, c.{key}
+      LIMIT %(limit)s
+      FOR UPDATE{skip}) AS picked, {table} AS t
+WHERE q.{scope} = %(scope)s AND q.{key} = picked.{key} AND t.{scope} = q.{scope} AND t.id = q.{key}
+RETURNING q.{key}, q.generation, q.attempts, {text}
+"""
+
+# A vector is written only while its row still waits at the generation it was made from: a row
+# whose text changed meanwhile keeps waiting, for the vector of its new text.
+_STORE = """
+WITH done AS (
+    DELETE FROM {queue} q
+    USING unnest(%(ids)s::uuid[], %(generations)s::int[]) AS d(id, generation)
+    WHERE q.{scope} = %(scope)s AND q.{key} = d.id AND q.generation = d.generation
+    RETURNING q.{key} AS id
+)
+UPDATE {table} t SET embedding = v.embedding, embedding_model = %(model)s
+FROM done JOIN unnest(%(ids)s::uuid[], %(embeddings)b::vector[]) AS v(id, embedding) ON v.id = done.id
+WHERE t.{scope} = %(scope)s AND t.id = done.id
+"""
+
+_FAIL = """
+UPDATE {queue} q
+SET attempts = q.attempts + 1, claimed_until = NULL, last_error = %(error)s,
+    retry_at = now() + make_interval(secs => least(%(cap_s)s, %(base_s)s * power(2, q.attempts)))
+FROM unnest(%(ids)s::uuid[], %(generations)s::int[]) AS d(id, generation)
+WHERE q.{scope} = %(scope)s AND q.{key} = d.id AND q.generation = d.generation
+"""
+
+_RELEASE = """
+UPDATE {queue} q SET claimed_until = NULL
+FROM unnest(%(ids)s::uuid[], %(generations)s::int[]) AS d(id, generation)
+WHERE q.{scope} = %(scope)s AND q.{key} = d.id AND q.generation = d.generation
+"""
+
+# How many of the scope's rows wait for a vector of the model, and how many of them never failed
+# (what a search may embed itself), counted up to a cap.
+_PENDING = """
+SELECT count(*), count(*) FILTER (WHERE w.attempts = 0)
+FROM (SELECT c.attempts FROM {queue} c
+      WHERE c.{scope} = %(scope)s AND (c.model = %(model)s OR c.model IS NULL)
+      LIMIT 100000) AS w
+"""
+
+
+def _statements(queue: str, table: str, scope: str, key: str, text: str) -> QueueStatements:
+    names = {"queue": queue, "table": table, "scope": scope, "key": key, "text": text}
+    due = "c.retry_at <= now() AND (c.claimed_until IS NULL OR c.claimed_until < now())"
+    return QueueStatements(
+        claim=_CLAIM.format(**names, due=due, skip=" SKIP LOCKED"),
+        claim_fresh=_CLAIM.format(**names, due="c.attempts = 0", skip=""),
+        store=_STORE.format(**names),
+        fail=_FAIL.format(**names),
+        release=_RELEASE.format(**names),
+        pending=_PENDING.format(**names),
+    )
+
+
+STATEMENTS: dict[Kind, QueueStatements] = {
+    "memory": _statements(
+        "memory_embedding_queue", "memories", "user_id", "memory_id", "t.content, NULL::text[]"
+    ),
+    "chunk": _statements(
+        "chunk_embedding_queue", "chunks", "namespace", "chunk_id", "t.content, t.heading_path"
+    ),
+}
+
+BACKLOG = "SELECT kind, scope, due FROM embedding_backlog(%(model)s, %(limit)s)"
+STATUS = """
+SELECT kind, model, pending, claimed, failing, oldest, next_retry FROM embedding_queue_status()
+"""
+SCOPE_ERRORS = {
+    "memory": """
+SELECT q.memory_id, q.attempts, q.retry_at, q.last_error FROM memory_embedding_queue q
+WHERE q.user_id = %(scope)s AND q.attempts > 0 ORDER BY q.retry_at LIMIT %(limit)s
+""",
+    "chunk": """
+SELECT q.chunk_id, q.attempts, q.retry_at, q.last_error FROM chunk_embedding_queue q
+WHERE q.namespace = %(scope)s AND q.attempts > 0 ORDER BY q.retry_at LIMIT %(limit)s
+""",
+}
+# One scope's queue, as its own user reads it (the web view): counts, the oldest, the next retry,
+# the last error.
+SCOPE_QUEUE = {
+    kind: f"""
+SELECT count(*), count(*) FILTER (WHERE q.attempts > 0), min(q.queued_at),
+       min(q.retry_at) FILTER (WHERE q.attempts > 0),
+       (SELECT e.last_error FROM {table} e WHERE e.{scope} = %(scope)s AND e.attempts > 0
+        ORDER BY e.retry_at DESC LIMIT 1)
+FROM {table} q WHERE q.{scope} = %(scope)s
+"""
+    for kind, table, scope in (
+        ("memory", "memory_embedding_queue", "user_id"),
+        ("chunk", "chunk_embedding_queue", "namespace"),
+    )
+}
+ERASE = {
+    "memory": "DELETE FROM memory_embedding_queue WHERE user_id = %(scope)s",
+    "chunk": "DELETE FROM chunk_embedding_queue WHERE namespace = %(scope)s",
+}
+EXPORT = {
+    "memory": """
+SELECT memory_id, model, generation, queued_at, attempts, retry_at, last_error
+FROM memory_embedding_queue WHERE user_id = %(scope)s ORDER BY queued_at, memory_id
+""",
+}

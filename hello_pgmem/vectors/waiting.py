@@ -1,0 +1,166 @@
+"""Reading the queue and waiting on it: what waits where, a search's catch-up on its own scope's
+few queued rows, and ``wait_for_embeddings`` for callers that want every vector before going on."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from hello_pgmem.core.errors import EmbeddingError
+from hello_pgmem.db import Conn, Database
+from hello_pgmem.embedding import Embedder
+from hello_pgmem.vectors import queries as q
+from hello_pgmem.vectors.queries import Kind
+from hello_pgmem.vectors.worker import CLAIM_ROWS, EmbeddingWorker, Pass, scoped
+
+IDLE_WAIT_S = 0.1
+"""How long a waiter sleeps while the rows left are in other workers' hands or not yet due."""
+
+
+@dataclass(frozen=True)
+class QueueStatus:
+    """The embedding queue of one kind (memory, chunk) and model, over every user and namespace."""
+
+    kind: str
+    model: str | None
+    pending: int
+    claimed: int
+    failing: int
+    oldest: datetime | None
+    next_retry: datetime | None
+
+
+@dataclass(frozen=True)
+class ScopeQueue:
+    """One user's (memories) or namespace's (chunks) rows waiting for their vectors."""
+
+    pending: int = 0
+    failing: int = 0
+    oldest: datetime | None = None
+    next_retry: datetime | None = None
+    last_error: str | None = None
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A scope's rows waiting for a vector of one model; ``fresh`` of them never failed."""
+
+    rows: int = 0
+    fresh: int = 0
+
+
+def queue_status(db: Database) -> list[QueueStatus]:
+    """The whole queue, per kind and model (counts only)."""
+    with db.connection() as conn:
+        return [QueueStatus(*row) for row in conn.execute(q.STATUS).fetchall()]
+
+
+def scope_queue(conn: Conn, kind: Kind, scope: str) -> ScopeQueue:
+    """A scope's queue, read in the caller's transaction (scoped to it)."""
+    row = conn.execute(q.SCOPE_QUEUE[kind], {"scope": scope}).fetchone()
+    return ScopeQueue(*row) if row else ScopeQueue()
+
+
+def pending_in(conn: Conn, kind: Kind, scope: str, model: str) -> Pending:
+    """The scope's waiting rows, read in the caller's transaction (scoped to it)."""
+    row = conn.execute(q.STATEMENTS[kind].pending, {"scope": scope, "model": model}).fetchone()
+    return Pending(*row) if row else Pending()
+
+
+def pending(db: Database, kind: Kind, scope: str, model: str) -> Pending:
+    with scoped(db, kind, scope) as conn:
+        return pending_in(conn, kind, scope, model)
+
+
+def queue_errors(db: Database, kind: Kind, scope: str, limit: int = 5) -> list[dict[str, Any]]:
+    """The failing rows of a user (memories) or namespace (chunks): how often, when next, why."""
+    with scoped(db, kind, scope) as conn:
+        rows = conn.execute(q.SCOPE_ERRORS[kind], {"scope": scope, "limit": limit}).fetchall()
+    return [
+        {"kind": kind, "id": str(row[0]), "attempts": row[1], "retry_at": row[2].isoformat(), "error": row[3]}
+        for row in rows
+    ]
+
+
+def erase_queue(conn: Conn, kind: Kind, scope: str) -> int:
+    """Take every row of a user (memories) or namespace (chunks) out of the queue, in the caller's
+    transaction; how many (erasure: their rows go too)."""
+    return conn.execute(q.ERASE[kind], {"scope": scope}).rowcount
+
+
+def catch_up(db: Database, embedder: Embedder, kind: Kind, scope: str) -> Pass:
+    """Embed a scope's queued rows in the caller's thread when few wait (``PGMEM_SEARCH_CATCH_UP``
+    rows, ``PGMEM_SEARCH_CATCH_UP_CHARS`` characters): a search then finds by meaning what was just
+    written. Rows that failed before are left to the workers' back-off. What it did."""
+    settings = db.settings
+    worker = EmbeddingWorker(db, embedder)
+    claimed = worker.claim(kind, scope, settings.search_catch_up, fresh=True)
+    kept, chars = [], 0
+    for row in claimed:
+        if chars + len(row.text) > settings.search_catch_up_chars:
+            break
+        kept.append(row)
+        chars += len(row.text)
+    if len(kept) < len(claimed):
+        worker.release(claimed[len(kept) :])
+    done = Pass(claimed=len(kept))
+    worker.embed_and_store(kept, done, None)
+    return done
+
+
+def wait_for_embeddings(
+    db: Database,
+    embedder: Embedder,
+    scope: tuple[Kind, str] | None = None,
+    *,
+    timeout: float | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> int:
+    """Work the queue in the caller's thread until no row of ``scope`` (a memory user or a chunk
+    namespace; every one when None) waits for a vector of ``embedder``'s model; how many this call
+    embedded. Rows other workers hold are waited for; failing rows are tried again at their retry
+    time. ``progress(embedded, left)`` after each part. Past ``timeout`` seconds an
+    :class:`EmbeddingError` says how many rows still wait, and why."""
+    worker = EmbeddingWorker(db, embedder)
+    deadline = None if timeout is None else time.monotonic() + timeout
+    embedded = 0
+    while True:
+        left = _left(db, embedder.model_name, scope)
+        if progress is not None:
+            progress(embedded, left)
+        if left == 0:
+            return embedded
+        if deadline is not None and time.monotonic() >= deadline:
+            raise EmbeddingError(_still_waiting(db, left, scope, timeout or 0.0))
+        if scope is None:
+            done = worker.run_once()
+        else:
+            done = Pass()
+            claimed = worker.claim(scope[0], scope[1], CLAIM_ROWS)
+            done.claimed = len(claimed)
+            worker.embed_and_store(claimed, done, None)
+        embedded += done.embedded
+        if not done.claimed:
+            time.sleep(IDLE_WAIT_S)
+
+
+def _left(db: Database, model: str, scope: tuple[Kind, str] | None) -> int:
+    if scope is not None:
+        return pending(db, scope[0], scope[1], model).rows
+    return sum(s.pending for s in queue_status(db) if s.model in (model, None))
+
+
+def _still_waiting(db: Database, left: int, scope: tuple[Kind, str] | None, timeout: float) -> str:
+    """Why a wait gave up: how many rows still wait, and the last error of a failing one."""
+    reason = ""
+    if scope is not None:
+        with scoped(db, scope[0], scope[1]) as conn:
+            failing = conn.execute(q.SCOPE_ERRORS[scope[0]], {"scope": scope[1], "limit": 1}).fetchall()
+        if failing:
+            reason = f"; the last failure: {failing[0][3]}"
+    elif any(s.failing for s in queue_status(db)):
+        reason = "; some failed and wait for their retry time (hello-pgmem status)"
+    return f"{left} rows still wait for their vectors after {timeout:g} s{reason}"

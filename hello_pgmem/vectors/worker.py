@@ -1,0 +1,285 @@
+"""An embedding worker: makes the vectors of queued memories and chunks with one embedder.
+
+A pass asks which users and namespaces have rows it may claim (``embedding_backlog``), claims a
+batch of them in short transactions scoped to each (``FOR UPDATE SKIP LOCKED``, a lease), embeds
+them outside any transaction, a part at a time, and writes each part's vectors back in a short
+transaction of its own. A vector is written only for the text it was made from; a part the
+embedder fails keeps its rows queued with the error and a retry time that doubles with each
+failure. Several workers, in threads or processes, share one queue.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Any
+from uuid import UUID
+
+import psycopg
+from psycopg import sql
+
+from hello_pgmem.core.errors import DatabaseTimeoutError, DatabaseUnavailableError, HelloPgmemError
+from hello_pgmem.db import Conn, Database
+from hello_pgmem.db.connections import connect
+from hello_pgmem.embedding import Embedder
+from hello_pgmem.vectors import queries as q
+from hello_pgmem.vectors.queries import Kind
+
+log = logging.getLogger(__name__)
+
+CLAIM_ROWS = 64
+"""Rows claimed at a time, over one or more scopes."""
+ALONE_AFTER = 2
+"""A row that failed this often is embedded alone: one text the model refuses fails no others."""
+
+_FAILING: dict[str, str] = {}
+"""Per model, the failure the process last logged, until a part succeeds again: logged once, not
+per part or per row."""
+
+
+@dataclass(frozen=True)
+class Claimed:
+    """A queued row in a worker's hands: which, at which generation, and the text to embed."""
+
+    kind: Kind
+    scope: str
+    id: UUID
+    generation: int
+    attempts: int
+    text: str
+
+
+@dataclass
+class Pass:
+    """What one pass of a worker did."""
+
+    claimed: int = 0
+    embedded: int = 0
+    failed: int = 0
+    stale: int = 0
+    """Rows whose text changed (or that were embedded by another hand) while in this worker's hands."""
+    error: str | None = None
+    """The embedder's last failure in this pass."""
+
+
+def embedding_text(kind: Kind, content: str, heading_path: Sequence[str] | None) -> str:
+    """What is embedded for a row: a memory's content; a chunk's text under its headings."""
+    if kind == "memory":
+        return content
+    from hello_pgmem.rag.store import embedding_text as chunk_text
+
+    return chunk_text(content, heading_path or [])
+
+
+def scoped(db: Database, kind: Kind, scope: str) -> AbstractContextManager[Conn]:
+    """A transaction scoped to a memory's user or a chunk's namespace."""
+    return db.transaction(scope) if kind == "memory" else db.transaction(namespace=scope)
+
+
+class EmbeddingWorker:
+    """Drains the embedding queue for one embedder's model (see the module docstring)."""
+
+    def __init__(self, db: Database, embedder: Embedder) -> None:
+        self.db = db
+        self.embedder = embedder
+        self.settings = db.settings
+
+    # ------------------------------------------------------------------ one pass
+
+    def run_once(self, limit: int = CLAIM_ROWS, stop: threading.Event | None = None) -> Pass:
+        """Claim up to ``limit`` rows over the scopes with due work, embed and store them."""
+        self.db.ensure_embedding_model(self.embedder.model_name, self.embedder.dimension)
+        done = Pass()
+        with self.db.connection() as conn:
+            backlog = conn.execute(q.BACKLOG, {"model": self.embedder.model_name, "limit": limit}).fetchall()
+        claimed: list[Claimed] = []
+        for kind, scope, _ in backlog:
+            if len(claimed) >= limit:
+                break
+            claimed += self.claim(kind, scope, limit - len(claimed))
+        done.claimed = len(claimed)
+        self.embed_and_store(claimed, done, stop)
+        return done
+
+    def claim(self, kind: Kind, scope: str, limit: int, fresh: bool = False) -> list[Claimed]:
+        """Claim up to ``limit`` of a scope's due rows (``fresh``: rows that never failed, whoever
+        holds them: a search's catch-up)."""
+        params = {
+            "scope": scope,
+            "model": self.embedder.model_name,
+            "lease_s": self.settings.embed_lease_s,
+            "limit": limit,
+        }
+        statements = q.STATEMENTS[kind]
+        with scoped(self.db, kind, scope) as conn:
+            rows = conn.execute(statements.claim_fresh if fresh else statements.claim, params).fetchall()
+        return [
+            Claimed(kind, scope, row[0], row[1], row[2], embedding_text(kind, row[3], row[4])) for row in rows
+        ]
+
+    def embed_and_store(self, claimed: Sequence[Claimed], done: Pass, stop: threading.Event | None) -> None:
+        """Embed the claimed rows a part at a time and store each part; on ``stop``, give the rest back."""
+        parts = list(in_parts(claimed, self.embedder))
+        for number, part in enumerate(parts):
+            if stop is not None and stop.is_set():
+                self.release([row for rest in parts[number:] for row in rest])
+                return
+            try:
+                vectors = self.vectors(part)
+            except Exception as exc:  # the rows stay queued; a bug of the embedder must not stop the worker
+                done.error = self.failed(part, exc)
+                done.failed += len(part)
+                continue
+            stored = self.store(part, vectors)
+            done.embedded += stored
+            done.stale += len(part) - stored
+            if _FAILING.pop(self.embedder.model_name, None) is not None:
+                log.info("embeddings with %s succeed again", self.embedder.model_name)
+
+    def vectors(self, part: Sequence[Claimed]) -> list[Any]:
+        """The part's vectors: a chunk's from its namespace's embedding cache when there, else the
+        embedder's (and cached)."""
+        if part[0].kind == "chunk" and all(row.scope == part[0].scope for row in part):
+            from hello_pgmem.rag.store import embed_cached
+
+            vectors, _ = embed_cached(
+                self.db, self.embedder, [row.text for row in part], len(part), namespace=part[0].scope
+            )
+            return list(vectors)
+        return list(self.embedder.encode_documents([row.text for row in part]))
+
+    # ------------------------------------------------------------------ writing back
+
+    def store(self, part: Sequence[Claimed], vectors: Sequence[Any]) -> int:
+        """Write a part's vectors, each only while its row waits at the generation it was made from;
+        how many were written."""
+        written = 0
+        for (kind, scope), rows in _by_scope(part, vectors):
+            params = {
+                "scope": scope,
+                "model": self.embedder.model_name,
+                "ids": [row.id for row, _ in rows],
+                "generations": [row.generation for row, _ in rows],
+                "embeddings": [vector for _, vector in rows],
+            }
+            with scoped(self.db, kind, scope) as conn:
+                written += conn.execute(q.STATEMENTS[kind].store, params).rowcount
+        return written
+
+    def failed(self, part: Sequence[Claimed], exc: BaseException) -> str:
+        """Keep a part's rows queued with the error, to be tried again after the back-off; the
+        error as kept."""
+        error = str(exc)[:1000] if isinstance(exc, HelloPgmemError) else f"{type(exc).__name__}: {exc}"[:1000]
+        if _FAILING.get(self.embedder.model_name) != error:
+            log.warning(
+                "embedding with %s failed (%s): %d rows stay queued and are tried again after %g s or more",
+                self.embedder.model_name,
+                error,
+                len(part),
+                self.settings.embed_retry_s,
+            )
+            _FAILING[self.embedder.model_name] = error
+        for (kind, scope), rows in _by_scope(part):
+            params = {
+                "scope": scope,
+                "ids": [row.id for row, _ in rows],
+                "generations": [row.generation for row, _ in rows],
+                "error": error,
+                "base_s": self.settings.embed_retry_s,
+                "cap_s": self.settings.embed_retry_max_s,
+            }
+            with scoped(self.db, kind, scope) as conn:
+                conn.execute(q.STATEMENTS[kind].fail, params)
+        return error
+
+    def release(self, rows: Sequence[Claimed]) -> None:
+        """Give claimed rows back to the queue at once (a worker that stops)."""
+        for (kind, scope), group in _by_scope(rows):
+            params = {
+                "scope": scope,
+                "ids": [r.id for r, _ in group],
+                "generations": [r.generation for r, _ in group],
+            }
+            with scoped(self.db, kind, scope) as conn:
+                conn.execute(q.STATEMENTS[kind].release, params)
+
+    # ------------------------------------------------------------------ running
+
+    def run(self, stop: threading.Event, wake: threading.Event | None = None) -> None:
+        """Work until ``stop`` is set: a pass while there is work, else wait for a write's
+        notification (LISTEN), ``wake``, or the poll interval."""
+        listener: Conn | None = None
+        pause = 0.0
+        while not stop.is_set():
+            try:
+                if listener is None:
+                    listener = self._listen()
+                done = self.run_once(stop=stop)
+                pause = 0.0
+                if done.claimed:
+                    continue
+                self._wait(listener, stop, wake)
+            except (DatabaseUnavailableError, DatabaseTimeoutError, psycopg.OperationalError) as exc:
+                pause = min(30.0, max(1.0, pause * 2))
+                log.warning("embedding worker: %s; trying again in %.0f s", exc, pause)
+                if listener is not None:
+                    listener.close()
+                    listener = None
+                stop.wait(pause)
+        if listener is not None:
+            listener.close()
+
+    def _listen(self) -> Conn:
+        """A connection of its own that hears the queue's channel."""
+        conn = connect(self.db.settings, autocommit=True)
+        channel = conn.execute(
+            sql.SQL("SELECT {}.embedding_queue_channel()").format(sql.Identifier(self.settings.schema_name))
+        ).fetchone()
+        assert channel is not None
+        conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(str(channel[0]))))
+        return conn
+
+    def _wait(self, listener: Conn, stop: threading.Event, wake: threading.Event | None) -> None:
+        """Until a notification, ``wake`` or ``stop``, or the poll interval (rows whose retry time
+        comes, and a lease that ends, are found by a pass)."""
+        deadline = time.monotonic() + self.settings.embed_poll_s
+        while not stop.is_set() and time.monotonic() < deadline:
+            if wake is not None and wake.is_set():
+                wake.clear()
+                return
+            for _ in listener.notifies(timeout=0.2, stop_after=1):
+                return
+
+
+def in_parts(claimed: Sequence[Claimed], embedder: Embedder) -> Iterator[list[Claimed]]:
+    """Rows in parts of at most the embedder's batch (``batch_texts`` texts, ``batch_chars``
+    characters); a row that failed ``ALONE_AFTER`` times or more in a part of its own."""
+    part: list[Claimed] = []
+    chars = 0
+    for row in claimed:
+        if row.attempts >= ALONE_AFTER:
+            yield [row]
+            continue
+        if part and (len(part) >= embedder.batch_texts or chars + len(row.text) > embedder.batch_chars):
+            yield part
+            part, chars = [], 0
+        part.append(row)
+        chars += len(row.text)
+    if part:
+        yield part
+
+
+def _by_scope(
+    rows: Sequence[Claimed], vectors: Sequence[Any] | None = None
+) -> Iterator[tuple[tuple[Kind, str], list[tuple[Claimed, Any]]]]:
+    """The rows (with their vectors) grouped by kind and scope, in their first order."""
+    groups: dict[tuple[Kind, str], list[tuple[Claimed, Any]]] = {}
+    for index, row in enumerate(rows):
+        groups.setdefault((row.kind, row.scope), []).append(
+            (row, None if vectors is None else vectors[index])
+        )
+    yield from groups.items()

@@ -1,0 +1,160 @@
+-- The embedding queue: rows whose vector a worker makes after the write (docs/python.md, "Embeddings").
+-- Applied by every migration in which this file changed (sql/README.md); tests/test_sql_live.py
+-- holds it equal to a migrated database.
+--
+-- A write stores a memory or a chunk without its vector; these triggers queue it, in the same
+-- transaction, for the model the writer names (pgmem.embedding_model; none: any worker's). A new
+-- text of a queued row raises its generation and clears its claim, so the vector a worker made of
+-- the older text is never written; a vector written by anyone else (a synchronous write, a
+-- re-embedding) takes the row out. Workers find work with embedding_backlog, then claim, store
+-- and fail rows in transactions scoped to one user or namespace (hello_pgmem/vectors/queries.py).
+
+CREATE OR REPLACE FUNCTION queued_embedding_model() RETURNS text
+LANGUAGE sql STABLE PARALLEL SAFE
+AS $$ SELECT nullif(current_setting('pgmem.embedding_model', true), '') $$;
+COMMENT ON FUNCTION queued_embedding_model() IS
+    'The embedding model this transaction''s writes are queued for (setting pgmem.embedding_model), '
+    'NULL when none is set: any worker''s model.';
+
+CREATE OR REPLACE FUNCTION embedding_queue_channel() RETURNS text
+LANGUAGE sql STABLE PARALLEL SAFE
+SET search_path FROM CURRENT
+AS $$ SELECT left('pgmem_queue_' || current_schema(), 63) $$;
+COMMENT ON FUNCTION embedding_queue_channel() IS
+    'The NOTIFY channel on which workers hear that rows were queued: pgmem_queue_ and the schema''s name.';
+
+CREATE OR REPLACE FUNCTION _queue_new_rows()
+RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path FROM CURRENT
+AS $$
+BEGIN
+    -- a statement trigger after an insert: its rows without a vector (a perceptual memory's
+    -- vectors are made by its media encoder, in the write)
+    IF TG_TABLE_NAME = 'memories' THEN
+        INSERT INTO memory_embedding_queue (user_id, memory_id, model)
+        SELECT r.user_id, r.id, queued_embedding_model() FROM new_rows r
+        WHERE r.embedding IS NULL AND r.memory_type <> 'perceptual'
+        ORDER BY 1, 2
+        ON CONFLICT (user_id, memory_id) DO NOTHING;
+    ELSE
+        INSERT INTO chunk_embedding_queue (namespace, chunk_id, model)
+        SELECT r.namespace, r.id, queued_embedding_model() FROM new_rows r
+        WHERE r.embedding IS NULL
+        ORDER BY 1, 2
+        ON CONFLICT (namespace, chunk_id) DO NOTHING;
+    END IF;
+    IF FOUND THEN
+        PERFORM pg_notify(embedding_queue_channel(), '');
+    END IF;
+    RETURN NULL;
+END $$;
+COMMENT ON FUNCTION _queue_new_rows() IS
+    'Internal (statement trigger after an insert into memories or chunks): queue the new rows that '
+    'have no vector, and wake the workers.';
+
+CREATE OR REPLACE FUNCTION _drop_stale_vector()
+RETURNS trigger
+LANGUAGE plpgsql
+SET search_path FROM CURRENT
+AS $$
+BEGIN
+    -- a new text whose statement left the vector as it was: that vector is the old text's
+    IF NEW.content IS DISTINCT FROM OLD.content AND NEW.memory_type <> 'perceptual'
+       AND NEW.embedding IS NOT NULL AND NEW.embedding = OLD.embedding
+       AND NEW.embedding_model IS NOT DISTINCT FROM OLD.embedding_model THEN
+        NEW.embedding := NULL;
+        NEW.embedding_model := NULL;
+    END IF;
+    RETURN NEW;
+END $$;
+COMMENT ON FUNCTION _drop_stale_vector() IS
+    'Internal (row trigger before an update of a memory''s content): a new text that came without a new '
+    'vector loses the old one, and is queued for its own.';
+
+CREATE OR REPLACE FUNCTION _requeue_memory()
+RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path FROM CURRENT
+AS $$
+BEGIN
+    IF NEW.embedding IS NULL AND NEW.memory_type <> 'perceptual' THEN
+        -- a new text, or a vector taken away: queued again, the older claim and failures forgotten
+        INSERT INTO memory_embedding_queue AS q (user_id, memory_id, model)
+        VALUES (NEW.user_id, NEW.id, queued_embedding_model())
+        ON CONFLICT (user_id, memory_id) DO UPDATE
+        SET generation = q.generation + 1, model = coalesce(EXCLUDED.model, q.model), queued_at = now(),
+            claimed_until = NULL, attempts = 0, retry_at = now(), last_error = NULL;
+        PERFORM pg_notify(embedding_queue_channel(), '');
+    ELSIF NEW.embedding IS NOT NULL THEN
+        -- a vector written by another hand (a synchronous write, a re-embedding): nothing to make
+        DELETE FROM memory_embedding_queue q WHERE q.user_id = NEW.user_id AND q.memory_id = NEW.id;
+    END IF;
+    RETURN NULL;
+END $$;
+COMMENT ON FUNCTION _requeue_memory() IS
+    'Internal (row trigger after a memory''s text or vector changed): queue it again for the vector of its '
+    'new text, or take it out of the queue once it has a vector.';
+
+-- The two reads across every user run as the owner and ask for every row for their own statement
+-- (a function's SET clause may not name a placeholder setting; set_config is undone after it).
+CREATE OR REPLACE FUNCTION embedding_backlog(p_model text, p_limit integer)
+RETURNS TABLE (kind text, scope text, due bigint)
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path FROM CURRENT
+AS $$
+DECLARE
+    v_before text := current_setting('pgmem.all_rows', true);
+BEGIN
+    PERFORM set_config('pgmem.all_rows', 'on', true);
+    RETURN QUERY
+    SELECT w.kind, w.scope, w.due
+    FROM (SELECT 'memory' AS kind, q.user_id AS scope, count(*) AS due, min(q.queued_at) AS oldest
+          FROM memory_embedding_queue q
+          WHERE (q.model = p_model OR q.model IS NULL) AND q.retry_at <= now()
+            AND (q.claimed_until IS NULL OR q.claimed_until < now())
+          GROUP BY q.user_id
+          UNION ALL
+          SELECT 'chunk', q.namespace, count(*), min(q.queued_at)
+          FROM chunk_embedding_queue q
+          WHERE (q.model = p_model OR q.model IS NULL) AND q.retry_at <= now()
+            AND (q.claimed_until IS NULL OR q.claimed_until < now())
+          GROUP BY q.namespace) AS w
+    ORDER BY w.oldest, w.kind, w.scope
+    LIMIT greatest(p_limit, 0);
+    PERFORM set_config('pgmem.all_rows', coalesce(v_before, ''), true);
+END $$;
+COMMENT ON FUNCTION embedding_backlog(text, integer) IS
+    'The users (kind memory) and namespaces (kind chunk) with rows a worker of p_model may claim now, '
+    'the longest waiting first, with how many: where workers look for work. Names no text; runs as the '
+    'owner over every user, so only the application role may call it (hello-pgmem grant --app).';
+REVOKE ALL ON FUNCTION embedding_backlog(text, integer) FROM PUBLIC;
+
+CREATE OR REPLACE FUNCTION embedding_queue_status()
+RETURNS TABLE (kind text, model text, pending bigint, claimed bigint, failing bigint,
+               oldest timestamptz, next_retry timestamptz)
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path FROM CURRENT
+AS $$
+DECLARE
+    v_before text := current_setting('pgmem.all_rows', true);
+BEGIN
+    PERFORM set_config('pgmem.all_rows', 'on', true);
+    RETURN QUERY
+    SELECT w.kind, w.model, count(*), count(*) FILTER (WHERE w.claimed_until >= now()),
+           count(*) FILTER (WHERE w.attempts > 0), min(w.queued_at),
+           min(w.retry_at) FILTER (WHERE w.attempts > 0)
+    FROM (SELECT 'memory' AS kind, q.model, q.claimed_until, q.attempts, q.queued_at, q.retry_at
+          FROM memory_embedding_queue q
+          UNION ALL
+          SELECT 'chunk', q.model, q.claimed_until, q.attempts, q.queued_at, q.retry_at
+          FROM chunk_embedding_queue q) AS w
+    GROUP BY w.kind, w.model
+    ORDER BY 1, 2;
+    PERFORM set_config('pgmem.all_rows', coalesce(v_before, ''), true);
+END $$;
+COMMENT ON FUNCTION embedding_queue_status() IS
+    'The embedding queue over every user and namespace, per kind (memory, chunk) and model: rows '
+    'waiting, claimed by a worker now, failing (with a retry time), the oldest and the next retry. '
+    'Counts only: no text, user or namespace.';
+REVOKE ALL ON FUNCTION embedding_queue_status() FROM PUBLIC;

@@ -1,0 +1,392 @@
+"""The embedding queue (sql/embedding_queue.sql, hello_pgmem.vectors): writes store rows without
+waiting for a model, workers make the vectors, searches never fail for a model.
+
+Most tests use a store in ``PGMEM_EMBED=queue`` mode with no background worker, so that what
+embeds and when is the test's to say; one test runs the background worker itself."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+import pytest
+
+from hello_pgmem import Database, HashingEmbedder, Store
+from hello_pgmem.core.errors import EmbeddingError
+from hello_pgmem.memory import MemoryManager
+from hello_pgmem.ops.check import check_integrity
+from hello_pgmem.vectors import EmbeddingWorker, wait_for_embeddings
+from tests.fake_openai import FakeOpenAI, serve
+
+
+class Switchable(HashingEmbedder):
+    """The hashing embedder, which can be taken down (every call then fails), made to refuse texts
+    holding a word, or held inside its call until the test lets it go."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.down = False
+        self.refuses: str | None = None
+        self.calls = 0
+        self.inside = threading.Event()
+        self.release = threading.Event()
+        self.release.set()
+
+    def _encode(self, texts: Sequence[str]) -> np.ndarray:
+        self.calls += 1
+        self.inside.set()
+        self.release.wait(30)
+        if self.down:
+            raise EmbeddingError("the embedding model is down")
+        if self.refuses and any(self.refuses in text for text in texts):
+            raise EmbeddingError(f"the model refuses {self.refuses!r}")
+        return super()._encode(texts)
+
+
+@contextmanager
+def queued_store(clean: Database, embedder: HashingEmbedder, **settings: Any) -> Iterator[Store]:
+    """A store whose writes queue their vectors, with no background worker unless asked."""
+    options = {"embed": "queue", "embed_workers": 0, **settings}
+    with (
+        Database(clean.settings.model_copy(update=options)) as db,
+        Store(database=db, embedder=embedder) as store,
+    ):
+        yield store
+
+
+def vectors_of(db: Database, user: str) -> dict[str, Any]:
+    with db.transaction(user) as conn:
+        rows = conn.execute("SELECT content, embedding FROM memories WHERE user_id = %s", (user,)).fetchall()
+    return {content: embedding for content, embedding in rows}
+
+
+def queue_rows(db: Database, user: str) -> list[tuple[Any, ...]]:
+    """The user's queued memories (not their earlier versions, which wait too): text, generation,
+    failures, last error, whether their retry time is still to come."""
+    with db.transaction(user) as conn:
+        return conn.execute(
+            "SELECT m.content, q.generation, q.attempts, q.last_error, q.retry_at > now()"
+            " FROM memory_embedding_queue q JOIN memories m ON m.user_id = q.user_id AND m.id = q.memory_id"
+            " WHERE q.user_id = %s AND m.version_of IS NULL ORDER BY m.content",
+            (user,),
+        ).fetchall()
+
+
+def backoff_passed(db: Database, user: str) -> None:
+    """What the back-off's wait would do, at once: every failed row of the user is due."""
+    with db.transaction(user) as conn:
+        conn.execute(
+            "UPDATE memory_embedding_queue SET retry_at = now() - interval '1 second' WHERE user_id = %s",
+            (user,),
+        )
+
+
+def test_a_memory_is_found_by_its_words_before_its_vector_exists(clean: Database) -> None:
+    with queued_store(clean, HashingEmbedder(), search_catch_up=0) as store:
+        memory = store.memory("wren", types=["episodic"])
+        memory.add_memory("Wren moved to Berlin in May", "episodic")
+        assert vectors_of(store.db, "wren") == {"Wren moved to Berlin in May": None}
+        [hit] = memory.retrieve_memories("Berlin", track_access=False)
+        assert hit.content == "Wren moved to Berlin in May" and hit.components["text_score"] > 0
+        assert not hit.components.get("vector_score")
+        assert hit_notes(memory, "Berlin") == (
+            1,
+            ["1 row waits for its vector and is found by its words only until then"],
+        )
+        assert memory.wait_for_embeddings() == 1
+        [hit] = memory.retrieve_memories("Berlin", track_access=False)
+        assert hit.components["vector_score"] > 0
+        assert hit_notes(memory, "Berlin") == (0, [])
+        assert check_integrity(store.db).ok
+
+
+def hit_notes(memory: MemoryManager, query: str) -> tuple[int, list[str]]:
+    found = memory.retrieve_memories(query, track_access=False)
+    return found.pending_embeddings, found.notes()
+
+
+def test_a_search_right_after_an_add_embeds_the_few_queued_memories_itself(clean: Database) -> None:
+    """The catch-up: what the user just wrote is found by meaning by the next search."""
+    embedder = Switchable()
+    with queued_store(clean, embedder) as store:
+        memory = store.memory("ida", types=["episodic"])
+        memory.add_memories(["Ida bakes sourdough bread", "Ida swims in the lake"], "episodic")
+        assert embedder.calls == 0, "the write called no model"
+        found = memory.retrieve_memories("sourdough", track_access=False)
+        assert found.pending_embeddings == 0 and found[0].components["vector_score"] > 0
+        assert all(vectors_of(store.db, "ida").values())
+
+
+def test_a_row_edited_while_its_vector_is_made_gets_the_vector_of_its_new_text(clean: Database) -> None:
+    embedder = HashingEmbedder()
+    with queued_store(clean, embedder) as store:
+        memory = store.memory("ned", types=["episodic"])
+        memory_id = memory.add_memory("the ferry leaves at six", "episodic")
+        worker = EmbeddingWorker(store.db, embedder)
+        [claimed] = worker.claim("memory", "ned", 10)
+        made = embedder.encode_documents([claimed.text])  # the old text's vector, in the worker's hands
+        assert memory.update_memory(memory_id, content="the night train leaves at eleven")
+        assert worker.store([claimed], list(made)) == 0, "a vector of the old text is not written"
+        assert [(r[0], r[1]) for r in queue_rows(store.db, "ned")] == [
+            ("the night train leaves at eleven", 2)
+        ]
+        memory.wait_for_embeddings()  # the new text, and the old one's versions (as-of searches)
+        stored = vectors_of(store.db, "ned")["the night train leaves at eleven"]
+        expected = embedder.encode_documents(["the night train leaves at eleven"])[0]
+        assert np.allclose(stored.to_numpy(), expected, atol=1e-6)
+        assert check_integrity(store.db).ok
+
+
+def test_a_failed_embedding_stays_queued_and_is_tried_again_after_its_back_off(
+    clean: Database, caplog: pytest.LogCaptureFixture
+) -> None:
+    embedder = Switchable()
+    embedder.down = True
+    caplog.set_level(logging.INFO, logger="hello_pgmem.vectors")
+    with queued_store(clean, embedder, search_catch_up=0) as store:
+        memory = store.memory("ola", types=["episodic"])
+        ids = memory.add_memories([f"Ola's note {n} about the harbour" for n in range(3)], "episodic")
+        assert len(ids) == 3, "the write succeeded with the model down"
+        worker = EmbeddingWorker(store.db, embedder)
+        first = worker.run_once()
+        assert (first.claimed, first.embedded, first.failed) == (3, 0, 3)
+        rows = queue_rows(store.db, "ola")
+        assert [(attempts, later) for _, _, attempts, _, later in rows] == [(1, True)] * 3
+        assert all("the embedding model is down" in error for _, _, _, error, _ in rows)
+        assert worker.run_once().claimed == 0, "not before its retry time"
+        worker.run_once()
+        embedder.down = False
+        backoff_passed(store.db, "ola")
+        assert worker.run_once().embedded == 3
+        assert queue_rows(store.db, "ola") == []
+        found = memory.retrieve_memories("harbour", track_access=False)
+        assert found.pending_embeddings == 0 and found[0].components["vector_score"] > 0
+    warnings = [
+        r for r in caplog.records if r.levelno == logging.WARNING and r.name.startswith("hello_pgmem.vectors")
+    ]
+    assert len(warnings) == 1, [r.getMessage() for r in warnings]  # said once, not per part or row
+    assert all(r.exc_info is None for r in caplog.records)
+    assert any("succeed again" in r.getMessage() for r in caplog.records)
+
+
+def test_a_text_the_model_refuses_is_embedded_alone_and_fails_no_other(clean: Database) -> None:
+    embedder = Switchable()
+    embedder.refuses = "poison"
+    with queued_store(clean, embedder, search_catch_up=0) as store:
+        memory = store.memory("pia", types=["episodic"])
+        memory.add_memories(["apples", "pears", "a poison berry", "plums", "figs"], "episodic")
+        worker = EmbeddingWorker(store.db, embedder)
+        for _ in range(2):  # the whole part fails twice
+            assert worker.run_once().failed == 5
+            backoff_passed(store.db, "pia")
+        third = worker.run_once()
+        assert (third.embedded, third.failed) == (4, 1)
+        assert [row[0] for row in queue_rows(store.db, "pia")] == ["a poison berry"]
+
+
+def test_no_model_call_runs_while_the_users_write_lock_is_held(clean: Database) -> None:
+    """A write that embeds itself embeds before its transaction, and a worker outside any: while
+    the model is busy, another write of the same user goes through at once (a lock it waited
+    for past 300 ms would fail it: no retries), and no transaction holds a writers' lock."""
+    for mode in ("now", "queue"):
+        slow = Switchable()
+        with queued_store(clean, slow, embed=mode, lock_timeout_ms=300, retries=0) as store:
+            user = f"lou_{mode}"
+            memory = store.memory(user, types=["episodic"])
+            if mode == "queue":
+                memory.add_memories(["a queued batch of notes"] * 3, "episodic")
+            slow.release.clear()
+            busy = threading.Thread(
+                target=memory.add_memories if mode == "now" else EmbeddingWorker(store.db, slow).run_once,
+                args=(["a slow batch of notes"] * 3,) if mode == "now" else (),
+            )
+            busy.start()
+            assert slow.inside.wait(10), "the model was called"
+            beside = Store(database=store.db, embedder=HashingEmbedder()).memory(user, types=["episodic"])
+            beside.items.put(
+                uuid_of(mode), "a put beside the model call", 0.5, "lg.notes.", {"langgraph": {}}
+            )
+            assert advisory_locks(clean) == 0, "no writer holds a lock while the model works"
+            slow.release.set()
+            busy.join(10)
+            assert check_integrity(store.db).ok
+
+
+def uuid_of(mode: str) -> Any:
+    import uuid
+
+    return uuid.uuid5(uuid.NAMESPACE_URL, f"pgmem-test/{mode}")
+
+
+def advisory_locks(db: Database) -> int:
+    with db.connection() as conn:
+        row: Any = conn.execute(
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted"
+        ).fetchone()
+    return int(row[0])
+
+
+def test_a_write_does_not_wait_for_a_long_open_write_of_the_same_user(clean: Database) -> None:
+    """A batch holds its user's write lock only in its last step, at commit: a put beside an open
+    transaction of 2,000 memories goes through at once; the statistics are exact after both."""
+    embedder = HashingEmbedder()
+    with queued_store(clean, embedder, lock_timeout_ms=300, retries=0) as store:
+        memory = store.memory("mae", types=["episodic"], session_id="s")
+        memory.add_memory("the first note of mae", "episodic")
+        episodic = memory._parts.episodic
+        items = [
+            memory._parts.new_item(f"mae's note {n} about rivers", "episodic", 0.5, {}, memory.clock())
+            for n in range(2000)
+        ]
+        with episodic.transaction() as conn:
+            episodic.write_rows(conn, episodic.rows(items))
+            done = threading.Event()
+
+            def put() -> None:
+                memory.items.put(
+                    uuid_of("mae"), "a put beside an open batch", 0.5, "lg.notes.", {"langgraph": {}}
+                )
+                done.set()
+
+            beside = threading.Thread(target=put)
+            beside.start()
+            beside.join(10)
+            assert done.is_set(), "the put went through while the batch was open"
+        report = check_integrity(store.db)
+        assert report.ok, report.text()
+        with store.db.transaction("mae") as conn:
+            assert conn.execute(
+                "SELECT memories FROM memory_text_totals WHERE user_id = 'mae'"
+            ).fetchone() == (2002,)
+
+
+def test_a_lock_waited_for_past_its_time_is_tried_again(
+    clean: Database, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="hello_pgmem.core.retry")
+    with queued_store(clean, HashingEmbedder(), embed="now", lock_timeout_ms=150, retries=6) as store:
+        memory = store.memory("rae", types=["episodic"])
+        memory_id = memory.add_memory("rae's first text", "episodic")
+        holder = clean.connection()
+        conn = holder.__enter__()
+        conn.execute("SELECT set_config('pgmem.user_id', 'rae', true)")
+        conn.execute("SELECT 1 FROM memories WHERE user_id = 'rae' AND id = %s FOR UPDATE", (memory_id,))
+        timer = threading.Timer(0.5, lambda: holder.__exit__(None, None, None))
+        timer.start()
+        assert memory.update_memory(memory_id, content="rae's second text")
+        timer.join()
+    assert any("55P03" in r.getMessage() for r in caplog.records), "the lock timeout was retried"
+
+
+def test_a_reranker_that_fails_leaves_the_first_stage_order_and_says_so(
+    make_manager: Callable[..., MemoryManager], settings: Any
+) -> None:
+    with serve(FakeOpenAI(fail_status=503)) as fake:
+        plain = make_manager("uma")
+        plain.add_memories(
+            [f"Uma bought bread number {n}" for n in range(6)] + ["Uma's sourdough rose"], "episodic"
+        )
+        first_stage = [m.id for m in plain.retrieve_memories("bread", limit=4, track_access=False)]
+        update = {"rerank_base_url": fake.base_url, "rerank_model": "rerank-small"}
+        with Store(settings=settings.model_copy(update=update), embedder=plain.embedder) as store:
+            tool = store.memory_tool("uma", types=["episodic"])
+            found = store.memory("uma", types=["episodic"]).retrieve_memories(
+                "bread", limit=4, track_access=False
+            )
+            answer = tool.run("search", query="bread", limit=4)
+        assert [m.id for m in found] == first_stage
+        assert [d.stage for d in found.degraded] == ["rerank"]
+        assert "the reranker failed" in answer and "first stage's order" in answer
+        assert any(r["path"].endswith("/rerank") for r in fake.requests)
+
+
+def test_a_query_that_cannot_be_embedded_is_ranked_by_its_words(clean: Database) -> None:
+    embedder = Switchable()
+    with queued_store(clean, embedder, embed="now") as store:
+        memory = store.memory("kit", types=["episodic"])
+        memory.add_memories(
+            ["Kit plays the cello", "Kit repairs old bicycles", "rain again today"], "episodic"
+        )
+        other = Store(database=store.db, embedder=HashingEmbedder()).memory("kit", types=["episodic"])
+        lexical = [
+            m.id for m in other.retrieve_memories("cello bicycles", scoring="lexical", track_access=False)
+        ]
+        kb = store.knowledge("kit-docs")
+        kb.add_text("# Cello\n\nKit plays the cello on Sundays.", "cello")
+        embedder.down = True
+        found = memory.retrieve_memories("cello bicycles", track_access=False)
+        hits = kb.search("cello sundays")
+        assert [m.id for m in found] == lexical
+        assert [d.stage for d in found.degraded] == ["query_embedding"]
+        assert [h.document_id for h in hits] == ["cello"] and [d.stage for d in hits.degraded] == [
+            "query_embedding"
+        ]
+
+
+def test_waiting_for_a_model_that_is_down_says_how_many_rows_still_wait_and_why(clean: Database) -> None:
+    embedder = Switchable()
+    embedder.down = True
+    with queued_store(clean, embedder, search_catch_up=0, embed_retry_s=0.05) as store:
+        memory = store.memory("vic", types=["episodic"])
+        memory.add_memories(["one note", "two notes", "three notes"], "episodic")
+        with pytest.raises(EmbeddingError, match=r"3 rows still wait .* the embedding model is down"):
+            memory.wait_for_embeddings(timeout=0.5)
+        embedder.down = False
+        assert wait_for_embeddings(store.db, embedder, ("memory", "vic"), timeout=30) == 3
+
+
+def test_ingest_stores_chunks_searchable_by_their_words_and_queues_them(clean: Database) -> None:
+    embedder = Switchable()
+    with queued_store(clean, embedder, search_catch_up=0) as store:
+        kb = store.knowledge("queued-docs")
+        text = (
+            "# Deploy\n\nRun the migration, then restart the workers.\n\n# Backup\n\nDump the schema nightly."
+        )
+        [result] = kb.add_texts([__import__("hello_pgmem").rag.knowledge.TextDocument(text, "ops")])
+        assert (result.queued, result.embedded, embedder.calls) == (result.chunks, 0, 0)
+        hits = kb.search("migration workers")
+        assert hits and hits[0].document_id == "ops" and hits.pending_embeddings == result.chunks
+        assert kb.stats().pending_embeddings == result.chunks
+        assert kb.wait_for_embeddings() == result.chunks
+        assert kb.stats().pending_embeddings == 0 and kb.search("migration workers")[0].vector_score > 0
+        calls = embedder.calls
+        copy = kb.add_text(text, "ops-copy")  # the namespace's cache has every vector
+        assert (copy.queued, embedder.calls) == (0, calls)
+        assert check_integrity(store.db).ok
+
+
+def test_erase_takes_the_users_queue_and_an_export_says_what_waits(clean: Database) -> None:
+    from hello_pgmem.ops.erase import erase_user
+    from hello_pgmem.ops.transfer import export_user, import_user
+
+    embedder = HashingEmbedder()
+    with queued_store(clean, embedder, search_catch_up=0) as store:
+        memory = store.memory("zed", types=["episodic"])
+        memory.add_memories(["zed's first", "zed's second"], "episodic")
+        lines = list(export_user(store.db, "zed"))
+        assert sum('"queued": true' in line and embedder.model_name in line for line in lines) == 2
+        assert import_user(store.db, lines, as_user="zoe")["memory"] == 2
+        assert len(queue_rows(store.db, "zoe")) == 2, "an imported memory waits again"
+        counts = erase_user(store.db, "zed")
+        assert counts["memory_embedding_queue"] == 2 and queue_rows(store.db, "zed") == []
+
+
+def test_the_background_worker_embeds_a_write_and_stops_with_its_store(clean: Database) -> None:
+    embedder = HashingEmbedder()
+    with queued_store(clean, embedder, embed_workers=1, search_catch_up=0) as store:
+        memory = store.memory("bo", types=["episodic"])
+        memory.add_memory("Bo keeps bees on the roof", "episodic")
+        deadline = time.monotonic() + 20
+        while not all(vectors_of(store.db, "bo").values()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert all(vectors_of(store.db, "bo").values()), "embedded without anyone waiting"
+        workers = [t for t in threading.enumerate() if t.name.startswith("hello_pgmem-embed")]
+        assert workers
+    for thread in workers:
+        thread.join(10)
+        assert not thread.is_alive(), "closing the store stopped its worker"
