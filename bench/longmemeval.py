@@ -245,6 +245,7 @@ def ingest(db: Database, embedder: Embedder, instance: Instance, user_id: str, p
             timestamps=stamps,
             split_long=True,
         )
+    manager.wait_for_embeddings()  # a model's vectors are queued: the questions are asked once they are in
     return cut
 
 

@@ -210,6 +210,7 @@ def ingest(
             session_ids=[session] * len(turns),
             timestamps=[t.when for t in turns],
         )
+    manager.wait_for_embeddings()  # a model's vectors are queued: the questions are asked once they are in
     return time.perf_counter() - started
 
 

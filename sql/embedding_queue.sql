@@ -158,3 +158,29 @@ COMMENT ON FUNCTION embedding_queue_status() IS
     'waiting, claimed by a worker now, failing (with a retry time), the oldest and the next retry. '
     'Counts only: no text, user or namespace.';
 REVOKE ALL ON FUNCTION embedding_queue_status() FROM PUBLIC;
+
+CREATE OR REPLACE FUNCTION embedding_queue_retry(p_model text)
+RETURNS bigint
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path FROM CURRENT
+AS $$
+DECLARE
+    v_before text := current_setting('pgmem.all_rows', true);
+    v_memories bigint;
+    v_chunks bigint;
+BEGIN
+    PERFORM set_config('pgmem.all_rows', 'on', true);
+    UPDATE memory_embedding_queue q SET retry_at = now()
+    WHERE q.attempts > 0 AND q.retry_at > now() AND (q.model = p_model OR q.model IS NULL);
+    GET DIAGNOSTICS v_memories = ROW_COUNT;
+    UPDATE chunk_embedding_queue q SET retry_at = now()
+    WHERE q.attempts > 0 AND q.retry_at > now() AND (q.model = p_model OR q.model IS NULL);
+    GET DIAGNOSTICS v_chunks = ROW_COUNT;
+    PERFORM set_config('pgmem.all_rows', coalesce(v_before, ''), true);
+    RETURN v_memories + v_chunks;
+END $$;
+COMMENT ON FUNCTION embedding_queue_retry(text) IS
+    'Make every failed row waiting for a vector of p_model due now, whatever its back-off: a worker '
+    'calls it when the model answers again after failing, so that a model back from an outage is not '
+    'kept waiting for minutes of back-off. How many rows.';
+REVOKE ALL ON FUNCTION embedding_queue_retry(text) FROM PUBLIC;

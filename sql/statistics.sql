@@ -158,3 +158,24 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION _unstage_truncated() IS
     'Internal (truncate trigger): drop the changes the transaction staged for the truncated table.';
+
+CREATE OR REPLACE FUNCTION erase_statistics()
+RETURNS TABLE (memory_totals bigint, chunk_totals bigint)
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path FROM CURRENT
+AS $$
+BEGIN
+    -- the transaction's staged changes first (its deletes bring the counts to zero), then the rows
+    -- that would still name the user and its namespace
+    SET CONSTRAINTS stat_changes_apply IMMEDIATE;
+    DELETE FROM memory_text_totals t WHERE t.user_id = current_memory_user();
+    GET DIAGNOSTICS memory_totals = ROW_COUNT;
+    DELETE FROM chunk_text_totals t WHERE t.namespace = current_rag_namespace();
+    GET DIAGNOSTICS chunk_totals = ROW_COUNT;
+    RETURN NEXT;
+END $$;
+COMMENT ON FUNCTION erase_statistics() IS
+    'Erasure''s last step: apply what the transaction staged, then delete the statistics rows of the '
+    'transaction''s user (memory_text_totals) and namespace (chunk_text_totals), so that no row names an '
+    'erased user. The application role may call it; row-level security keeps it to the transaction''s scope.';
+REVOKE ALL ON FUNCTION erase_statistics() FROM PUBLIC;

@@ -161,7 +161,9 @@ def test_a_failed_embedding_stays_queued_and_is_tried_again_after_its_back_off(
         assert worker.run_once().claimed == 0, "not before its retry time"
         worker.run_once()
         embedder.down = False
-        backoff_passed(store.db, "ola")
+        store.memory("oli", types=["episodic"]).add_memory("Oli's first note", "episodic")
+        assert worker.run_once().embedded == 1  # the model answers again: the failed rows are due now
+        assert [later for *_, later in queue_rows(store.db, "ola")] == [False] * 3
         assert worker.run_once().embedded == 3
         assert queue_rows(store.db, "ola") == []
         found = memory.retrieve_memories("harbour", track_access=False)
@@ -211,7 +213,7 @@ def test_no_model_call_runs_while_the_users_write_lock_is_held(clean: Database) 
             beside.items.put(
                 uuid_of(mode), "a put beside the model call", 0.5, "lg.notes.", {"langgraph": {}}
             )
-            assert advisory_locks(clean) == 0, "no writer holds a lock while the model works"
+            assert not writers_lock_held(clean, user), "no writer holds the user's lock while the model works"
             slow.release.set()
             busy.join(10)
             assert check_integrity(store.db).ok
@@ -223,10 +225,17 @@ def uuid_of(mode: str) -> Any:
     return uuid.uuid5(uuid.NAMESPACE_URL, f"pgmem-test/{mode}")
 
 
-def advisory_locks(db: Database) -> int:
+def writers_lock_held(db: Database, user: str) -> int:
+    """Whether a transaction holds ``user``'s write lock (sql/text.sql, ``lock_writers``: an
+    advisory lock on a bigint key, shown as its high and low 32 bits)."""
     with db.connection() as conn:
         row: Any = conn.execute(
-            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted"
+            "SELECT count(*) FROM pg_locks l,"
+            " hashtextextended(%s, 'memory_text_totals'::regclass::oid::bigint) AS k"
+            " WHERE l.locktype = 'advisory' AND l.granted"
+            " AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+            " AND l.classid::bigint = (k >> 32) & 4294967295 AND l.objid::bigint = k & 4294967295",
+            (user,),
         ).fetchone()
     return int(row[0])
 

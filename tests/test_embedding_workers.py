@@ -88,10 +88,10 @@ def test_a_worker_killed_in_the_middle_of_its_work_loses_nothing(clean: Database
             worker = subprocess.Popen([HELLO_PGMEM, "worker"], env=env, stderr=subprocess.DEVNULL)
             try:
                 deadline = time.monotonic() + 30
-                while not claimed(db, "kai") and time.monotonic() < deadline:
+                while not (claimed(db, "kai") and hanging.embedding_calls()) and time.monotonic() < deadline:
                     time.sleep(0.1)
                 assert claimed(db, "kai") == 5, "the worker holds the rows"
-                assert hanging.embedding_calls() >= 1
+                assert hanging.embedding_calls() >= 1, "and is inside the model's call"
             finally:
                 os.kill(worker.pid, signal.SIGKILL)
                 worker.wait(10)

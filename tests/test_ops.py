@@ -140,6 +140,29 @@ def test_maintain_is_idempotent(
     }
 
 
+def test_erase_leaves_no_statistics_row_that_names_the_user(
+    make_manager: Callable[..., MemoryManager], clean: Database
+) -> None:
+    """An erased user's totals (and its own namespace's) are deleted, not left at zero: nothing
+    lists an erased user."""
+    from hello_pgmem import KnowledgeBase
+    from hello_pgmem.access import personal_namespace
+
+    manager = populate(make_manager, "ivy")
+    KnowledgeBase(clean, manager.embedder, personal_namespace("ivy")).add_text("# Ivy\n\nNotes.", "notes")
+    named = (
+        "SELECT (SELECT count(*) FROM memory_text_totals WHERE user_id = 'ivy')"
+        " + (SELECT count(*) FROM chunk_text_totals WHERE namespace = %s)"
+        " + (SELECT count(*) FROM memory_term_counts WHERE user_id = 'ivy')"
+        " + (SELECT count(*) FROM memory_sessions WHERE user_id = 'ivy')"
+        " + (SELECT count(*) FROM session_terms WHERE user_id = 'ivy')"
+    )
+    assert rows(clean, named, personal_namespace("ivy"))[0][0] > 2
+    counts = erase_user(clean, "ivy")
+    assert counts["memory_text_totals"] == 1 and counts["chunk_text_totals"] == 1
+    assert rows(clean, named, personal_namespace("ivy")) == [(0,)]
+
+
 def test_erase_removes_everything_of_one_user(
     make_manager: Callable[..., MemoryManager], clean: Database
 ) -> None:

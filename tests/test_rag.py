@@ -149,6 +149,22 @@ def test_ingest_reports_each_file_and_keeps_going(kb: KnowledgeBase, tmp_path: P
     assert {r.status for r in again if r.status != "failed"} == {"unchanged"}
 
 
+def test_one_path_is_one_path_and_anything_but_paths_is_refused(kb: KnowledgeBase, tmp_path: Path) -> None:
+    """A str or a Path is one path, never the characters of its name (a "/" walked the whole
+    filesystem); a value that is neither a path nor a list of paths is refused before anything
+    is read or written."""
+    note = tmp_path / "note.md"
+    note.write_text("# Note\n\nThe harbour opens at six.\n", encoding="utf-8")
+    for one in (str(note), note):
+        [result] = kb.ingest(one)
+        assert result.status in ("added", "unchanged") and result.source_path == str(note)
+    before = chunk_count(kb.db, kb.namespace)
+    for bad in (42, b"/etc", {"path": str(note)}, [str(note), 7], None):
+        with pytest.raises(InvalidInputError, match="paths"):
+            kb.ingest(bad)  # type: ignore[arg-type]
+    assert chunk_count(kb.db, kb.namespace) == before
+
+
 def test_a_folder_lists_every_file_it_skips_and_reads_text_of_any_name(
     kb: KnowledgeBase, tmp_path: Path
 ) -> None:

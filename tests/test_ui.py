@@ -77,6 +77,9 @@ def seeded(deployment: Deployment) -> Seeded:
         bob_fact = bob.add_memory("Bob sails in Brittany with Dana", "semantic", importance=0.8)
         KnowledgeBase(db, embedder, "team_a").add_text(HANDBOOK, document_id="handbook")
         KnowledgeBase(db, embedder, "team_b").add_text("# Boats\n\nBob's boat is blue.", document_id="boats")
+    queued = deployment.app.model_copy(update={"embed": "queue", "embed_workers": 0})
+    with Database(queued) as db:  # a chunk left waiting for its vector
+        KnowledgeBase(db, embedder, "team_b").add_text("# Sails\n\nBob's sails are red.", document_id="sails")
     with Database(deployment.owner) as owner:
         alice_token, _ = create_token(owner, "alice", ["team_a"], mode="read")
         bob_token, _ = create_token(owner, "bob", ["team_b"], mode="read")
@@ -307,6 +310,9 @@ def test_another_users_token_sees_none_of_it(context: BrowserContext, served: Se
     expect(page.locator("#error")).to_contain_text("team_a")
     page.goto(f"{served.url}/knowledge/team_a/handbook")
     expect(page.locator("#error")).to_be_visible()
+    page.goto(f"{served.url}/stats")  # the embedding queue, of bob's own scopes only
+    waiting = page.locator("#embedding-queue tr").all_inner_texts()
+    assert [row.split("\t")[:2] for row in waiting[1:]] == [["memories", "0"], ["team_b", "1"]], waiting
     page.goto(f"{served.url}/stats")
     expect(page.locator("#by-type")).not_to_contain_text("working")  # alice's working memory
 

@@ -22,25 +22,12 @@ _LOGGED: set[tuple[str, str]] = set()
 
 def waiting_rows(parts: MemoryParts) -> tuple[int, list[Degraded]]:
     """How many of the user's memories wait for a vector of the search's model, after the search
-    embedded them itself when few wait (``vectors.catch_up``: what the user just wrote is found by
-    meaning); a catch-up that failed is said, not raised. None wait where writes embed at once."""
+    embedded them itself when few wait (``vectors.waiting_for_search``); a catch-up that failed is
+    said, not raised. None wait where writes embed at once."""
     if parts.embeds_now:
         return 0, []
-    db, embedder = parts.db, parts.registered_embedder
-    waiting = vectors.pending(db, "memory", parts.user_id, embedder.model_name)
-    left, degraded = waiting.rows, []
-    if waiting.fresh and waiting.rows <= parts.settings.search_catch_up:
-        try:
-            done = vectors.catch_up(db, embedder, "memory", parts.user_id)
-        except HelloPgmemError as exc:  # the database: the search says so and goes on
-            degraded.append(Degraded("catch_up", str(exc)))
-        else:
-            if done.error is not None:
-                degraded.append(Degraded("catch_up", done.error))
-        left = vectors.pending(db, "memory", parts.user_id, embedder.model_name).rows
-    if left:
-        vectors.queued(db, embedder)  # a worker of this process takes them, if none does yet
-    return left, degraded
+    left, failure = vectors.waiting_for_search(parts.db, parts.registered_embedder, "memory", parts.user_id)
+    return left, [] if failure is None else [Degraded("catch_up", failure)]
 
 
 def query_vector(parts: MemoryParts, text: str, degraded: list[Degraded]) -> np.ndarray | None:

@@ -19,6 +19,7 @@ from hello_pgmem.graph.store import GraphStore
 from hello_pgmem.rag import store as documents
 
 ERASE_TOKENS = "SELECT tokens, namespaces FROM erase_user_tokens()"
+ERASE_STATISTICS = "SELECT memory_totals, chunk_totals FROM erase_statistics()"
 
 
 def erase_user(db: Database, user_id: str) -> dict[str, int]:
@@ -48,6 +49,10 @@ def erase_report(db: Database, user_id: str) -> tuple[dict[str, int], list[str]]
         row = conn.execute(ERASE_TOKENS).fetchone()
         counts["access_tokens"], left = (int(row[0]), list(row[1])) if row else (0, [])
         counts.update(documents.erase_namespace(conn, own))
+        totals = conn.execute(ERASE_STATISTICS).fetchone()
+        counts["memory_text_totals"], counts["chunk_text_totals"] = (
+            (int(totals[0]), int(totals[1])) if totals else (0, 0)
+        )
     names = (
         "memories",
         "working_memories",
@@ -57,10 +62,12 @@ def erase_report(db: Database, user_id: str) -> tuple[dict[str, int], list[str]]
         "retrieval_log",
         "memory_accesses",
         "memory_embedding_queue",
+        "memory_text_totals",
         "access_tokens",
         "documents",
         "chunks",
         "chunk_embedding_queue",
+        "chunk_text_totals",
         "embedding_cache",
     )
     return {name: counts[name] for name in names}, [n for n in left if n != own]

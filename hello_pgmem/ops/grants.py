@@ -157,14 +157,16 @@ def role_statements(
             sql.SQL("GRANT EXECUTE ON FUNCTION {}(bytea) TO {}").format(
                 sql.Identifier(schema, "token_identity"), role
             ),
-            # "erase" takes the user's tokens too
-            sql.SQL("GRANT EXECUTE ON FUNCTION {}() TO {}").format(
-                sql.Identifier(schema, "erase_user_tokens"), role
+            # "erase" takes the user's tokens and statistics rows too
+            sql.SQL("GRANT EXECUTE ON FUNCTION {}(), {}() TO {}").format(
+                sql.Identifier(schema, "erase_user_tokens"), sql.Identifier(schema, "erase_statistics"), role
             ),
-            # the embedding workers find their work across users (no text: users and counts)
-            sql.SQL("GRANT EXECUTE ON FUNCTION {}(text, integer), {}() TO {}").format(
+            # the embedding workers find their work across users (no text: users and counts), and
+            # make the failed rows due at once when their model answers again
+            sql.SQL("GRANT EXECUTE ON FUNCTION {}(text, integer), {}(), {}(text) TO {}").format(
                 sql.Identifier(schema, "embedding_backlog"),
                 sql.Identifier(schema, "embedding_queue_status"),
+                sql.Identifier(schema, "embedding_queue_retry"),
                 role,
             ),
         ]

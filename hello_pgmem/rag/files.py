@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
+from os import PathLike
 from pathlib import Path
 
 from hello_pgmem.core.errors import InvalidInputError
@@ -71,12 +72,30 @@ def read_file(path: Path, root: Path | None = None) -> bytes:
     return data
 
 
-def expand(paths: Iterable[str | Path], root: Path | None = None) -> Iterator[Path]:
+def path_list(paths: object) -> list[Path]:
+    """``paths`` as a list of paths: a str or a Path is one path (never its characters), any other
+    collection must hold only strs and Paths; anything else is refused, naming the field."""
+    if isinstance(paths, str | PathLike):
+        return [Path(paths)]
+    rule = "must be a path, or a list of paths (str or pathlib.Path)"
+    if isinstance(paths, bytes | bytearray | Mapping) or not isinstance(paths, Iterable):
+        raise InvalidInputError("paths", f"{rule}, got {type(paths).__name__}")
+    found = list(paths)
+    for item in found:
+        if not isinstance(item, str | PathLike):
+            raise InvalidInputError("paths", f"{rule}; one item is a {type(item).__name__}")
+        if "\x00" in str(item):
+            raise InvalidInputError("paths", "a path must not hold a NUL character")
+    return [Path(item) for item in found]
+
+
+def expand(paths: object, root: Path | None = None) -> Iterator[Path]:
     """Files named, and every file below folders named (links not followed into folders; names
     that start with a period, such as ``.git``, not walked); beneath ``root`` each is checked again
-    when it is read. Which of them can be read is the converter's decision."""
-    for item in paths:
-        path = Path(item).expanduser()
+    when it is read. Which of them can be read is the converter's decision. ``paths`` is one path
+    or a list of them (:func:`path_list`)."""
+    for item in path_list(paths):
+        path = item.expanduser()
         if root is not None:
             beneath(root, path)  # a named folder outside the root is refused before its walk
         if path.is_dir() and not path.is_symlink():

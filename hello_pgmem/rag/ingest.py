@@ -262,17 +262,17 @@ class Ingest(store.Namespaced):
 
     def ingest(
         self,
-        paths: Iterable[str | Path],
+        paths: str | Path | Iterable[str | Path],
         *,
         chunk_size: int = 800,
         chunk_overlap: int = 100,
         progress: Progress | None = None,
         root: Path | None = None,
     ) -> list[IngestResult]:
-        """Files and folders (recursively, links not followed into folders, hidden names not
-        walked); one bad file stops nothing. Every file gets a result: a file that is neither text
-        nor a known document format is ``skipped`` with the reason, one that cannot be read
-        ``failed``. With ``root``, every file must lie beneath it."""
+        """Files and folders (one path, or a list of them; recursively, links not followed into
+        folders, hidden names not walked); one bad file stops nothing. Every file gets a result: a
+        file that is neither text nor a known document format is ``skipped`` with the reason, one
+        that cannot be read ``failed``. With ``root``, every file must lie beneath it."""
         check_sizes(chunk_size, chunk_overlap)
         files = list(expand(paths, root))
         results: list[IngestResult] = []

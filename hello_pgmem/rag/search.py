@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from hello_pgmem import vectors
-from hello_pgmem.core.errors import EmbeddingError, HelloPgmemError, InvalidInputError, LLMError
+from hello_pgmem.core.errors import EmbeddingError, InvalidInputError, LLMError
 from hello_pgmem.core.i18n import Language, say
 from hello_pgmem.core.models import check_content
 from hello_pgmem.core.results import Degraded, Results
@@ -135,20 +135,8 @@ class Search(store.Namespaced):
         if self.embeds_now:
             return 0, []
         embedder = self.registered_embedder()
-        waiting = vectors.pending(self.db, "chunk", self.namespace, embedder.model_name)
-        left, degraded = waiting.rows, []
-        if waiting.fresh and waiting.rows <= self.db.settings.search_catch_up:
-            try:
-                done = vectors.catch_up(self.db, embedder, "chunk", self.namespace)
-            except HelloPgmemError as exc:  # the database: the search says so and goes on
-                degraded.append(Degraded("catch_up", str(exc)))
-            else:
-                if done.error is not None:
-                    degraded.append(Degraded("catch_up", done.error))
-            left = vectors.pending(self.db, "chunk", self.namespace, embedder.model_name).rows
-        if left:
-            vectors.queued(self.db, embedder)
-        return left, degraded
+        left, failure = vectors.waiting_for_search(self.db, embedder, "chunk", self.namespace)
+        return left, [] if failure is None else [Degraded("catch_up", failure)]
 
     def ask(
         self,

@@ -20,6 +20,7 @@ from hello_pgmem.vectors.waiting import (
     queue_status,
     scope_queue,
     wait_for_embeddings,
+    waiting_for_search,
 )
 from hello_pgmem.vectors.worker import EmbeddingWorker, Pass
 
@@ -38,4 +39,5 @@ __all__ = [
     "queued",
     "scope_queue",
     "wait_for_embeddings",
+    "waiting_for_search",
 ]

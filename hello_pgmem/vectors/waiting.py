@@ -9,10 +9,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from hello_pgmem.core.errors import EmbeddingError
+from hello_pgmem.core.errors import EmbeddingError, HelloPgmemError
 from hello_pgmem.db import Conn, Database
 from hello_pgmem.embedding import Embedder
 from hello_pgmem.vectors import queries as q
+from hello_pgmem.vectors.background import queued
 from hello_pgmem.vectors.queries import Kind
 from hello_pgmem.vectors.worker import CLAIM_ROWS, EmbeddingWorker, Pass, scoped
 
@@ -109,6 +110,26 @@ def catch_up(db: Database, embedder: Embedder, kind: Kind, scope: str) -> Pass:
     done = Pass(claimed=len(kept))
     worker.embed_and_store(kept, done, None)
     return done
+
+
+def waiting_for_search(db: Database, embedder: Embedder, kind: Kind, scope: str) -> tuple[int, str | None]:
+    """What a search of a scope is told before it ranks: how many of its rows wait for a vector of
+    ``embedder``'s model, after the search embedded them itself when few wait (:func:`catch_up`),
+    and why that failed, if it did (the search goes on without those vectors). The process's
+    workers are woken for what still waits; a read-only store only counts."""
+    waiting = pending(db, kind, scope, embedder.model_name)
+    if db.settings.read_only or not waiting.rows:
+        return waiting.rows, None
+    failure = None
+    if waiting.fresh and waiting.rows <= db.settings.search_catch_up:
+        try:
+            failure = catch_up(db, embedder, kind, scope).error
+        except HelloPgmemError as exc:  # the database: the search says so and goes on
+            failure = str(exc)
+        waiting = pending(db, kind, scope, embedder.model_name)
+    if waiting.rows:
+        queued(db, embedder)  # a worker of this process takes them, if none does yet
+    return waiting.rows, failure
 
 
 def wait_for_embeddings(

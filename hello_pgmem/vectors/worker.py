@@ -138,7 +138,7 @@ class EmbeddingWorker:
             done.embedded += stored
             done.stale += len(part) - stored
             if _FAILING.pop(self.embedder.model_name, None) is not None:
-                log.info("embeddings with %s succeed again", self.embedder.model_name)
+                self.retry_failed()
 
     def vectors(self, part: Sequence[Claimed]) -> list[Any]:
         """The part's vectors: a chunk's from its namespace's embedding cache when there, else the
@@ -169,6 +169,17 @@ class EmbeddingWorker:
             with scoped(self.db, kind, scope) as conn:
                 written += conn.execute(q.STATEMENTS[kind].store, params).rowcount
         return written
+
+    def retry_failed(self) -> None:
+        """The model answers again after failing: every row that failed is due now, not after its
+        back-off (which may have grown to minutes during an outage)."""
+        with self.db.connection() as conn:
+            row = conn.execute(q.RETRY_NOW, {"model": self.embedder.model_name}).fetchone()
+        log.info(
+            "embeddings with %s succeed again: %d failed rows are tried now",
+            self.embedder.model_name,
+            row[0] if row else 0,
+        )
 
     def failed(self, part: Sequence[Claimed], exc: BaseException) -> str:
         """Keep a part's rows queued with the error, to be tried again after the back-off; the

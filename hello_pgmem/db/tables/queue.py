@@ -74,7 +74,7 @@ def _queue(name: str, scope: str, key: str, rows: str, what: str) -> Table:
         PrimaryKeyConstraint(scope, key, name=f"{name}_pkey"),
         ForeignKeyConstraint(
             [scope, key], [f"{rows}.{scope}", f"{rows}.id"], ondelete="CASCADE", name=f"{name}_{what}_fkey"
-        ),  # fmt: skip
+        ),
         CheckConstraint("attempts >= 0 AND generation >= 1", name=f"{name}_counts"),
         Index(f"{name}_due", "retry_at", "queued_at"),
         comment=f"The {rows} whose vector is still to be made by an embedding worker.",
