@@ -126,6 +126,34 @@ def test_forged_graph_values_are_refused(
         graphs["alice"].cypher(query)
 
 
+@pytest.mark.parametrize(
+    "query",
+    [
+        "EXPLAIN MATCH (e:Entity) RETURN e // $user_id",
+        "EXPLAIN ANALYZE MATCH (e:Entity) RETURN e // $user_id",
+        "explain (FORMAT JSON) MATCH (e:Entity) RETURN e // $user_id",
+        "EXPLAIN VERBOSE MATCH (e:Entity)-[r]->(t) RETURN r // $user_id",
+    ],
+)
+def test_a_plan_is_never_shown_its_estimates_count_every_user(
+    graphs: dict[str, MemoryManager], query: str
+) -> None:
+    """A plan's row estimates (and ANALYZE's timing) tell how many rows every user has in a label:
+    EXPLAIN is refused on the text, and nothing of a value AGE's answer could not be read as is
+    said back."""
+    with pytest.raises(InvalidInputError, match="may not EXPLAIN"):
+        graphs["alice"].cypher(query)
+
+
+def test_an_unreadable_value_is_not_repeated_in_the_error() -> None:
+    from hello_pgmem.core.errors import GraphError
+    from hello_pgmem.db.age import parse_agtype
+
+    with pytest.raises(GraphError, match="unexpected value") as caught:
+        parse_agtype("Seq Scan on _ag_label_vertex  (cost=0.00..18.50 rows=4242 width=40)")
+    assert "4242" not in str(caught.value)
+
+
 FUNCTION_CALLS = [
     "RETURN pg_catalog.current_setting('pgmem.user_id') // $user_id",
     "RETURN `pg_catalog`.`current_user`() // $user_id",
@@ -564,3 +592,34 @@ def test_nul_in_a_session_and_deeply_nested_metadata_are_refused(app_db: Databas
     with pytest.raises(InvalidInputError, match="metadata: may nest at most"):
         nina.add_memory("a fact", "episodic", metadata=deep)
     assert nina.get_memory_stats().total_memories == 0
+
+
+BAD_VALUES = {
+    "document_ids": lambda kb, memory: kb.search("leave", document_ids=["hand\x00book"]),
+    "document_ids ": lambda kb, memory: kb.search("leave", document_ids="handbook"),
+    "user_id": lambda kb, memory: MemoryManager(user_id="al\ud800ice", database=memory.db).get_memory_stats(),
+    "params": lambda kb, memory: memory.cypher("RETURN $x // $user_id", {"x": "\udc80"}),
+    "params ": lambda kb, memory: memory.cypher("RETURN $x // $user_id", {"x": float("nan")}),
+    "params  ": lambda kb, memory: memory.cypher("RETURN $x // $user_id", {"x": b"bytes"}),
+    "params   ": lambda kb, memory: memory.cypher("RETURN $x // $user_id", {"\ud800": 1}),
+    "columns": lambda kb, memory: memory.cypher("RETURN 1 // $user_id", columns=("a b",)),
+}
+
+
+@pytest.mark.parametrize("field", sorted(BAD_VALUES))
+def test_a_bad_value_is_refused_naming_its_field_and_changes_nothing(
+    graphs: dict[str, MemoryManager], app_db: Database, field: str
+) -> None:
+    """NUL in a document id, a lone surrogate in a user id or a Cypher parameter, NaN or bytes as
+    a parameter, a column name that is no identifier: each an InvalidInputError naming the field,
+    not the driver's DataError, UnicodeEncodeError, ValueError or TypeError."""
+    from hello_pgmem import KnowledgeBase
+
+    kb = KnowledgeBase(app_db, HashingEmbedder(), "team")
+    with app_db.connection() as conn:
+        before = conn.execute("SELECT count(*) FROM memories").fetchone()
+    with pytest.raises(InvalidInputError) as caught:
+        BAD_VALUES[field](kb, graphs["alice"])
+    assert caught.value.field == field.strip()
+    with app_db.connection() as conn:
+        assert conn.execute("SELECT count(*) FROM memories").fetchone() == before

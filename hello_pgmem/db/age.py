@@ -89,8 +89,8 @@ def parse_agtype(value: object) -> Any:
     text = str(value)
     try:
         return _typed(json.loads(_marked(text)))
-    except (json.JSONDecodeError, IndexError) as exc:
-        raise GraphError(f"cannot read agtype value {text[:80]!r}") from exc
+    except (json.JSONDecodeError, IndexError) as exc:  # the value may be another user's: not said
+        raise GraphError("the query returned an unexpected value, which cannot be read as agtype") from exc
 
 
 def _marked(text: str) -> str:

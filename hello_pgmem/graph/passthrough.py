@@ -16,7 +16,9 @@ is what was checked. Refused:
   and ``pg_catalog.set_config('role', …)`` would leave the read role within the query;
 - casts to anything but numbers and booleans (``::vertex``, ``::edge``, ``::path``, ``::pg_…``):
   ``startNode``, ``endNode`` and AGE's variable-length paths read the label tables by graph id,
-  past the policies, so a forged value could name another user's vertex.
+  past the policies, so a forged value could name another user's vertex;
+- ``EXPLAIN`` in any form: a plan's row estimates count every user's rows of a label, and
+  ``ANALYZE``'s timing grows with them.
 
 Behind the check: the transaction is always rolled back, its statements end at
 ``PGMEM_CYPHER_TIMEOUT_MS``, its connection is closed afterwards (no setting, lock or role of the
@@ -25,12 +27,14 @@ session outlives the call), and a result that holds a vertex or an edge of anoth
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from psycopg import errors, sql
 
 from hello_pgmem.core.errors import GraphError, InvalidInputError
+from hello_pgmem.core.settings import IDENTIFIER
 from hello_pgmem.db import Database
 from hello_pgmem.db.age import DOLLAR_TAG, Edge, Path, Vertex, cypher
 from hello_pgmem.graph.cypher_scanner import ScanError, Token, emit, scan
@@ -87,6 +91,8 @@ def _token_refusals(tokens: Sequence[Token]) -> list[str]:
         named = token.kind in _NAMES
         if named and word in WRITES and before != ".":
             writes.add(token.value.upper())
+        elif named and word == "explain" and before != ".":
+            found.append("may not EXPLAIN: a plan's estimates count every user's rows")
         elif named and after is not None and after.value == "(" and word not in KEYWORDS:
             if before == ".":
                 found.append(f"may not call SQL functions ({tokens[i - 2].value}.{token.value})")
@@ -128,7 +134,8 @@ def checked_query(query: str) -> str:
 
 
 def check_params(params: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The parameters as a plain dict: strings without NUL, nesting at most ``MAX_PARAM_DEPTH``."""
+    """The parameters as a plain dict of JSON values: strings without NUL and valid Unicode, finite
+    numbers, nesting at most ``MAX_PARAM_DEPTH``; anything else names ``params`` and its rule."""
     if params is None:
         return {}
     if not isinstance(params, Mapping):
@@ -138,16 +145,46 @@ def check_params(params: Mapping[str, Any] | None) -> dict[str, Any]:
         value, depth = stack.pop()
         if depth > MAX_PARAM_DEPTH:
             raise InvalidInputError("params", f"may nest at most {MAX_PARAM_DEPTH} levels")
-        if isinstance(value, str) and "\x00" in value:
-            raise InvalidInputError("params", "strings may not contain the NUL character")
         if isinstance(value, Mapping):
             for key, item in value.items():
-                if not isinstance(key, str) or "\x00" in key:
-                    raise InvalidInputError("params", "keys must be strings without the NUL character")
+                if not isinstance(key, str):
+                    raise InvalidInputError("params", "keys must be strings")
+                _check_text(key, "keys")
                 stack.append((item, depth + 1))
         elif isinstance(value, (list, tuple)):
             stack.extend((item, depth + 1) for item in value)
+        elif isinstance(value, str):
+            _check_text(value, "strings")
+        elif isinstance(value, float) and not math.isfinite(value):
+            raise InvalidInputError("params", "numbers must be finite (no NaN or infinity)")
+        elif value is not None and not isinstance(value, bool | int | float):
+            raise InvalidInputError(
+                "params",
+                "values must be JSON (strings, numbers, booleans, null, lists, maps), "
+                f"not {type(value).__name__}",
+            )
     return dict(params)
+
+
+def _check_text(text: str, what: str) -> None:
+    if "\x00" in text:
+        raise InvalidInputError("params", f"{what} may not contain the NUL character")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidInputError("params", f"{what} must be valid Unicode (no lone surrogates)") from exc
+
+
+def check_columns(columns: Sequence[str]) -> tuple[str, ...]:
+    """The result's column names: at least one, each a plain identifier."""
+    if isinstance(columns, str) or not columns:
+        raise InvalidInputError("columns", "must be a list of one or more column names")
+    for name in columns:
+        if not isinstance(name, str) or not IDENTIFIER.match(name) or len(name) > 63:
+            raise InvalidInputError(
+                "columns", f"must be names matching ^[A-Za-z_][A-Za-z0-9_]*$, got {name!r}"
+            )
+    return tuple(columns)
 
 
 def _graph_values(value: Any) -> Iterator[Vertex]:
@@ -185,6 +222,7 @@ def read_cypher(
     and is rolled back, on a connection closed afterwards. ``$user_id`` is bound to the user."""
     written = checked_query(query)
     values = {**check_params(params), "user_id": user_id}
+    columns = check_columns(columns)
     settings = db.settings
     graph, reader = settings.graph_name, settings.cypher_role
     with db.throwaway_transaction(user_id) as conn:

@@ -14,7 +14,7 @@ import numpy as np
 from hello_pgmem import vectors
 from hello_pgmem.core.errors import EmbeddingError, InvalidInputError, LLMError
 from hello_pgmem.core.i18n import Language, say
-from hello_pgmem.core.models import check_content
+from hello_pgmem.core.models import check_content, check_name
 from hello_pgmem.core.results import Degraded, Results
 from hello_pgmem.db.retrieval_log import log_retrieval
 from hello_pgmem.embedding import Embedder
@@ -72,6 +72,10 @@ class Search(store.Namespaced):
         started = time.perf_counter()
         if not 1 <= top_k <= MAX_TOP_K:
             raise InvalidInputError("top_k", f"must be between 1 and {MAX_TOP_K}")
+        if document_ids is not None:
+            if isinstance(document_ids, str) or not isinstance(document_ids, Sequence):
+                raise InvalidInputError("document_ids", "must be a list of document ids")
+            document_ids = [check_name(d, "document_ids") for d in document_ids]
         variants: list[tuple[str, str]] = [("original", query)]
         if (enable_mqe or enable_hyde) and self.llm is None:
             log.info("no chat model configured: MQE/HyDE skipped, plain search")
