@@ -9,13 +9,14 @@ query's text, keep the caller to its own graph now.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 import psycopg
 import pytest
 from psycopg import sql
 
-from hello_pgmem import Database, GraphError, HashingEmbedder, InvalidInputError
+from hello_pgmem import Database, GraphError, HashingEmbedder, InvalidInputError, KnowledgeBase
 from hello_pgmem.db.age import cypher
 from hello_pgmem.memory import MemoryManager
 from tests.deployments import Deployment
@@ -594,7 +595,7 @@ def test_nul_in_a_session_and_deeply_nested_metadata_are_refused(app_db: Databas
     assert nina.get_memory_stats().total_memories == 0
 
 
-BAD_VALUES = {
+BAD_VALUES: dict[str, Callable[[KnowledgeBase, MemoryManager], object]] = {
     "document_ids": lambda kb, memory: kb.search("leave", document_ids=["hand\x00book"]),
     "document_ids ": lambda kb, memory: kb.search("leave", document_ids="handbook"),
     "user_id": lambda kb, memory: MemoryManager(user_id="al\ud800ice", database=memory.db).get_memory_stats(),
@@ -613,8 +614,6 @@ def test_a_bad_value_is_refused_naming_its_field_and_changes_nothing(
     """NUL in a document id, a lone surrogate in a user id or a Cypher parameter, NaN or bytes as
     a parameter, a column name that is no identifier: each an InvalidInputError naming the field,
     not the driver's DataError, UnicodeEncodeError, ValueError or TypeError."""
-    from hello_pgmem import KnowledgeBase
-
     kb = KnowledgeBase(app_db, HashingEmbedder(), "team")
     with app_db.connection() as conn:
         before = conn.execute("SELECT count(*) FROM memories").fetchone()
