@@ -1,8 +1,9 @@
-"""Media files made by the tests: images with Pillow, WAV files with numpy."""
+"""Media files made by the tests: images with Pillow, WAV files with numpy, hostile PDFs by hand."""
 
 from __future__ import annotations
 
 import wave
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -54,3 +55,32 @@ def tone(path: Path, frequency: float, seconds: float = 1.0, rate: int = 16000, 
         wav.setframerate(rate)
         wav.writeframes(samples.tobytes())
     return path
+
+
+def pdf_of_one_page(content: bytes) -> bytes:
+    """A one-page PDF (Helvetica as F1) drawn by ``content``, compressed as one Flate stream."""
+    packed = zlib.compress(content, 9)
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R"
+        b" /Resources << /Font << /F1 5 0 R >> >> >>",
+        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(packed) + packed + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    out, offsets = bytearray(b"%PDF-1.4\n"), []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    return bytes(out)
+
+
+def overlapping_lines_pdf(lines: int = 2000, chars: int = 60) -> bytes:
+    """The review's hostile PDF: ``lines`` lines of text drawn on one spot of one page, a kilobyte
+    or so packed, which pdfminer's layout analysis compares with each other for minutes."""
+    line = b"BT /F1 9 Tf 10 700 Td (" + b"W" * chars + b") Tj ET\n"
+    return pdf_of_one_page(line * lines)

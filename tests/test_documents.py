@@ -115,18 +115,18 @@ def make_kb(clean: Database) -> Callable[[str], KnowledgeBase]:
 def test_an_archive_that_would_unpack_to_too_much_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from hello_pgmem.rag import isolated
+    from hello_pgmem.rag import unpacking
 
     bomb = tmp_path / "bomb.docx"
     with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as archive:
         archive.writestr("word/document.xml", b"\0" * 2_000_000)  # 2 MB of zeros: a few KB packed
     assert bomb.stat().st_size < 20_000
-    monkeypatch.setattr(isolated, "MAX_UNPACKED_BYTES", 1_000_000)
+    monkeypatch.setattr(unpacking, "MAX_UNPACKED_BYTES", 1_000_000)
     with pytest.raises(InvalidInputError, match=r"would unpack to 2000000 bytes, more than 1000000"):
         convert_file(bomb)
     many = tmp_path / "many.zip"
     with zipfile.ZipFile(many, "w") as archive:
-        for number in range(isolated.MAX_MEMBERS + 1):
+        for number in range(unpacking.MAX_MEMBERS + 1):
             archive.writestr(f"f{number}.txt", b"")
     with pytest.raises(InvalidInputError, match="holds more than 20000 files"):
         convert_file(many)
@@ -145,7 +145,7 @@ def test_a_conversion_past_its_time_is_killed(tmp_path: Path) -> None:
 
 
 def test_a_pdf_of_too_many_pages_is_refused(tmp_path: Path) -> None:
-    from hello_pgmem.rag.isolated import check_pages
+    from hello_pgmem.rag.unpacking import check_pdf
 
     pdf = tmp_path / "long.pdf"
     document = FPDF()
@@ -154,9 +154,9 @@ def test_a_pdf_of_too_many_pages_is_refused(tmp_path: Path) -> None:
         document.add_page()
         document.cell(0, 10, f"page {number}")
     document.output(str(pdf))
-    check_pages(pdf.read_bytes(), "long.pdf", limit=6)
+    check_pdf(pdf.read_bytes(), "long.pdf", pages=6)
     with pytest.raises(InvalidInputError, match=r"'long\.pdf' has more than 5 pages"):
-        check_pages(pdf.read_bytes(), "long.pdf", limit=5)
+        check_pdf(pdf.read_bytes(), "long.pdf", pages=5)
 
 
 def write_pdf_placed_word_by_word(text: str, path: Path, gap_pt: float = 2.5) -> None:

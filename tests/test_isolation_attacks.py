@@ -492,7 +492,7 @@ def test_a_user_named_like_a_shared_namespace_cannot_reach_it(
 ) -> None:
     from hello_pgmem import KnowledgeBase
     from hello_pgmem.access import create_token, resolve_token
-    from hello_pgmem.mcp_server.server import IdentityTools
+    from hello_pgmem.mcp_server.identity_tools import IdentityTools
     from hello_pgmem.store import Store
 
     KnowledgeBase(app_db, HashingEmbedder(), "handbook").add_text("# Pay\n\nSalaries are secret.", "pay")

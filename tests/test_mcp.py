@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import shutil
 import sys
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -79,9 +80,15 @@ def owner_db(deployment: Deployment) -> Iterator[Database]:
 
 
 @pytest.fixture(scope="module")
-def served(deployment: Deployment) -> Iterator[HttpServer]:
-    """The HTTP server as the application role, files under this repository's docs/ allowed."""
-    with HttpServer(deployment.app, Limits(files_root=REPO / "docs")) as server:
+def served(deployment: Deployment, tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
+    """The HTTP server as the application role; each user's files beneath the files root, in a
+    folder of its own (two users' hold copies of pages of this repository's docs/)."""
+    root = tmp_path_factory.mktemp("files")
+    for user in ("fay_mcp", "gil_mcp"):
+        (root / user).mkdir()
+        for page in ("sql.md", "rag.md"):
+            shutil.copy(REPO / "docs" / page, root / user / page)
+    with HttpServer(deployment.app, Limits(files_root=root)) as server:
         yield server
 
 
@@ -290,7 +297,7 @@ def test_ingest_reports_progress_and_files_stay_inside_the_root(
 
     async def scenario() -> None:
         async with http_client(served.url, token) as client:
-            docs = [str(REPO / "docs" / "sql.md"), str(REPO / "docs" / "rag.md")]
+            docs = ["sql.md", "rag.md"]  # in fay's own folder of the files root
             result = await client.call_tool("rag_ingest", {"paths": docs}, progress_callback=on_progress)
             assert not result.is_error and "0 skipped, 0 failed" in text(result)
             outside = await client.call_tool("rag_ingest", {"paths": [str(REPO / "README.md")]})
@@ -306,19 +313,70 @@ def test_ingest_reports_progress_and_files_stay_inside_the_root(
 
 
 def test_calls_beyond_the_rate_are_refused(deployment: Deployment, owner_db: Database) -> None:
+    """Every request counts, not only calls: of a rate of 8, the client's own requests before
+    its first call (discovering the server, listing the tools) leave at most 6 calls."""
     token, _ = create_token(owner_db, "gus_mcp")
 
-    async def scenario() -> tuple[list[bool], str]:
+    async def scenario() -> tuple[list[str], str]:
         async with http_client(server.url, token) as client:
-            calls = [(await client.call_tool("memory_stats", {})).is_error for _ in range(4)]
-            with pytest.raises(Exception, match="rate: at most 3 requests a minute") as refused:
+            calls = [text(await client.call_tool("memory_stats", {})) for _ in range(8)]
+            with pytest.raises(Exception, match="rate: at most 8 requests a minute") as refused:
                 await client.read_resource("memory://stats")  # resources count too
             return calls, str(refused.value)
 
-    with HttpServer(deployment.app, Limits(calls_per_minute=3)) as server:
+    with HttpServer(deployment.app, Limits(calls_per_minute=8)) as server:
         calls, _ = anyio.run(scenario)
-    # the client lists the tools once (it validates results against their schemas): 3 in all
-    assert calls.count(False) == 2 and calls[:2] == [False, False] and calls[2:] == [True, True]
+    answered = [c for c in calls if not c.startswith("❌")]
+    assert 1 <= len(answered) <= 6 and calls[: len(answered)] == answered
+    assert all(c.startswith("❌ rate: at most 8 requests a minute; retry in") for c in calls[len(answered) :])
+
+
+HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    },
+}
+
+
+def open_session(url: str, token: str) -> httpx2.Response:
+    """One initialize, as a client that opens sessions and never comes back would send it."""
+    return httpx2.post(url, json=INITIALIZE, headers={**HEADERS, "Authorization": f"Bearer {token}"})
+
+
+def ping(url: str, token: str, session: str) -> int:
+    """The status of a ping inside ``session``."""
+    headers = {**HEADERS, "Authorization": f"Bearer {token}", "mcp-session-id": session}
+    headers["mcp-protocol-version"] = "2025-06-18"
+    body = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+    return httpx2.post(url, json=body, headers=headers).status_code
+
+
+def test_sessions_count_against_the_rate_and_a_token_keeps_only_its_newest(
+    deployment: Deployment, owner_db: Database
+) -> None:
+    """Opening a session is a request like any other; past its cap a token's oldest session is
+    closed (its id answers 404), and an idle session ends."""
+    token, _ = create_token(owner_db, "kit_mcp", mode="read")
+    other, _ = create_token(owner_db, "kit_mcp", mode="read")
+    with HttpServer(deployment.app, Limits(calls_per_minute=6, sessions_per_token=2)) as server:
+        sessions = [open_session(server.url, token).headers["mcp-session-id"] for _ in range(3)]
+        theirs = open_session(server.url, other).headers["mcp-session-id"]
+        assert [ping(server.url, token, s) for s in sessions] == [404, 200, 200]
+        over = open_session(server.url, token)  # the seventh request of the token
+        assert over.status_code == 429 and int(over.headers["retry-after"]) >= 1
+        assert "mcp-session-id" not in over.headers
+        assert ping(server.url, other, theirs) == 200, "another token's sessions and rate are its own"
+    with HttpServer(deployment.app, Limits(session_idle_s=1.0)) as server:
+        session = open_session(server.url, token).headers["mcp-session-id"]
+        assert ping(server.url, token, session) == 200
+        time.sleep(2.5)
+        assert ping(server.url, token, session) == 404
 
 
 @pytest.fixture(scope="module")
@@ -437,8 +495,9 @@ def test_every_identity_shares_one_embedder_and_chat_model(deployment: Deploymen
 def test_a_timed_out_call_stops_its_work(deployment: Deployment, owner_db: Database, tmp_path: Path) -> None:
     """The reply is abandoned at the time limit and the ingest behind it stops at the next file,
     instead of running on in its worker thread."""
+    (tmp_path / "jo_mcp").mkdir()
     for number in range(400):
-        (tmp_path / f"note{number:03}.md").write_text(
+        (tmp_path / "jo_mcp" / f"note{number:03}.md").write_text(
             f"# Note {number}\n\n" + "word " * 300, encoding="utf-8"
         )
     token, _ = create_token(owner_db, "jo_mcp", ["jo_docs"])
@@ -451,7 +510,7 @@ def test_a_timed_out_call_stops_its_work(deployment: Deployment, owner_db: Datab
     async def scenario() -> str:
         async with http_client(server.url, token) as client:
             await client.call_tool("memory_stats", {})
-            return text(await client.call_tool("rag_ingest", {"paths": [str(tmp_path)]}))
+            return text(await client.call_tool("rag_ingest", {"paths": ["."]}))
 
     with HttpServer(deployment.app, Limits(call_timeout_s=1.0, files_root=tmp_path)) as server:
         assert anyio.run(scenario).startswith("❌ timeout: the call took longer than 1s")
@@ -506,6 +565,39 @@ def test_a_tokens_mode_decides_what_it_may_do(served: HttpServer, owner_db: Data
     assert not full["memory_clear_all:"].startswith("❌")
 
 
+def test_arguments_are_held_to_their_schema(served: HttpServer, owner_db: Database) -> None:
+    """A string or a number where a boolean goes clears nothing; a string where an integer goes,
+    a value off its enum or past its bounds is refused naming the argument; a null is left out."""
+    token, _ = create_token(owner_db, "liv_mcp", ["liv_docs"], mode="admin")
+    wrong: tuple[tuple[str, dict[str, Any], str], ...] = (
+        ("memory_clear_all", {"confirm": "yes"}, "confirm: 'yes' is not of type 'boolean'"),
+        ("memory_clear_all", {"confirm": 1}, "confirm: 1 is not of type 'boolean'"),
+        ("rag_clear", {"confirm": "on"}, "confirm: 'on' is not of type 'boolean'"),
+        ("memory_search", {"query": "bees", "limit": "5"}, "limit: '5' is not of type 'integer'"),
+        ("memory_search", {"query": "bees", "memory_type": "dreams"}, "memory_type: 'dreams' is not one of"),
+        ("memory_add", {"content": "Liv sells honey", "importance": 2}, "importance: 2 is greater than"),
+        ("memory_add", {}, "content: required"),
+    )
+
+    async def scenario() -> tuple[list[tuple[bool, str]], str, str]:
+        async with http_client(served.url, token) as client:
+            await client.call_tool("memory_add", {"content": "Liv keeps bees", "memory_type": "semantic"})
+            await client.call_tool("rag_add_text", {"text": "# Bees\n\nHives.", "document_id": "bees"})
+            results = []
+            for name, arguments, _ in wrong:
+                result = await client.call_tool(name, arguments)
+                results.append((bool(result.is_error), text(result)))
+            found = text(await client.call_tool("memory_search", {"query": "bees", "limit": None}))
+            listed = text(await client.call_tool("rag_list_documents", {}))
+            return results, found, listed
+
+    results, found, listed = anyio.run(scenario)
+    for (name, _, rule), (is_error, said) in zip(wrong, results, strict=True):
+        assert is_error and said.startswith(f"❌ invalid input: {rule}"), (name, said)
+    assert "Liv keeps bees" in found and "honey" not in found
+    assert "bees" in listed
+
+
 def test_tools_carry_annotations_for_destructive_calls(served: HttpServer, owner_db: Database) -> None:
     token, _ = create_token(owner_db, "lee_mcp", mode="admin")
 
@@ -539,8 +631,9 @@ def test_files_over_http_stay_beneath_the_root_and_paths_are_not_shown(
 ) -> None:
     """A folder's links to files or folders outside the root are not read, a name that climbs out
     is refused, and what comes back names files relative to the root, never the server's paths."""
-    root, outside = tmp_path / "root", tmp_path / "outside"
-    root.mkdir()
+    files, outside = tmp_path / "root", tmp_path / "outside"
+    root = files / "olga_mcp"
+    root.mkdir(parents=True)
     outside.mkdir()
     (root / "ok.md").write_text("# Ok\n\nInside the root.", encoding="utf-8")
     (outside / "secret.md").write_text("# Secret\n\nThe vault code is 4711.", encoding="utf-8")
@@ -556,7 +649,7 @@ def test_files_over_http_stay_beneath_the_root_and_paths_are_not_shown(
             out["search"] = text(await client.call_tool("rag_search", {"query": "vault code"}))
             return out
 
-    with HttpServer(deployment.app, Limits(files_root=root)) as server:
+    with HttpServer(deployment.app, Limits(files_root=files)) as server:
         out = anyio.run(scenario)
     assert "added: ok.md" in out["ingest"] and "failed: link.md" in out["ingest"], out["ingest"]
     assert "linked" not in out["ingest"], "a linked folder is not walked"
@@ -564,6 +657,39 @@ def test_files_over_http_stay_beneath_the_root_and_paths_are_not_shown(
         assert out[name].startswith("❌"), (name, out[name])
     assert "4711" not in out["search"]
     assert all(str(tmp_path) not in value for value in out.values()), out
+
+
+@pytest.mark.parametrize("layout", ["subfolders", "template"])
+def test_each_token_reads_its_own_folder_of_the_files_root(
+    deployment: Deployment, owner_db: Database, tmp_path: Path, layout: str
+) -> None:
+    """Over HTTP every identity reads only its own folder beneath --files-root (FILES_ROOT/<user>,
+    or the {user} of a template): alice's token cannot ingest what was placed for bob."""
+    users = {"amy_files": "the harbour opens at six", "ben_files": "ben's vault code is 4711"}
+    for user, line in users.items():
+        folder = tmp_path / user / ("inbox" if layout == "template" else "")
+        folder.mkdir(parents=True)
+        (folder / "note.md").write_text(f"# Note\n\n{line}\n", encoding="utf-8")
+    template = tmp_path / "{user}" / "inbox" if layout == "template" else tmp_path
+    amy, _ = create_token(owner_db, "amy_files", [f"amy_{layout}"])
+
+    async def scenario() -> dict[str, str]:
+        async with http_client(server.url, amy) as client:
+            out = {"own": text(await client.call_tool("rag_ingest", {"paths": ["note.md"]}))}
+            for path in (
+                "../ben_files/note.md",
+                "../../ben_files/inbox/note.md",
+                str(tmp_path / "ben_files"),
+            ):
+                out[path] = text(await client.call_tool("rag_ingest", {"paths": [path]}))
+            out["search"] = text(await client.call_tool("rag_search", {"query": "vault code harbour"}))
+            return out
+
+    with HttpServer(deployment.app, Limits(files_root=template)) as server:
+        out = anyio.run(scenario)
+    assert "added: note.md" in out["own"], out["own"]
+    assert all(out[p].startswith("❌") for p in out if p not in ("own", "search")), out
+    assert "4711" not in out["search"] and "harbour" in out["search"]
 
 
 def test_remote_errors_carry_no_server_details() -> None:

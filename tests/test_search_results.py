@@ -86,7 +86,7 @@ def test_only_a_long_term_search_has_sql_to_show(make_manager: Callable[..., Mem
 
 def test_the_store_builds_tools_and_mcp_boxes_on_its_one_pool(database: Database) -> None:
     from hello_pgmem.access import Identity
-    from hello_pgmem.mcp_server.server import IdentityTools
+    from hello_pgmem.mcp_server.identity_tools import IdentityTools
 
     with hello_pgmem.Store(database=database, embedder=HashingEmbedder()) as store:
         try:

@@ -7,18 +7,20 @@ from __future__ import annotations
 
 import os
 import resource
-import socket
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 from hello_pgmem import Settings
-from hello_pgmem.access.serving import RepeatFilter
+from hello_pgmem.access.serving import RepeatFilter, client_key
 from hello_pgmem.access.throttle import FailedTokens
+from tests.flood import answered, half_sent, hold_half_sent
 from tests.served import free_port
 
 HELLO_PGMEM = str(Path(sys.executable).with_name("hello-pgmem"))
@@ -29,17 +31,8 @@ def low_file_limit() -> None:
     resource.setrlimit(resource.RLIMIT_NOFILE, (FILES, FILES))
 
 
-def answered(port: int, source: str, seconds: float) -> bytes:
-    """The first bytes of the answer to a plain GET from ``source`` (b"" when none came)."""
-    with socket.socket() as sock:
-        sock.settimeout(seconds)
-        sock.bind((source, 0))
-        try:
-            sock.connect(("127.0.0.1", port))
-            sock.sendall(b"GET /login HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
-            return sock.recv(64)
-        except OSError:
-            return b""
+def usual_file_limit() -> None:
+    resource.setrlimit(resource.RLIMIT_NOFILE, (4096, 4096))
 
 
 def wait_until_served(port: int, server: subprocess.Popen[bytes]) -> None:
@@ -49,41 +42,21 @@ def wait_until_served(port: int, server: subprocess.Popen[bytes]) -> None:
         time.sleep(0.2)
 
 
-def half_sent(port: int, count: int) -> list[socket.socket]:
-    """``count`` connections that each send half a request's headers and wait."""
-    opened = []
-    for _ in range(count):
-        sock = socket.socket()
-        sock.settimeout(0.5)
-        try:
-            sock.connect(("127.0.0.1", port))
-            sock.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
-        except OSError:
-            pass
-        opened.append(sock)
-    return opened
-
-
-@pytest.fixture(scope="module", params=["mcp", "ui"])
-def flooded(
-    request: pytest.FixtureRequest, settings: Settings, tmp_path_factory: pytest.TempPathFactory
+@contextmanager
+def command_server(
+    kind: str, settings: Settings, log: Path, limit: Callable[[], None]
 ) -> Iterator[tuple[int, Path]]:
-    """A server of the command line, under a low open-file limit; its port and its log."""
+    """``hello-pgmem mcp --http`` or ``ui`` as a user starts it, under an open-file limit."""
     port = free_port()
     command = {
         "mcp": ["mcp", "--http", "--allow-privileged-role"],
         "ui": ["ui", "--tokens", "--allow-privileged-role"],
-    }[request.param]
-    log = tmp_path_factory.mktemp(request.param) / "server.log"
+    }[kind]
     env = {**os.environ, "DATABASE_URL": settings.database_url, "PGMEM_SCHEMA": settings.schema_name}
     with (
         log.open("wb") as out,
         subprocess.Popen(
-            [HELLO_PGMEM, *command, "--port", str(port)],
-            env=env,
-            stdout=out,
-            stderr=out,
-            preexec_fn=low_file_limit,
+            [HELLO_PGMEM, *command, "--port", str(port)], env=env, stdout=out, stderr=out, preexec_fn=limit
         ) as server,
     ):
         try:
@@ -92,6 +65,44 @@ def flooded(
         finally:
             server.terminate()
             server.wait(10)
+
+
+@pytest.fixture(scope="module", params=["mcp", "ui"])
+def flooded(
+    request: pytest.FixtureRequest, settings: Settings, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[int, Path]]:
+    """A server of the command line, under a low open-file limit; its port and its log."""
+    log = tmp_path_factory.mktemp(request.param) / "server.log"
+    with command_server(request.param, settings, log, low_file_limit) as served:
+        yield served
+
+
+@pytest.mark.parametrize("kind", ["mcp", "ui"])
+def test_a_few_addresses_holding_half_sent_requests_leave_room_for_others(
+    kind: str, settings: Settings, tmp_path: Path
+) -> None:
+    """Five addresses each keep 64 half-sent requests open, opening new ones as the server cuts
+    them off; 19 of 20 requests of a sixth address are answered within 4 s."""
+    with command_server(kind, settings, tmp_path / "server.log", usual_file_limit) as (port, _):
+        stop = threading.Event()
+        attackers = [
+            threading.Thread(target=hold_half_sent, args=(port, f"127.0.0.{n}", stop)) for n in range(2, 7)
+        ]
+        for thread in attackers:
+            thread.start()
+        try:
+            time.sleep(4)  # the attack in full, one cut-off and re-opening behind it
+            times = []
+            for _ in range(20):
+                started = time.monotonic()
+                answer = answered(port, "127.0.0.9", 4)
+                times.append(time.monotonic() - started if answer.startswith(b"HTTP/1.1 ") else None)
+                time.sleep(0.2)
+        finally:
+            stop.set()
+            for thread in attackers:
+                thread.join(10)
+        assert sum(t is not None and t <= 4 for t in times) >= 19, times
 
 
 def test_a_flood_of_half_sent_requests_does_not_stop_the_server(flooded: tuple[int, Path]) -> None:
@@ -117,7 +128,14 @@ def test_a_half_sent_request_is_cut_off(flooded: tuple[int, Path]) -> None:
         sock.settimeout(20)
         started = time.monotonic()
         assert sock.recv(64) == b"", "the server closed the connection"
-        assert time.monotonic() - started < 15
+        assert time.monotonic() - started < 6, "within the headers' time (3 s)"
+
+
+def test_a_client_counts_by_its_ipv4_address_or_its_ipv6_64() -> None:
+    assert client_key("2001:db8:1:2::5") == client_key("2001:db8:1:2:ffff::9") == "2001:db8:1:2::/64"
+    assert client_key("2001:db8:1:3::5") != client_key("2001:db8:1:2::5")
+    assert client_key("::ffff:10.0.0.1") == client_key("10.0.0.1") == "10.0.0.1"
+    assert client_key("fe80::1%eth0") == "fe80::/64"
 
 
 def test_repeated_log_records_are_held_to_a_few_a_minute() -> None:

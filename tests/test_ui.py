@@ -405,6 +405,42 @@ def test_an_address_that_keeps_failing_waits_but_a_good_token_does_not(seeded: S
         assert client.get("/memories").status_code == 200
 
 
+def test_one_token_cannot_log_everyone_else_out_nor_flush_the_throttle(seeded: Seeded) -> None:
+    """A token holds at most 20 sessions (its own oldest close first, nobody else's), logs in at
+    most 10 times a minute, and its sessions never count as credentials that worked (which
+    would push the failed guesses' memory out)."""
+    from hello_pgmem.ui.login import SESSIONS_PER_TOKEN, Sessions
+
+    with Store(seeded.app.model_copy(update={"read_only": True})) as store:
+        app = ui_app(store, failed_logins_per_minute=3)
+        bob = TestClient(app, base_url="http://127.0.0.1")
+        assert (
+            bob.post(
+                "/login", data={"token": seeded.bob_token}, headers=ORIGIN, follow_redirects=False
+            ).status_code
+            == 303
+        )
+        logins = []
+        for _ in range(12):
+            alice = TestClient(app, base_url="http://127.0.0.1")
+            answer = alice.post(
+                "/login", data={"token": seeded.alice_token}, headers=ORIGIN, follow_redirects=False
+            )
+            logins.append(answer.status_code)
+        assert logins == [303] * 10 + [429] * 2, logins
+        assert bob.get("/memories").status_code == 200, "another token's session stays"
+        guesser = TestClient(app, base_url="http://127.0.0.1")
+        for i in range(4):
+            guesser.post("/login", data={"token": f"pgm_guess{i}"}, headers=ORIGIN)
+        assert guesser.post("/login", data={"token": "pgm_guess9"}, headers=ORIGIN).status_code == 429
+        assert bob.get("/memories").status_code == 200, "an open session is let through, not remembered"
+    sessions = Sessions()
+    mine = [sessions.open("pgm_alice") for _ in range(SESSIONS_PER_TOKEN + 5)]
+    other = sessions.open("pgm_bob")
+    assert [sessions.token(s) for s in mine[:5]] == [None] * 5 and sessions.token(mine[-1]) == "pgm_alice"
+    assert sessions.token(other) == "pgm_bob"
+
+
 def test_posts_from_other_sites_and_foreign_hosts_are_refused(seeded: Seeded) -> None:
     """Login CSRF and DNS rebinding: a POST whose Origin is another site's gets 403, a request for
     a Host that is not this loopback server's gets 421, and nothing is logged in."""

@@ -1,13 +1,14 @@
 """HTTP serving with bounds, for the MCP server and the web view: uvicorn with
 
-- a cap on open connections, in all and per client address, applied as a connection is accepted
-  (one over the cap is closed at once, before anything is read), and a short listen backlog, so
-  that asyncio accepts at most ``BACKLOG`` connections before those over the cap are closed: both
-  are kept well under the process's open-file limit, which is raised to its maximum first. A
+- a cap on open connections, in all (4,096) and per client address (64; an IPv6 address counts
+  by its /64, what one client is usually given), applied as a connection is accepted (one over
+  the cap is closed at once, before anything is read), and a short listen backlog, so that
+  asyncio accepts at most ``BACKLOG`` connections before those over the cap are closed: the total
+  is kept well under the process's open-file limit, which is raised to its maximum first. A
   flood of connections cannot exhaust the server's files, where asyncio would fail every accept
-  and log each failure;
-- a time limit on reading each request, its headers and its body: a client that sends half a
-  request and waits is disconnected;
+  and log each failure, and a handful of addresses cannot fill the total;
+- time limits on reading each request: 3 s for its request line and headers, 10 s for the whole
+  of it: a client that sends half a request and waits is disconnected;
 - logs that repeat rate-limited: at most ``LOG_REPEATS`` records of one kind a minute per logger,
   then one line that says how many were left out.
 """
@@ -15,6 +16,8 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import ipaddress
 import logging
 import resource
 import time
@@ -37,8 +40,9 @@ BACKLOG = 64  # connections asyncio accepts in one go (uvicorn's own default is 
 class Bounds:
     """What one server lets the network take of it."""
 
-    max_connections: int = 256
-    max_per_address: int = 64
+    max_connections: int = 4096
+    max_per_address: int = 64  # an IPv6 /64 is one address
+    header_read_s: float = 3.0  # to receive a request's line and headers
     request_read_s: float = 10.0  # to receive a request whole, headers and body
     keep_alive_s: int = 5  # an idle connection between requests
 
@@ -98,10 +102,23 @@ def usable_connections(wanted: int) -> int:
     return max(8, min(wanted, soft - FILES_RESERVED - 4 * BACKLOG))
 
 
+def client_key(address: str) -> str:
+    """What the per-address cap counts a client by: its IPv4 address, or its IPv6 /64 (an IPv4
+    address mapped into IPv6 as itself)."""
+    try:
+        ip = ipaddress.ip_address(address.split("%", 1)[0])
+    except ValueError:
+        return address
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.IPv6Network((ip, 64), strict=False))
+    return str(ip)
+
+
 def _address(protocol: object) -> str:
-    """The client address of one of uvicorn's connections."""
-    client = getattr(protocol, "client", None)
-    return str(client[0]) if client else ""
+    """The client key of one of uvicorn's connections."""
+    return getattr(protocol, "_client_key", "")
 
 
 class BoundedProtocol(H11Protocol):
@@ -110,10 +127,12 @@ class BoundedProtocol(H11Protocol):
     bounds: ClassVar[Bounds] = Bounds()
     _refused = False
     _reading: asyncio.TimerHandle | None = None
+    _client_key = ""
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         peer = transport.get_extra_info("peername")
-        address = str(peer[0]) if peer else "unknown"
+        address = client_key(str(peer[0])) if peer else "unknown"
+        self._client_key = address
         open_from = sum(1 for c in self.connections if _address(c) == address)
         if len(self.connections) >= self.bounds.max_connections or open_from >= self.bounds.max_per_address:
             self._refused = True
@@ -148,12 +167,23 @@ class BoundedProtocol(H11Protocol):
 
     def _start_reading(self) -> None:
         self._stop_reading()
-        self._reading = self.loop.call_later(self.bounds.request_read_s, self._reading_too_long)
+        self._reading = self.loop.call_later(self.bounds.header_read_s, self._headers_too_long)
 
     def _stop_reading(self) -> None:
         if self._reading is not None:
             self._reading.cancel()
             self._reading = None
+
+    def _headers_too_long(self) -> None:
+        """The headers' time is up: a request still without its headers is cut off; one that has
+        them has the rest of the request's time for its body."""
+        self._reading = None
+        if self.conn.their_state is h11.IDLE:
+            log.info("closed a connection from %s: no request line and headers in time", self.client)
+            self.transport.close()
+            return
+        rest = max(0.0, self.bounds.request_read_s - self.bounds.header_read_s)
+        self._reading = self.loop.call_later(rest, self._reading_too_long)
 
     def _reading_too_long(self) -> None:
         self._reading = None
@@ -180,12 +210,7 @@ def serve(
     import uvicorn
 
     limits = bounds or Bounds()
-    limits = Bounds(
-        max_connections=usable_connections(limits.max_connections),
-        max_per_address=limits.max_per_address,
-        request_read_s=limits.request_read_s,
-        keep_alive_s=limits.keep_alive_s,
-    )
+    limits = dataclasses.replace(limits, max_connections=usable_connections(limits.max_connections))
     limit_repeated_logs()
     uvicorn.run(
         app,

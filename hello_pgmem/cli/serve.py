@@ -17,11 +17,30 @@ from hello_pgmem.cli.app import State, cli, emit, open_store
 @click.option("--public-url", help="HTTP: the URL clients reach the server at (default http://HOST:PORT).")
 @click.option(
     "--files-root",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="HTTP: the folder rag_add_document and rag_ingest may read (refused without it).",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="HTTP: the folder beneath which each user's own folder lies (FILES_ROOT/<user>, or a "
+    "{user} in the path), the only files rag_add_document and rag_ingest read for that user.",
 )
 @click.option(
-    "--rate", default=120, show_default=True, type=click.IntRange(1), help="Requests a minute per token."
+    "--rate",
+    default=120,
+    show_default=True,
+    type=click.IntRange(1),
+    help="HTTP: requests a minute per token, every one counted (stdio: not throttled).",
+)
+@click.option(
+    "--sessions-per-token",
+    default=16,
+    show_default=True,
+    type=click.IntRange(1, 1024),
+    help="HTTP: live MCP sessions per token; one more closes its oldest.",
+)
+@click.option(
+    "--session-idle",
+    default=300.0,
+    show_default=True,
+    type=click.FloatRange(1),
+    help="HTTP: seconds a session may go without a request before it ends.",
 )
 @click.option(
     "--concurrency",
@@ -60,6 +79,8 @@ def mcp(
     public_url: str | None,
     files_root: Path | None,
     rate: int,
+    sessions_per_token: int,
+    session_idle: float,
     concurrency: int,
     timeout: float,
     certfile: str | None,
@@ -88,6 +109,8 @@ def mcp(
 
     limits = Limits(
         calls_per_minute=rate,
+        sessions_per_token=sessions_per_token,
+        session_idle_s=session_idle,
         concurrent_calls=concurrency,
         call_timeout_s=timeout,
         max_request_bytes=max_request_bytes,
@@ -95,7 +118,11 @@ def mcp(
     )
     if bool(certfile) != bool(keyfile):
         raise click.UsageError("--certfile and --keyfile go together")
-    with open_store() as store:
+    if files_root is not None and "{user}" not in str(files_root) and not files_root.is_dir():
+        raise click.BadParameter(
+            "must be a folder (its subfolders are the users'), or hold {user}", param_hint="--files-root"
+        )
+    with open_store(background=True) as store:  # a server runs its embedding workers
         db = store.db
         if use_http:
             privileged = privileged_role(db)

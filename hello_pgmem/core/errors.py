@@ -74,6 +74,10 @@ class UnsupportedFormatError(InvalidInputError):
     """A file that is neither text nor a document format the converter reads: ingest skips it."""
 
 
+class BusyError(HelloPgmemError):
+    """A shared resource is at its limit for longer than the call may wait: try again later."""
+
+
 class NotFoundError(HelloPgmemError):
     """No such object exists for the current user or namespace."""
 

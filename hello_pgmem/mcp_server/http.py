@@ -7,6 +7,7 @@ from uuid import UUID
 
 import anyio
 from mcp.shared.exceptions import MCPError
+from starlette.routing import Route
 
 from hello_pgmem.access import Identity, check_mode, resolve_token
 from hello_pgmem.access.serving import serve
@@ -14,7 +15,9 @@ from hello_pgmem.access.throttle import FailedTokens, bearer_token, throttle_fai
 from hello_pgmem.db import Database
 from hello_pgmem.mcp_server.limits import Limits
 from hello_pgmem.mcp_server.server import INVALID_PARAMS, PgMemServer
+from hello_pgmem.mcp_server.sessions import SessionGuard
 
+MCP_PATH = "/mcp"
 SCOPE_PREFIX = "namespace:"
 MODE_PREFIX = "mode:"
 NAMESPACE_MODE_PREFIX = "namespace-mode:"
@@ -74,11 +77,19 @@ def http_app(db: Database, public_url: str, limits: Limits | None = None, host: 
     limits = limits or Limits()
     server = PgMemServer(db, token_identity, limits, remote=True)
     app = server.server.streamable_http_app(
+        streamable_http_path=MCP_PATH,
         auth=AuthSettings(issuer_url=public_url.rstrip("/"), resource_server_url=None),  # type: ignore[arg-type]
         token_verifier=DatabaseTokens(db),
         max_request_body_size=limits.max_request_bytes,
+        session_idle_timeout=limits.session_idle_s,
+        max_sessions=limits.max_sessions,
         host=host,
     )
+    for route in app.routes:  # behind the token check, before the SDK's sessions
+        if isinstance(route, Route) and route.path == MCP_PATH:
+            route.app = SessionGuard(
+                route.app, server.gate, server.server.session_manager, limits.sessions_per_token
+            )
     return throttle_failed_tokens(app, FailedTokens(limits.failed_tokens_per_minute), bearer_token)
 
 

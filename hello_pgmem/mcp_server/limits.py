@@ -1,6 +1,6 @@
-"""What one identity may ask of the MCP server: requests a minute, requests at once, a call's
-time, a request's size; and, over HTTP, how many bad tokens one address may try
-(:mod:`hello_pgmem.access.throttle`)."""
+"""What one identity may ask of the MCP server: requests at once, a call's time, a request's
+size; and, over HTTP, requests a minute, live sessions, and how many bad tokens one address may
+try (:mod:`hello_pgmem.access.throttle`)."""
 
 from __future__ import annotations
 
@@ -14,11 +14,14 @@ from threading import Lock
 class Limits:
     """What one identity may ask of the server."""
 
-    calls_per_minute: int = 120  # every request: tool calls, lists and resource reads
+    calls_per_minute: int = 120  # HTTP: every request of a token (stdio: none counted)
     concurrent_calls: int = 4  # requests of one identity in progress at once
     call_timeout_s: float = 120.0  # the reply, and the work: statements and loops stop at it
     max_request_bytes: int = 1_000_000
     failed_tokens_per_minute: int = 20  # HTTP: bad tokens per client address before 429
+    sessions_per_token: int = 16  # HTTP: live MCP sessions of one token (its oldest closed)
+    session_idle_s: float = 300.0  # HTTP: a session without a request in flight this long ends
+    max_sessions: int = 4096  # HTTP: live MCP sessions in all (503 past it)
     files_root: Path | None = None  # HTTP only: the folder file tools may read (None: refused)
 
 

@@ -1,24 +1,26 @@
 """The MCP server over the memory and rag tools (``hello-pgmem mcp``).
 
 One MCP tool per tool action (``memory_add``, ``memory_search``, ``rag_search``, …) with the JSON
-Schema, validation and text results of ``MemoryTool`` and ``RAGTool``, plus ``rag_ingest`` (files
-and folders, with progress notifications). A failed action comes back as a tool result with
-``isError`` (the tool's ``ok`` False) and its ``❌ field: rule`` text; an unknown tool or a
-refused request as an MCP error. Resources: ``memory://summary``, ``memory://stats``, ``rag://namespaces`` and
-``rag://{namespace}/documents``.
+Schema and text results of ``MemoryTool`` and ``RAGTool``, plus ``rag_ingest`` (files and
+folders, with progress notifications): :mod:`hello_pgmem.mcp_server.identity_tools`. A call's
+arguments are checked against its tool's schema first. A failed action comes back as a tool
+result with ``isError`` (the tool's ``ok`` False) and its ``❌ field: rule`` text; an unknown tool
+or a refused request as an MCP error. Resources: ``memory://summary``, ``memory://stats``,
+``rag://namespaces`` and ``rag://{namespace}/documents``.
 
 Every call runs for one identity (a user and the namespaces it may use): over stdio the one the
 server was started with, over HTTP the one of the request's bearer token. The database scopes
 every statement to that user by row-level security, so a mistake here still cannot reach another
 user's rows. Over HTTP, tools that read files of the server's machine (``rag_add_document``,
-``rag_ingest``) are refused unless ``files_root`` names a folder, and then stay inside it.
+``rag_ingest``) read only the identity's own folder beneath ``files_root``, and are refused
+without one.
 """
 
 from __future__ import annotations
 
 import logging
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from importlib.metadata import version as package_version
 from pathlib import Path
@@ -32,14 +34,16 @@ from mcp.shared.exceptions import MCPError
 
 from hello_pgmem.access import Identity
 from hello_pgmem.core.deadline import call_deadline
-from hello_pgmem.core.i18n import Language, say
 from hello_pgmem.db import Database
+from hello_pgmem.mcp_server.arguments import argument_error, given
+from hello_pgmem.mcp_server.identity_tools import INGEST_ARGUMENTS, IdentityTools, tool_list
 from hello_pgmem.mcp_server.limits import ConcurrencyGate, Limits, RateGate, Refused
-from hello_pgmem.mcp_server.permissions import TOOLS, refusal, visible
-from hello_pgmem.mcp_server.remote import inside, scrub
-from hello_pgmem.rag.chunking import MAX_CHUNK_SIZE, MIN_CHUNK_SIZE, check_sizes
+from hello_pgmem.mcp_server.permissions import refusal
+from hello_pgmem.mcp_server.remote import inside, scrub, user_root
+from hello_pgmem.mcp_server.sessions import rate_wait
+from hello_pgmem.rag.chunking import check_sizes
 from hello_pgmem.store import Store
-from hello_pgmem.tools.base import ToolRegistry, ToolText, failed, succeeded
+from hello_pgmem.tools.base import ToolText, failed, succeeded
 from hello_pgmem.tools.rag_text import ingest_report
 
 log = logging.getLogger(__name__)
@@ -53,56 +57,6 @@ MAX_BOXES = 1000  # tool boxes kept for the most recent identities
 FILE_TOOLS = ("rag_add_document", "rag_ingest")
 
 
-INGEST_ARGUMENTS = ("paths", "namespace", "chunk_size", "chunk_overlap")
-
-
-def ingest_tool(language: Language, namespaces: Sequence[str] | None = None) -> types.Tool:
-    """rag_ingest, described in ``language``; ``namespaces``, when given, the ones it may fill."""
-    named = {} if namespaces is None else {"enum": list(namespaces)}
-    return types.Tool(
-        name="rag_ingest",
-        description=say(
-            language,
-            "Add files and folders (recursively) to the knowledge base, reporting progress file by "
-            "file; every file skipped or failed is listed with its reason",
-            "把文件和文件夹（递归）加入知识库，逐个报告进度；跳过或失败的文件逐个列出原因",
-        ),
-        input_schema={
-            "type": "object",
-            "properties": {
-                "paths": {
-                    "type": "array",
-                    "items": {"type": "string"},
-                    "description": say(language, "paths of files or folders", "文件或文件夹路径"),
-                },
-                "namespace": {
-                    "type": "string",
-                    **named,
-                    "description": say(
-                        language, "the namespace, the tool's by default", "命名空间，默认是工具的命名空间"
-                    ),
-                },
-                "chunk_size": {
-                    "type": "integer",
-                    "default": 800,
-                    "minimum": MIN_CHUNK_SIZE,
-                    "maximum": MAX_CHUNK_SIZE,
-                    "description": say(language, "the size of a chunk (tokens)", "分块大小（token）"),
-                },
-                "chunk_overlap": {
-                    "type": "integer",
-                    "default": 100,
-                    "minimum": 0,
-                    "maximum": MAX_CHUNK_SIZE // 2,
-                    "description": say(language, "the overlap of chunks (tokens)", "分块重叠（token）"),
-                },
-            },
-            "required": ["paths"],
-            "additionalProperties": False,
-        },
-    )
-
-
 RESOURCES = [
     types.Resource(name="memory summary", uri="memory://summary", mime_type="text/plain"),
     types.Resource(name="memory stats", uri="memory://stats", mime_type="text/plain"),
@@ -111,46 +65,6 @@ RESOURCES = [
 DOCUMENTS = types.ResourceTemplate(
     name="rag documents", uri_template="rag://{namespace}/documents", mime_type="text/plain"
 )
-
-
-class IdentityTools:
-    """The memory and rag tools of one identity, from the server's store (one database pool,
-    embedder and chat model for all). An identity given no namespace gets one of its own, named
-    after its user (``user:<user>``)."""
-
-    def __init__(self, store: Store, identity: Identity, files_root: Path | None = None) -> None:
-        self.identity = identity
-        self.memory = store.memory_tool(identity.user_id, session_id="mcp", expandable=True)
-        namespaces = identity.knowledge
-        self.rag = store.rag_tool(
-            namespaces[0],
-            namespaces=namespaces,
-            expandable=True,
-            asked_by=identity.user_id,
-            files_root=files_root,
-        )
-        self.registry = ToolRegistry(language=self.memory.language)
-        self.registry.register_tool(self.memory)
-        self.registry.register_tool(self.rag)
-
-
-def tool_list(box: IdentityTools) -> list[types.Tool]:
-    """The tools of a box that its token may call, as MCP tools (the same JSON Schema as the
-    OpenAI form) with their annotations, and rag_ingest."""
-    tools = []
-    for name in box.registry.list_tools():
-        function = box.registry.tools[name].to_openai_schema()["function"]
-        tools.append(
-            types.Tool(name=name, description=function["description"], input_schema=function["parameters"])
-        )
-    return [
-        tool.model_copy(update={"annotations": TOOLS[tool.name].annotations()})
-        for tool in [
-            *tools,
-            ingest_tool(box.memory.language, box.rag.bounds().get("namespace", {}).get("enum")),
-        ]
-        if tool.name in TOOLS and visible(box.identity, tool.name)
-    ]
 
 
 def text_result(text: str) -> types.CallToolResult:
@@ -205,17 +119,18 @@ class PgMemServer:
             if identity in self._boxes:
                 self._boxes.move_to_end(identity)
             else:
-                root = self.limits.files_root if self.remote else None
-                self._boxes[identity] = IdentityTools(self.store, identity, root)
+                self._boxes[identity] = IdentityTools(self.store, identity, self.root_of(identity))
                 while len(self._boxes) > MAX_BOXES:
                     self._boxes.popitem(last=False)
             return self._boxes[identity]
 
     @asynccontextmanager
-    async def admitted(self, identity: Identity) -> AsyncIterator[None]:
-        """One request of ``identity`` within the rate and the concurrency limits, else Refused."""
+    async def admitted(self, ctx: Any, identity: Identity) -> AsyncIterator[None]:
+        """One request of ``identity`` within the rate (over HTTP, as :class:`SessionGuard`
+        counted it) and the concurrency limit, else Refused."""
         key = str(identity.token_id or identity.user_id)
-        wait = self.gate.allow(key)
+        request = getattr(ctx, "request", None) if self.remote else None
+        wait = rate_wait(request.scope) if request is not None else 0.0
         if wait:
             limit = self.limits.calls_per_minute
             raise Refused(f"rate: at most {limit} requests a minute; retry in {wait:.0f}s")
@@ -244,7 +159,7 @@ class PgMemServer:
     async def list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
         identity = self.identify(ctx)
         try:
-            async with self.admitted(identity):
+            async with self.admitted(ctx, identity):
                 box = await self.bounded(lambda: self.box(identity))
         except Refused as exc:
             raise MCPError(REFUSED, str(exc)) from exc
@@ -253,17 +168,18 @@ class PgMemServer:
     async def call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         identity = self.identify(ctx)
         try:
-            async with self.admitted(identity):
-                return self.for_caller(await self.run_tool(ctx, identity, params))
+            async with self.admitted(ctx, identity):
+                return self.for_caller(identity, await self.run_tool(ctx, identity, params))
         except Refused as exc:
             return refused(str(exc))
 
-    def for_caller(self, result: types.CallToolResult) -> types.CallToolResult:
+    def for_caller(self, identity: Identity, result: types.CallToolResult) -> types.CallToolResult:
         """Over HTTP, a result without the server's own paths, hosts or role names."""
         if not self.remote:
             return result
+        roots = [r for r in (self.root_of(identity), self.limits.files_root) if r is not None]
         parts = [
-            part.model_copy(update={"text": scrub(part.text, self.limits.files_root)})
+            part.model_copy(update={"text": scrub(part.text, *roots)})
             if isinstance(part, types.TextContent)
             else part
             for part in result.content
@@ -280,25 +196,39 @@ class PgMemServer:
         if refused_mode:
             return refused(refused_mode)
         box = await self.bounded(lambda: self.box(identity))
+        schema = box.input_schema(params.name)
+        if schema is None:
+            raise MCPError(INVALID_PARAMS, f"unknown tool {params.name!r}")
+        arguments = given(arguments)
+        wrong = argument_error(schema, arguments)
+        if wrong:
+            return text_result(box.memory.bad_input(wrong))
         if params.name in FILE_TOOLS and self.remote:
-            outside = self.refuse_files(arguments)
+            outside = self.refuse_files(identity, arguments)
             if outside:
                 return refused(outside)
         if params.name == "rag_ingest":
             return await self.ingest(ctx, box, arguments)
-        tool = box.registry.get_tool(params.name)
-        if tool is None:
-            raise MCPError(INVALID_PARAMS, f"unknown tool {params.name!r}")
+        tool = box.registry.tools[params.name]  # listed, so registered
         return text_result(await self.bounded(lambda: tool.run(arguments)))
 
-    def refuse_files(self, arguments: dict[str, Any]) -> str | None:
+    def root_of(self, identity: Identity) -> Path | None:
+        """The folder an identity's file tools read over HTTP: its own beneath ``--files-root``
+        (:func:`user_root`); None on stdio (any file the local user may read) or when it has none."""
+        if not self.remote or self.limits.files_root is None:
+            return None
+        return user_root(self.limits.files_root, identity.user_id)
+
+    def refuse_files(self, identity: Identity, arguments: dict[str, Any]) -> str | None:
         """Why a file tool may not run over HTTP with these arguments, or None."""
-        root = self.limits.files_root
-        if root is None:
+        if self.limits.files_root is None:
             return "file_path: reading the server's files is off (start the server with --files-root)"
+        root = self.root_of(identity)
+        if root is None:
+            return "file_path: this user has no folder beneath the server's --files-root"
         paths = arguments.get("paths") if "paths" in arguments else [arguments.get("file_path")]
         if not isinstance(paths, list) or not all(isinstance(p, str) and inside(root, p) for p in paths):
-            return "file_path: must be inside the folder the server may read from (its --files-root)"
+            return "file_path: must be inside this user's folder of the server's --files-root"
         return None
 
     async def ingest(self, ctx: Any, box: IdentityTools, arguments: dict[str, Any]) -> types.CallToolResult:
@@ -322,7 +252,7 @@ class PgMemServer:
             anyio.from_thread.run(ctx.session.report_progress, done, total, message)
 
         def run() -> str:
-            root = self.limits.files_root if self.remote else None
+            root = self.root_of(box.identity)
             results = kb.ingest(
                 [str(root / p) if root is not None else p for p in paths],
                 chunk_size=chunk_size,
@@ -337,7 +267,7 @@ class PgMemServer:
     async def list_resources(self, ctx: Any, params: Any) -> types.ListResourcesResult:
         identity = self.identify(ctx)
         try:
-            async with self.admitted(identity):
+            async with self.admitted(ctx, identity):
                 namespaces = identity.knowledge
                 documents = [
                     types.Resource(name=f"documents of {n}", uri=f"rag://{n}/documents", mime_type=TEXT)
@@ -349,7 +279,7 @@ class PgMemServer:
 
     async def list_resource_templates(self, ctx: Any, params: Any) -> types.ListResourceTemplatesResult:
         try:
-            async with self.admitted(self.identify(ctx)):
+            async with self.admitted(ctx, self.identify(ctx)):
                 return types.ListResourceTemplatesResult(resource_templates=[DOCUMENTS])
         except Refused as exc:
             raise MCPError(REFUSED, str(exc)) from exc
@@ -360,7 +290,7 @@ class PgMemServer:
         identity = self.identify(ctx)
         uri = str(params.uri)
         try:
-            async with self.admitted(identity):
+            async with self.admitted(ctx, identity):
                 text = await self.bounded(lambda: self.resource_text(identity, uri))
         except Refused as exc:
             raise MCPError(REFUSED, str(exc)) from exc

@@ -1,13 +1,15 @@
 """The converter's own process: ``python -m hello_pgmem.rag._convert_server SOCKET PARENT``.
 
 Started once by :mod:`hello_pgmem.rag.isolated` as a process of this module, never of the caller's
-script, so converting a document runs no code of the caller's ``__main__``. It loads MarkItDown,
-says "ready" on stdout, then serves one conversion per connection on the Unix socket SOCKET: it is
-single-threaded, so it forks a child per connection safely; the child sends its pid, caps its
-address space, converts and answers, then exits. It leaves when its parent (pid PARENT) is gone.
+script, so converting a document runs no code of the caller's ``__main__``. It says "ready" on
+stdout, then serves one conversion per connection on the Unix socket SOCKET: it is
+single-threaded, so it forks a child per connection safely; the child sends its pid, lowers its
+priority, caps its heap, address space and CPU time, converts and answers, then exits. It
+leaves when its parent (pid PARENT) is gone.
 
-A request is a line of JSON (``extension``, ``name``, ``memory``, ``size``) followed by ``size``
-bytes; an answer is the child's pid (8 bytes), then a line of JSON ``{"ok": …, "payload": …}``.
+A request is a line of JSON (``extension``, ``name``, ``size``, and the limits ``memory``,
+``address``, ``cpu``, ``chars``) followed by ``size`` bytes; an answer is the child's pid (8
+bytes), then a line of JSON ``{"ok": …, "payload": …}``.
 """
 
 from __future__ import annotations
@@ -22,24 +24,58 @@ from typing import Any
 
 from hello_pgmem.core.errors import InvalidInputError
 from hello_pgmem.rag.convert import convert_bytes
-from hello_pgmem.rag.isolated import ARCHIVES, check_archive, check_pages
+from hello_pgmem.rag.unpacking import ARCHIVES, check_archive, check_pdf
+
+NICENESS = 10  # a worker yields the CPU to the process that asked for it
+
+
+class OutOfCpu(BaseException):
+    """The worker used its CPU time (SIGXCPU; the hard limit kills it a few seconds later). Not
+    an Exception: a converter's ``except Exception`` must not turn it into an error of the file."""
+
+
+def _out_of_cpu(signum: int, frame: Any) -> None:
+    raise OutOfCpu
+
+
+def limit(request: dict[str, Any]) -> None:
+    """The worker's bounds: priority, heap, address space, CPU seconds; and no stderr, where a
+    worker that dies past its memory would leave the interpreter's last words on the caller's."""
+    os.nice(NICENESS)
+    quiet = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(quiet, 2)
+    os.close(quiet)
+    memory, address, cpu = int(request["memory"]), int(request["address"]), int(request["cpu"])
+    resource.setrlimit(resource.RLIMIT_DATA, (memory, memory))
+    resource.setrlimit(resource.RLIMIT_AS, (address, address))
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    used = int(usage.ru_utime + usage.ru_stime)  # what the fork inherited counts too
+    resource.setrlimit(resource.RLIMIT_CPU, (used + cpu, used + cpu + 5))
+    signal.signal(signal.SIGXCPU, _out_of_cpu)
 
 
 def convert(request: dict[str, Any], data: bytes) -> dict[str, Any]:
     """The answer to one request, in the child."""
     name, extension = str(request["name"]), str(request["extension"])
-    memory = int(request["memory"])
-    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    limit(request)
     try:
         if extension == ".pdf":
-            check_pages(data, name)
+            check_pdf(data, name)
         if extension in ARCHIVES:
             check_archive(data, name, unpack=True)
-        return {"ok": True, "payload": convert_bytes(data, extension, name)}
+        text = convert_bytes(data, extension, name)
     except InvalidInputError as exc:
         return {"ok": False, "payload": exc.rule}
     except MemoryError:
-        return {"ok": False, "payload": f"{name!r} needs more than {memory} bytes of memory to convert"}
+        return {
+            "ok": False,
+            "payload": f"{name!r} needs more than {request['memory']} bytes of memory to convert",
+        }
+    except OutOfCpu:
+        return {"ok": False, "payload": f"{name!r} took more than {request['cpu']}s of CPU to convert"}
+    if len(text) > int(request["chars"]):
+        return {"ok": False, "payload": f"{name!r} converts to more than {request['chars']} characters"}
+    return {"ok": True, "payload": text}
 
 
 def serve_one(conn: socket.socket) -> None:

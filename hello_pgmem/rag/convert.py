@@ -137,9 +137,11 @@ def convert_file(
     llm_model: str | None = None,
     root: Path | None = None,
     data: bytes | None = None,
+    owner: str | None = None,
 ) -> Converted:
     """Markdown for ``file_path`` (its bytes, when the caller has read them with
-    :func:`read_document`); an InvalidInputError naming the file if it cannot be read."""
+    :func:`read_document`); an InvalidInputError naming the file if it cannot be read. ``owner``
+    is whom the conversion counts against (:mod:`hello_pgmem.rag.isolated`)."""
     path = Path(file_path).expanduser()
     name = path.name
     extension = path.suffix.lower()
@@ -163,7 +165,7 @@ def convert_file(
             f"{name!r}: a picture or recording is read only when a chat model describes it (LLM_MODEL_ID)",
         )
     else:  # a converter may pass NUL characters through, which no text column holds
-        markdown = _convert_binary(path, data, extension, llm_client, llm_model).replace("\x00", "")
+        markdown = _convert_binary(path, data, extension, llm_client, llm_model, owner).replace("\x00", "")
     if not markdown.strip():
         raise InvalidInputError("file_path", f"{name!r}: no text could be extracted")
     if not mostly_text(markdown):
@@ -179,14 +181,16 @@ def convert_file(
     )
 
 
-def _convert_binary(path: Path, data: bytes, extension: str, llm: Any | None, model: str | None) -> str:
+def _convert_binary(
+    path: Path, data: bytes, extension: str, llm: Any | None, model: str | None, owner: str | None
+) -> str:
     """A binary document in a killable worker process; a picture or a recording that a chat
     model is to describe in this one (its client cannot cross to another process)."""
     if llm is not None and extension in GENERAL - {".zip"}:
         return convert_bytes(data, extension, path.name, llm, model)
     from hello_pgmem.rag.isolated import convert_isolated
 
-    return convert_isolated(data, extension, path.name)
+    return convert_isolated(data, extension, path.name, owner=owner)
 
 
 def convert_bytes(
@@ -203,6 +207,8 @@ def convert_bytes(
             result = converter.convert(io.BytesIO(data), info)
         else:
             result = engine.convert_stream(io.BytesIO(data), stream_info=info)
+    except MemoryError:
+        raise
     except Exception as exc:  # every converter raises its own library's errors
         raise InvalidInputError(
             "file_path",

@@ -32,10 +32,10 @@ from hello_pgmem.rag.chunking import Chunk, check_sizes, chunk_markdown
 from hello_pgmem.rag.convert import convert_file, read_document
 from hello_pgmem.rag.files import expand
 from hello_pgmem.rag.models import IngestResult
+from hello_pgmem.rag.unpacking import MAX_TEXT_CHARS
 
 MAX_CHUNKS_PER_DOCUMENT = 20_000
 MAX_BATCH_DOCUMENTS = 10_000
-MAX_TEXT_CHARS = 5_000_000
 
 Progress = Callable[[int, int, IngestResult], None]
 
@@ -58,6 +58,7 @@ class Ingest(store.Namespaced):
     llm: ChatClient | None
     batch_size: int
     embeds_now: bool
+    asked_by: str | None
 
     def add_text(
         self,
@@ -238,7 +239,8 @@ class Ingest(store.Namespaced):
                 chunks=stored[2],
                 elapsed_ms=int((time.perf_counter() - started) * 1000),
             )
-        converted = convert_file(path, root=root, data=data, **self._vision())
+        owner = self.asked_by or f"namespace:{self.namespace}"  # whose turn a conversion takes
+        converted = convert_file(path, root=root, data=data, owner=owner, **self._vision())
         return self.add_text(
             converted.markdown,
             document_id,

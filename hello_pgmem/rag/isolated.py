@@ -1,28 +1,26 @@
-"""Binary documents converted where a hostile file can do no harm: a checked archive, a process
-that a timeout kills, memory capped.
+"""Binary documents converted where a hostile file can do no harm: a process that a time limit
+kills, its memory and CPU capped, and a bounded number of them at once.
 
-- Archives (docx, xlsx, pptx, epub, zip) are refused before conversion when their directory says
-  they would unpack to more than ``MAX_UNPACKED_BYTES``, hold more than ``MAX_MEMBERS`` files, or
-  hold a member that unpacks to more than ``MAX_RATIO`` times its packed size (a zip bomb is a
-  few kilobytes that unpack to gigabytes); in the worker, before conversion, every member is
-  unpacked as a stream and counted, so an archive whose directory understates its members stops
-  at the same limit.
-- A PDF of more than ``MAX_PDF_PAGES`` pages is refused (counted in the worker, before its text
-  is extracted); the Markdown a document gives is held to the ingest's character limit.
-- The converter runs in a process of its own, forked from a single-threaded converter process
-  that has MarkItDown loaded already (a few milliseconds a file, safe beside the caller's
-  threads). That process is ``python -m hello_pgmem.rag._convert_server``, started once and
-  leaving with the caller: it runs no code of the caller's script (multiprocessing would import
-  the caller's ``__main__`` again in every worker). A worker's address space is capped at
-  ``MAX_WORKER_BYTES``; past ``timeout`` seconds, or the caller's call deadline, it is killed, so a
-  file that makes a parser spin costs at most that.
+- What a document unpacks to is counted first (:mod:`hello_pgmem.rag.unpacking`).
+- The converter runs in a process of its own, forked from a small single-threaded converter
+  process (safe beside the caller's threads; the worker loads MarkItDown itself). That process
+  is ``python -m hello_pgmem.rag._convert_server``, started once and leaving with the caller: it
+  runs no code of the caller's script (multiprocessing would import the caller's ``__main__``
+  again in every worker).
+- A worker runs at a lower priority than the caller (``nice`` 10), with ``WORKER_CPU_S`` seconds of
+  CPU, ``WORKER_MEMORY_BYTES`` of heap and ``WORKER_ADDRESS_BYTES`` of address space; past
+  ``timeout`` seconds, or the caller's call deadline, it is killed. Text longer than the ingest's
+  character limit is refused in the worker, never sent.
+- At most ``MAX_CONVERSIONS`` workers run at once in one process, and one per owner (the user a
+  knowledge base works for): a conversion waits its turn up to ``QUEUE_WAIT_S`` seconds (or the
+  call's deadline), then fails as busy. Two hostile files at once leave the rest of the machine
+  to the other calls.
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
-import io
 import json
 import logging
 import os
@@ -32,76 +30,25 @@ import subprocess
 import sys
 import tempfile
 import time
-import zipfile
-from threading import Lock
+from collections import Counter
+from collections.abc import Iterator
+from threading import Condition, Lock
 
 from hello_pgmem.core.deadline import remaining_ms
-from hello_pgmem.core.errors import InvalidInputError
+from hello_pgmem.core.errors import BusyError, InvalidInputError
+from hello_pgmem.rag.unpacking import ARCHIVES, MAX_TEXT_CHARS, check_archive
 
 log = logging.getLogger(__name__)
 
-ARCHIVES = {".docx", ".xlsx", ".pptx", ".epub", ".zip"}
-MAX_UNPACKED_BYTES = 64 * 1024 * 1024  # a 5M-character document is far less as XML
-MAX_RATIO = 200  # unpacked to packed, for a member of more than RATIO_FROM bytes
-RATIO_FROM = 1024 * 1024
-MAX_MEMBERS = 20_000
-MAX_PDF_PAGES = 2_000
-MAX_WORKER_BYTES = 4 * 1024**3
+WORKER_CPU_S = 30
+WORKER_MEMORY_BYTES = 1024**3  # the heap (RLIMIT_DATA): what the worker allocates
+WORKER_ADDRESS_BYTES = 4 * 1024**3  # all its mappings (RLIMIT_AS), libraries included
+MAX_CONVERSIONS = max(1, (os.cpu_count() or 2) // 2)
+CONVERSIONS_PER_OWNER = 1
+QUEUE_WAIT_S = 60.0
 DEFAULT_TIMEOUT_S = 120.0
 HANDOVER_S = 10.0
 """How long the converter may take to take a request and name its worker (not the conversion)."""
-
-
-def check_archive(data: bytes, name: str, *, unpack: bool = False) -> None:
-    """Refuse an archive that would unpack to too much: by its own directory of members, and with
-    ``unpack`` by unpacking every member as a stream and counting what comes out."""
-    try:
-        with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            members = archive.infolist()
-            _check_directory(members, name)
-            if unpack:
-                total = 0
-                for member in members:
-                    with archive.open(member) as stream:
-                        while piece := stream.read(1024 * 1024):
-                            total += len(piece)
-                            if total > MAX_UNPACKED_BYTES:
-                                raise InvalidInputError(
-                                    "file_path", f"{name!r} unpacks to more than {MAX_UNPACKED_BYTES} bytes"
-                                )
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, EOFError) as exc:
-        raise InvalidInputError("file_path", f"{name!r} is corrupt or cannot be converted: {exc}") from exc
-
-
-def _check_directory(members: list[zipfile.ZipInfo], name: str) -> None:
-    if len(members) > MAX_MEMBERS:
-        raise InvalidInputError("file_path", f"{name!r} holds more than {MAX_MEMBERS} files")
-    unpacked = sum(member.file_size for member in members)
-    if unpacked > MAX_UNPACKED_BYTES:
-        raise InvalidInputError(
-            "file_path", f"{name!r} would unpack to {unpacked} bytes, more than {MAX_UNPACKED_BYTES}"
-        )
-    for member in members:
-        if member.file_size > RATIO_FROM and member.file_size > MAX_RATIO * max(member.compress_size, 1):
-            raise InvalidInputError(
-                "file_path",
-                f"{name!r} holds {member.filename!r}, which would unpack to more than {MAX_RATIO} times "
-                "its packed size",
-            )
-
-
-def check_pages(data: bytes, name: str, limit: int = MAX_PDF_PAGES) -> None:
-    """Refuse a PDF of more than ``limit`` pages (pdfminer walks the page tree lazily)."""
-    from pdfminer.pdfpage import PDFPage
-
-    try:
-        for number, _ in enumerate(PDFPage.get_pages(io.BytesIO(data)), 1):
-            if number > limit:
-                raise InvalidInputError("file_path", f"{name!r} has more than {limit} pages")
-    except InvalidInputError:
-        raise
-    except Exception as exc:  # pdfminer's own errors: the converter reports them the same way
-        raise InvalidInputError("file_path", f"{name!r} is corrupt or cannot be converted: {exc}") from exc
 
 
 class _ConverterProcess:
@@ -136,13 +83,70 @@ class _ConverterProcess:
 _converter = _ConverterProcess()
 
 
-def convert_isolated(data: bytes, extension: str, name: str, timeout: float = DEFAULT_TIMEOUT_S) -> str:
-    """The Markdown of a binary document, converted in a killable, memory-capped process."""
+class ConversionSlots:
+    """Conversions under way in this process: at most ``total``, and ``per_owner`` of one owner."""
+
+    def __init__(self, total: int, per_owner: int) -> None:
+        self.total = total
+        self.per_owner = per_owner
+        self._running: Counter[str] = Counter()
+        self._changed = Condition()
+
+    def _full(self, owner: str | None) -> bool:
+        mine = owner is not None and self._running[owner] >= self.per_owner
+        return mine or sum(self._running.values()) >= self.total
+
+    @contextlib.contextmanager
+    def taken(self, owner: str | None, wait_s: float, name: str) -> Iterator[None]:
+        """A slot for one conversion of ``owner``, waited for up to ``wait_s`` seconds."""
+        key = "" if owner is None else owner
+        until = time.monotonic() + wait_s
+        with self._changed:
+            while self._full(owner):
+                left = until - time.monotonic()
+                if left <= 0:
+                    raise BusyError(
+                        f"file_path: {name!r} was not converted: the converter is busy ({self.total} "
+                        f"conversions at once, {self.per_owner} a user); try again later"
+                    )
+                self._changed.wait(left)
+            self._running[key] += 1
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._running[key] -= 1
+                self._changed.notify_all()
+
+
+slots = ConversionSlots(MAX_CONVERSIONS, CONVERSIONS_PER_OWNER)
+
+
+def convert_isolated(
+    data: bytes, extension: str, name: str, timeout: float = DEFAULT_TIMEOUT_S, owner: str | None = None
+) -> str:
+    """The Markdown of a binary document, converted in a killable, capped worker process when a
+    slot is free for ``owner`` (waiting at most ``QUEUE_WAIT_S`` and within the call's deadline)."""
     if extension in ARCHIVES:
         check_archive(data, name)  # by its directory; the worker unpacks it as a stream
+    started = time.monotonic()
     left = remaining_ms()
     limit = timeout if left is None else min(timeout, left / 1000)
-    request = {"extension": extension, "name": name, "memory": MAX_WORKER_BYTES, "size": len(data)}
+    with slots.taken(owner, min(QUEUE_WAIT_S, limit), name):
+        return _convert(data, extension, name, limit - (time.monotonic() - started))
+
+
+def _convert(data: bytes, extension: str, name: str, limit: float) -> str:
+    """One conversion in a worker, killed past ``limit`` seconds."""
+    request = {
+        "extension": extension,
+        "name": name,
+        "size": len(data),
+        "memory": WORKER_MEMORY_BYTES,
+        "address": WORKER_ADDRESS_BYTES,
+        "cpu": WORKER_CPU_S,
+        "chars": MAX_TEXT_CHARS,
+    }
     started = time.monotonic()
     path = _converter.socket_path()
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn, conn.makefile("rb") as stream:
@@ -159,8 +163,12 @@ def convert_isolated(data: bytes, extension: str, name: str, timeout: float = DE
                     os.kill(pid, signal.SIGKILL)
             slow = f"{name!r} took longer than {limit:.0f}s to convert"
             raise InvalidInputError("file_path", slow) from exc
-    if not line:  # the worker died without an answer: the memory cap, a crash
-        raise InvalidInputError("file_path", f"{name!r} could not be converted: the converter died")
+    if not line:  # the worker died without an answer: a crash, or past a limit it could not report
+        mib = WORKER_MEMORY_BYTES >> 20
+        stopped = (
+            f"the converter stopped (past its {mib} MiB of memory or {WORKER_CPU_S} s of CPU, or it crashed)"
+        )
+        raise InvalidInputError("file_path", f"{name!r} could not be converted: {stopped}")
     answer = json.loads(line)
     if not answer["ok"]:
         raise InvalidInputError("file_path", str(answer["payload"]))

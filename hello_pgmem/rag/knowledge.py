@@ -23,12 +23,12 @@ from hello_pgmem.rag import store
 from hello_pgmem.rag.ingest import (
     MAX_BATCH_DOCUMENTS,
     MAX_CHUNKS_PER_DOCUMENT,
-    MAX_TEXT_CHARS,
     Ingest,
     TextDocument,
 )
 from hello_pgmem.rag.models import DocumentInfo, KnowledgeStats
 from hello_pgmem.rag.search import DEFAULT_FUSION, MAX_TOP_K, Search
+from hello_pgmem.rag.unpacking import MAX_TEXT_CHARS
 
 MAX_LISTED = 10_000
 

@@ -35,6 +35,7 @@ from hello_pgmem.tools.memory_text import (
     summary_text,
 )
 from hello_pgmem.tools.params import (
+    Confirm,
     Count,
     Days,
     Fraction,
@@ -278,7 +279,7 @@ class MemoryTool(ReadingActions):
         strategy: Strategy = "importance_based",
         threshold: Fraction = 0.1,
         max_age_days: Days = 30,
-        confirm: bool = False,
+        confirm: Confirm = False,
     ) -> str:
         """Forget memories.
 
@@ -347,7 +348,7 @@ class MemoryTool(ReadingActions):
         "Delete every memory of the user (for good; needs confirm=true)",
         zh="清空当前用户的所有记忆（不可恢复，需要 confirm=true）",
     )
-    def clear_all(self, confirm: bool = False) -> str:
+    def clear_all(self, confirm: Confirm = False) -> str:
         """Clear every memory.
 
         Args:

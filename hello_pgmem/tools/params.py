@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
+from pydantic import Strict
+
 from hello_pgmem.core.models import (
     FORGET_STRATEGIES,
     MAX_AGE_DAYS,
@@ -34,6 +36,8 @@ MemoryTypeNames = Annotated[list[str] | None, Schema(items={"type": "string", "e
 ModalityName = Annotated[str, _MODALITIES]
 OptionalModality = Annotated[str | None, _MODALITIES]
 Strategy = Annotated[str, Schema(enum=list(FORGET_STRATEGIES))]
+Confirm = Annotated[bool, Strict()]
+"""A go-ahead for something that cannot be undone: true itself, never ``"yes"`` or 1."""
 Fraction = Annotated[float, Schema(minimum=0, maximum=1)]
 OptionalFraction = Annotated[float | None, Schema(minimum=0, maximum=1)]
 Days = Annotated[float, Schema(minimum=0, maximum=MAX_AGE_DAYS)]

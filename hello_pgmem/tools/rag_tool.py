@@ -28,7 +28,7 @@ from hello_pgmem.rag.knowledge import MAX_TOP_K, KnowledgeBase
 from hello_pgmem.rag.models import ChunkHit
 from hello_pgmem.tools.base import ActionsTool, ToolText, failed, tool_action
 from hello_pgmem.tools.memory_tool import MemoryTool
-from hello_pgmem.tools.params import AnswerChars, Listed, Passages
+from hello_pgmem.tools.params import AnswerChars, Confirm, Listed, Passages
 from hello_pgmem.tools.rag_text import (
     CLEAR_WARNING,
     NO_ANSWER,
@@ -348,7 +348,7 @@ class RAGTool(ActionsTool, SharesDatabase):
         return self.say(f"⚠️ No such document: {document_id}", f"⚠️ 未找到文档: {document_id}")
 
     @tool_action("clear", "Empty the knowledge base of one namespace", zh="清空一个命名空间的知识库")
-    def clear(self, confirm: bool = False, namespace: str | None = None) -> str:
+    def clear(self, confirm: Confirm = False, namespace: str | None = None) -> str:
         """Clear the knowledge base.
 
         Args:

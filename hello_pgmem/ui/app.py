@@ -96,7 +96,9 @@ class WebView:
         def endpoint(request: Request) -> Response:
             session = self.login_of.session(request)
             client = client_address(request.scope)
-            wait = self.failed.admits(client, session) if session else 0
+            # an open session goes through; an unknown one waits out its address's failures
+            guessed = session is not None and self.login_of.sessions.token(session) is None
+            wait = self.failed.blocked(client) if guessed else 0
             if wait:
                 return self.too_many(request, wait)
             viewer = self.login_of.identity(self.db, request)
@@ -106,8 +108,6 @@ class WebView:
                 failed = self.render(request, "login.html", {"viewer": None, "failed": True}, 401)
                 self.login_of.end(request, failed)
                 return failed
-            if session:
-                self.failed.worked(session)
             if viewer is None:
                 return RedirectResponse("/login", status_code=303)
             try:
@@ -143,9 +143,12 @@ class WebView:
             if token:
                 self.failed.failed(client)
             return self.render(request, "login.html", {"viewer": None, "failed": True}, 401)
+        wait = self.login_of.sessions.login_wait(token)
+        if wait:  # a token that logs in again and again: its sessions would churn everyone's
+            return self.too_many(request, wait)
         response = RedirectResponse("/memories", status_code=303)
         self.failed.worked(token)
-        self.failed.worked(self.login_of.start(response, token))
+        self.login_of.start(response, token)
         return response
 
     def logout(self, request: Request) -> Response:

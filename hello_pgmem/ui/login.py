@@ -3,9 +3,11 @@ of a bearer token given once at the login form.
 
 A login opens a session of the view's own: the browser holds a random session id in an HttpOnly,
 ``SameSite=Strict`` cookie (Secure under TLS), never the token; the server keeps the token for the
-session (in memory, at most ``MAX_SESSIONS``, for ``SESSION_LIFETIME_S``) and resolves it again at
-every request (``token_identity``, in a read-only transaction: nothing is recorded), so a revoked
-or expired token stops working at once, and logging out ends the session.
+session (in memory, at most ``MAX_SESSIONS`` in all and ``SESSIONS_PER_TOKEN`` per token, a
+token's oldest closed first, for ``SESSION_LIFETIME_S``) and resolves it again at every request
+(``token_identity``, in a read-only transaction: nothing is recorded), so a revoked or expired
+token stops working at once, and logging out ends the session. A token logs in at most
+``LOGINS_PER_MINUTE`` times a minute: one tenant cannot churn the view's sessions.
 """
 
 from __future__ import annotations
@@ -25,23 +27,56 @@ from hello_pgmem.db import Database
 COOKIE = "pgmem_ui_session"
 SESSION_LIFETIME_S = 8 * 3600
 MAX_SESSIONS = 10_000
+SESSIONS_PER_TOKEN = 20
+LOGINS_PER_MINUTE = 10
 
 
 @dataclass
 class Sessions:
-    """Open sessions: a random id to the token it was opened with, the oldest dropped first."""
+    """Open sessions: a random id to the token it was opened with; a token's oldest dropped first
+    past ``SESSIONS_PER_TOKEN``, everyone's oldest past ``MAX_SESSIONS``."""
 
     lifetime_s: float = SESSION_LIFETIME_S
+    per_token: int = SESSIONS_PER_TOKEN
+    logins_per_minute: int = LOGINS_PER_MINUTE
     _open: OrderedDict[str, tuple[str, float]] = field(default_factory=OrderedDict)
+    _by_token: dict[str, list[str]] = field(default_factory=dict)
+    _logins: dict[str, list[float]] = field(default_factory=dict)
     _lock: Lock = field(default_factory=Lock)
 
     def open(self, token: str) -> str:
         session = secrets.token_urlsafe(32)
         with self._lock:
             self._open[session] = (token, time.monotonic())
+            mine = self._by_token.setdefault(token, [])
+            mine.append(session)
+            while len(mine) > self.per_token:
+                self._open.pop(mine.pop(0), None)
             while len(self._open) > MAX_SESSIONS:
-                self._open.popitem(last=False)
+                oldest, (owner, _) = self._open.popitem(last=False)
+                self._forget(owner, oldest)
         return session
+
+    def login_wait(self, token: str, now: float | None = None) -> float:
+        """0 when ``token`` may log in now (and the login is counted), else the seconds until it may."""
+        moment = time.monotonic() if now is None else now
+        with self._lock:
+            recent = [t for t in self._logins.get(token, []) if moment - t < 60]
+            if len(recent) >= self.logins_per_minute:
+                self._logins[token] = recent
+                return 60 - (moment - recent[0])
+            self._logins[token] = [*recent, moment]
+            if len(self._logins) > MAX_SESSIONS:
+                self._logins = {k: v for k, v in self._logins.items() if moment - v[-1] < 60}
+            return 0.0
+
+    def _forget(self, token: str, session: str) -> None:
+        mine = self._by_token.get(token)
+        if mine is not None:
+            if session in mine:
+                mine.remove(session)
+            if not mine:
+                del self._by_token[token]
 
     def token(self, session: str) -> str | None:
         with self._lock:
@@ -50,12 +85,15 @@ class Sessions:
                 return None
             if time.monotonic() - found[1] > self.lifetime_s:
                 del self._open[session]
+                self._forget(found[0], session)
                 return None
             return found[0]
 
     def close(self, session: str) -> None:
         with self._lock:
-            self._open.pop(session, None)
+            found = self._open.pop(session, None)
+            if found is not None:
+                self._forget(found[0], session)
 
 
 @dataclass

@@ -1,0 +1,239 @@
+"""What one hostile tenant leaves the others: the served MCP server and web view under attack.
+
+    .venv/bin/python bench/hostile_load.py                      # both scenarios
+    .venv/bin/python bench/hostile_load.py --scenario flood     # connections only
+    .venv/bin/python bench/hostile_load.py --scenario documents # hostile PDFs only
+
+``flood``: ``hello-pgmem mcp --http`` and ``hello-pgmem ui``, each as a user starts it; five
+loopback addresses (127.0.0.2-6) each keep 64 half-sent requests open, opening new ones as the
+server cuts them off, while a sixth (127.0.0.9) sends 20 plain requests, one every 0.2 s: how
+many are answered, and how fast.
+
+``documents``: ``hello-pgmem mcp --http --files-root``; two users each ask, at the same moment,
+for a one-page PDF of 2,000 overlapping lines of text (1.2 KB and 5.4 KB: the shapes that ran the
+converter for minutes at gigabytes) while a third user searches its memories every 0.25 s: the
+searches' latency while the conversions run, how each conversion ended and after how long, and
+the converter workers' peak resident memory.
+
+The servers run this checkout's code (``PYTHONPATH`` picks another). Results go to
+bench/results/hostile-load-<date>.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime as dt
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import harness
+import httpx2
+from harness import fresh_database, percentiles
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from hello_pgmem import Database, Settings
+from hello_pgmem.access import create_token
+
+REPO = Path(__file__).resolve().parent.parent
+RESULTS = REPO / "bench" / "results"
+sys.path.insert(0, str(REPO))
+from tests.flood import answered, hold_half_sent  # noqa: E402  (the tests' own attack)
+from tests.media import overlapping_lines_pdf  # noqa: E402  (the tests' own hostile file)
+from tests.served import free_port  # noqa: E402
+
+CLI = [sys.executable, "-c", "from hello_pgmem.cli import main; main()"]
+
+
+@contextlib.contextmanager
+def served(settings: Settings, arguments: list[str], log: Path) -> Iterator[int]:
+    """A server of the command line on a free port, until the block ends."""
+    port = free_port()
+    env = {**os.environ, "DATABASE_URL": settings.database_url}
+    with log.open("wb") as out:
+        server = subprocess.Popen(  # not from the checkout's folder, whose code would come first
+            [*CLI, *arguments, "--port", str(port)], env=env, stdout=out, stderr=out, cwd=log.parent
+        )
+        try:
+            for _ in range(300):
+                with socket.socket() as sock:
+                    if sock.connect_ex(("127.0.0.1", port)) == 0:
+                        break
+                time.sleep(0.1)
+            yield port
+        finally:
+            server.terminate()
+            server.wait(10)
+
+
+def probe(port: int, source: str, seconds: float = 4.0) -> float | None:
+    """Seconds until a plain GET from ``source`` is answered (None: no answer in ``seconds``)."""
+    started = time.monotonic()
+    answer = answered(port, source, seconds, "/")
+    return time.monotonic() - started if answer.startswith(b"HTTP/1.1 ") else None
+
+
+def flood(settings: Settings, folder: Path) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for kind, arguments in {
+        "mcp": ["mcp", "--http", "--allow-privileged-role"],
+        "ui": ["ui", "--tokens", "--allow-privileged-role"],
+    }.items():
+        with served(settings, arguments, folder / f"{kind}.log") as port:
+            stop = threading.Event()
+            attackers = [
+                threading.Thread(target=hold_half_sent, args=(port, f"127.0.0.{n}", stop))
+                for n in range(2, 7)
+            ]
+            for thread in attackers:
+                thread.start()
+            try:
+                time.sleep(12)  # past the read limits: the sources re-open what the server cut off
+                times = []
+                for _ in range(20):
+                    times.append(probe(port, "127.0.0.9"))
+                    time.sleep(0.2)
+            finally:
+                stop.set()
+                for thread in attackers:
+                    thread.join(10)
+        answered = [t for t in times if t is not None]
+        out[kind] = {
+            "probes": len(times),
+            "answered_within_4s": len(answered),
+            "seconds": {**percentiles(answered), "max": max(answered)} if answered else None,
+        }
+        print(kind, json.dumps(out[kind]), flush=True)
+    return out
+
+
+def worker_peaks(stop: threading.Event, peaks: dict[int, int]) -> None:
+    """The peak resident memory (VmHWM, KiB) of every converter worker (nice 10), by pid."""
+    while not stop.is_set():
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                if b"_convert_server" not in (entry / "cmdline").read_bytes():
+                    continue
+                if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[16]) != 10:
+                    continue  # the converter process itself, not a worker
+                for line in (entry / "status").read_text().splitlines():
+                    if line.startswith("VmHWM:"):
+                        peaks[int(entry.name)] = max(peaks.get(int(entry.name), 0), int(line.split()[1]))
+            except (OSError, ValueError, IndexError):
+                continue
+        stop.wait(0.05)
+
+
+@contextlib.asynccontextmanager
+async def client(url: str, token: str) -> Any:
+    headers = {"Authorization": f"Bearer {token}"}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=600) as http,
+        Client(streamable_http_client(url, http_client=http), cache=None) as mcp,
+    ):
+        yield mcp
+
+
+def documents(settings: Settings, folder: Path, from_root: bool = False) -> dict[str, Any]:
+    root = folder / "files"
+    hostile = {"ann": overlapping_lines_pdf(2000, 60), "bob": overlapping_lines_pdf(2000, 1000)}
+    for user, data in hostile.items():
+        (root / user).mkdir(parents=True)
+        (root / user / "report.pdf").write_bytes(data)
+    with Database(settings) as db:
+        tokens = {user: create_token(db, user, [f"{user}_docs"])[0] for user in ("ann", "bob", "carl")}
+    arguments = ["mcp", "--http", "--allow-privileged-role", "--files-root", str(root), "--rate", "100000"]
+    peaks: dict[int, int] = {}
+    with served(settings, arguments, folder / "mcp-documents.log") as port:
+        url = f"http://127.0.0.1:{port}/mcp"
+        stop = threading.Event()
+        watcher = threading.Thread(target=worker_peaks, args=(stop, peaks))
+        watcher.start()
+
+        async def scenario() -> dict[str, Any]:
+            conversions: dict[str, Any] = {}
+            searches: list[float] = []
+            async with client(url, tokens["carl"]) as carl:
+                await carl.call_tool("memory_add", {"content": "Carl plays the cello in Berlin"})
+                done = anyio.Event()
+
+                async def convert(user: str) -> None:
+                    async with client(url, tokens[user]) as mcp:
+                        started = time.monotonic()
+                        path = f"{user}/report.pdf" if from_root else "report.pdf"
+                        result = await mcp.call_tool("rag_add_document", {"file_path": path})
+                        text = "\n".join(getattr(part, "text", "") for part in result.content)
+                        conversions[user] = {
+                            "seconds": round(time.monotonic() - started, 1),
+                            "answer": text[:200],
+                            "pdf_bytes": len(hostile[user]),
+                        }
+
+                async def search() -> None:
+                    while not done.is_set():
+                        started = time.monotonic()
+                        await carl.call_tool("memory_search", {"query": "cello"})
+                        searches.append(time.monotonic() - started)
+                        await anyio.sleep(0.25)
+
+                async with anyio.create_task_group() as group:
+                    group.start_soon(search)
+                    async with anyio.create_task_group() as both:
+                        for user in hostile:
+                            both.start_soon(convert, user)
+                    done.set()
+            return {
+                "conversions": conversions,
+                "searches": len(searches),
+                "search_seconds": {**percentiles(searches), "max": max(searches)},
+                "searches_over_1s": sum(s > 1 for s in searches),
+            }
+
+        try:
+            out = anyio.run(scenario)
+        finally:
+            stop.set()
+            watcher.join()
+    out["worker_peak_rss_mib"] = sorted(round(kib / 1024) for kib in peaks.values())
+    print(json.dumps(out, indent=2), flush=True)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--scenario", choices=["flood", "documents", "both"], default="both")
+    parser.add_argument(
+        "--paths-from-root",
+        action="store_true",
+        help="name files from --files-root itself, not the user's folder (servers before per-user folders)",
+    )
+    args = parser.parse_args()
+    result: dict[str, Any] = {"machine": harness.machine()}
+    with fresh_database() as settings, tempfile.TemporaryDirectory() as temporary:
+        folder = Path(temporary)
+        if args.scenario in ("flood", "both"):
+            result["flood"] = flood(settings, folder)
+        if args.scenario in ("documents", "both"):
+            result["documents"] = documents(settings, folder, args.paths_from_root)
+    RESULTS.mkdir(exist_ok=True)
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M")
+    (RESULTS / f"hostile-load-{stamp}.json").write_text(json.dumps(result, indent=2, default=str))
+
+
+if __name__ == "__main__":
+    main()
