@@ -33,7 +33,13 @@ from hello_pgmem import Database, HashingEmbedder
 RESULTS = Path(__file__).resolve().parent / "results"
 SIDE = "pgmem_ab"
 """The schema that holds the other revision's search functions while they are timed."""
-CALL = "SELECT id FROM {}.search_memories(%s, %s, %s, %s, 10, ARRAY['episodic'], p_fusion => %s)"
+CALL = (
+    "SELECT id FROM {}.search_memories(%s, %s, %s, %s, 10, ARRAY['episodic'], p_fusion => %s,"
+    " p_vector_weight => %s)"
+)
+FUSION_WEIGHTS = {"weighted": 0.2, "spread": 0.5}
+"""The vector weight each fusion has by default (ranking_weights()), given to both revisions: one
+before the weights were named took it as an argument."""
 WARM = 20
 
 
@@ -78,7 +84,7 @@ def alternate(db: Database, asked: list[tuple[str, str]], fusion: str) -> dict[s
                 started = time.perf_counter()
                 found[schema] = conn.execute(
                     sql.SQL(CALL).format(sql.Identifier(schema)),
-                    (user, embedder.model_name, vector, question, fusion),
+                    (user, embedder.model_name, vector, question, fusion, FUSION_WEIGHTS[fusion]),
                 ).fetchall()
                 conn.commit()
                 if number >= WARM:

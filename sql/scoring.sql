@@ -29,6 +29,21 @@ END $$;
 COMMENT ON FUNCTION _require_text(text, text) IS
     'Internal: return p_value if it is a non-blank text, else raise 22023 naming p_name.';
 
+CREATE OR REPLACE FUNCTION _require_choice(p_value text, p_name text, p_choices text[])
+RETURNS text
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
+BEGIN
+    IF p_value IS NULL OR NOT p_value = ANY (p_choices) THEN
+        RAISE EXCEPTION '% must be % or %, got %', p_name,
+            array_to_string(p_choices[1:cardinality(p_choices) - 1], ', '), p_choices[cardinality(p_choices)],
+            coalesce(quote_literal(p_value), 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    RETURN p_value;
+END $$;
+COMMENT ON FUNCTION _require_choice(text, text, text[]) IS
+    'Internal: return p_value if it is one of p_choices, else raise 22023 naming p_name.';
+
 CREATE OR REPLACE FUNCTION importance_weight(importance double precision)
 RETURNS double precision
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
@@ -117,38 +132,6 @@ COMMENT ON FUNCTION retention_score(double precision, timestamptz, integer, time
     'How much a memory deserves to stay: importance * 0.4 + time_decay * 0.4 + frequency_bonus * 0.2, '
     'time_decay = max(0, 1 - days since last access / 365) (0.5 if never accessed), '
     'frequency_bonus = min(1, access_count / 10).';
-
-CREATE OR REPLACE FUNCTION in_time_range(p_at timestamptz, p_from timestamptz, p_to timestamptz)
-RETURNS double precision
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN CASE WHEN p_from IS NOT NULL AND p_at >= p_from AND (p_to IS NULL OR p_at < p_to) THEN 1.0 ELSE 0.0 END;
-COMMENT ON FUNCTION in_time_range(timestamptz, timestamptz, timestamptz) IS
-    'Time score of the hybrid ranking: 1 when p_at lies in [p_from, p_to) (p_to NULL: no end), else 0; '
-    '0 when no range is given.';
-
-CREATE OR REPLACE FUNCTION memory_recency(p_now timestamptz, p_at timestamptz)
-RETURNS double precision
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN episodic_recency(greatest(0, extract(epoch FROM p_now - p_at)::float8 / 86400));
-COMMENT ON FUNCTION memory_recency(timestamptz, timestamptz) IS
-    'Recency of a memory written at p_at, seen at p_now: 1 / (1 + age in days), 1 for a future p_at.';
-
-CREATE OR REPLACE FUNCTION vector_relevance(p_vector double precision, p_in_time double precision)
-RETURNS double precision
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN p_vector + 0.2 * p_in_time;
-COMMENT ON FUNCTION vector_relevance(double precision, double precision) IS
-    'Relevance of the vector ranking (p_mode vector): the cosine over the best candidate''s, plus 0.2 '
-    'inside a time range the query names.';
-
-CREATE OR REPLACE FUNCTION ranking_score(p_relevance double precision, p_recency double precision,
-                                         p_importance double precision)
-RETURNS double precision
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN p_relevance + 0.01 * p_recency + 0.01 * p_importance;
-COMMENT ON FUNCTION ranking_score(double precision, double precision, double precision) IS
-    'Score of the hybrid ranking: relevance, with recency and importance (each in [0, 1]) breaking '
-    'near-ties, at most 0.02 together.';
 
 CREATE OR REPLACE FUNCTION memory_similarity(p_type text, p_embedding_model text, p_embedding vector,
                                              p_text_model text, p_text_embedding vector, p_model text,

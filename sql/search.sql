@@ -235,7 +235,7 @@ BEGIN
         GROUP BY w.entity_id ORDER BY min(w.hops), w.entity_id LIMIT p_max_entities
     ), seed_count AS (SELECT greatest(count(*), 1) AS n FROM seeds)
     SELECT mn.memory_id,
-           least(1.0, sum(power(0.5, r.hops)) / (SELECT n FROM seed_count))::double precision,
+           least(1.0, sum(power(ranking_weight('graph_decay'), r.hops)) / (SELECT n FROM seed_count))::double precision,
            min(r.hops)::integer,
            (count(*) FILTER (WHERE r.hops = 0))::integer
     FROM reached r
@@ -255,7 +255,8 @@ COMMENT ON FUNCTION graph_memories(text, text[], integer, integer, integer, inte
     'Semantic memories reached from the seed entities (normalised names) within p_max_hops '
     'relations, in either direction, with fan-out limits (p_fanout heaviest relations per entity, '
     'p_max_entities nearest entities, p_per_entity most recent memories per entity). '
-    'graph_score = min(1, sum over the memory''s reached entities of 0.5^hops / number of seeds).';
+    'graph_score = min(1, sum over the memory''s reached entities of graph_decay^hops / number of seeds; '
+    'graph_decay 0.5, ranking_weights()).';
 
 -- A memory's context window as search_memories reads it: the two memories before it and the two
 -- after it in its session, by the order they were written (two index scans of two rows each).
@@ -285,33 +286,345 @@ COMMENT ON FUNCTION _context_window(text, text, timestamptz, bigint, tsquery, bo
     'Internal: the two memories before and the two after one in its session: their ids, length in '
     'terms, those that hold p_any, and (p_pooled) the sum and count of their cosines to p_query.';
 
--- search_memories ranks a user's long-term memories of any types in one statement:
---   lexical  BM25 of the memory's own terms, of its context (the two memories before and the two
---            after it in its session) and of its session, all with the user's inverse document
---            frequencies (memory_term_counts, kept by triggers); plus a match of the memory's speaker
---            (metadata.speaker) with a name the query gives. Candidates: the memories with a query
---            term that is not common (in at most 200 of the user's memories), and their neighbours
---            with any query term; when every term is common, at most 200 memories with all of them;
---            and (but for rrf) the 40 nearest by vector, whatever terms they hold (an answer's
---            context is the question turn before it), with their neighbours that have a query term.
---   vector   cosine similarity; candidates: the pool nearest (memory_candidates, HNSW), episodic
---            and semantic memories by their text vector, perceptual ones by their description's.
---   graph    for semantic memories, the knowledge-graph expansion of the entities the query names
---            that are specific (mentioned by at most 5% of the memories, or 20).
--- Each component is normalised by its best value among the candidates, then
---   relevance = 0.8 × (0.4 own + 0.6 context + 0.3 session + 0.3 speaker) / 1.6 + 0.2 × vector
+CREATE OR REPLACE FUNCTION memory_term_plan(
+    p_user_id text, p_terms text[],
+    OUT documents double precision, OUT average double precision, OUT df double precision[],
+    OUT query tsquery, OUT scan tsquery, OUT narrowed boolean, OUT candidates integer)
+LANGUAGE plpgsql STABLE
+SET search_path FROM CURRENT
+AS $$
+DECLARE
+    v_common integer := ranking_weight('common')::integer;
+    v_rare text[];
+    v_frequent text[];
+BEGIN
+    SELECT greatest(t.memories, 1), greatest(t.terms::double precision / greatest(t.memories, 1), 1)
+    INTO documents, average
+    FROM memory_text_totals t WHERE t.user_id = p_user_id;
+    narrowed := false;
+    IF cardinality(p_terms) = 0 OR documents IS NULL THEN
+        RETURN;
+    ELSIF documents <= v_common THEN
+        query := terms_query(p_terms);  -- few memories: every match is a candidate, frequencies counted
+    ELSE
+        -- Each term's live memories, from the counts the triggers keep. The candidates are the
+        -- memories with a rarer term; when every term found is common, the memories with all of
+        -- those, at most the cap (a speaker's name, in half of a chat, does not make every turn a
+        -- candidate).
+        SELECT array_agg(coalesce(c.memories, 0)::double precision ORDER BY t.ord),
+               array_agg(t.term ORDER BY t.ord) FILTER (WHERE c.memories BETWEEN 1 AND v_common),
+               array_agg(t.term ORDER BY t.ord) FILTER (WHERE c.memories > v_common)
+        INTO df, v_rare, v_frequent
+        FROM unnest(p_terms) WITH ORDINALITY AS t(term, ord)
+        LEFT JOIN memory_term_counts c ON c.user_id = p_user_id AND c.lexeme = t.term;
+        IF v_rare IS NOT NULL THEN
+            query := terms_query(v_rare);
+        ELSIF v_frequent IS NOT NULL THEN
+            query := (SELECT to_tsquery('simple'::regconfig, string_agg(quote_literal(x), ' & '))
+                      FROM unnest(v_frequent) AS x);
+            candidates := v_common;
+            -- The index looks up the rarest of those terms, as many as it takes for their memories
+            -- (were the terms independent) to be at most ranking_weight('narrowed'); every term is
+            -- then checked in the rows it finds. The same rows in the same order: a bitmap scan
+            -- returns them by their place in the table either way. (Intersecting every common
+            -- term's postings was most of a search of a million memories.)
+            SELECT to_tsquery('simple'::regconfig, string_agg(quote_literal(s.term), ' & ' ORDER BY s.df, s.term)),
+                   count(*) < cardinality(v_frequent)
+            INTO scan, narrowed
+            FROM (SELECT t.term, t.df,
+                         documents * exp(coalesce(sum(ln(least(t.df / documents, 1))) OVER (
+                             ORDER BY t.df, t.term ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)) AS before
+                  FROM unnest(p_terms, df) AS t(term, df)
+                  WHERE t.df > v_common) AS s
+            WHERE s.before > ranking_weight('narrowed')::integer;
+        END IF;
+    END IF;
+    scan := coalesce(scan, query);
+END $$;
+COMMENT ON FUNCTION memory_term_plan(text, text[]) IS
+    'How search_memories looks up a user''s memories by the query terms p_terms: the user''s memories '
+    '(documents) and their average length in terms; each term''s document frequency (df; NULL when '
+    'the user has at most ranking_weight(''common'') memories and every match is a candidate); the '
+    'candidates'' tsquery (query: the rarer terms, or every term when all are common), what the '
+    'full-text index looks up (scan: the rarest of those terms when narrowed), and at most how many '
+    'candidates (NULL: every match).';
+
+CREATE OR REPLACE FUNCTION specific_entities(p_user_id text, p_names text[], p_documents double precision)
+RETURNS text[]
+LANGUAGE sql STABLE
+SET search_path FROM CURRENT
+AS $$
+    SELECT array_agg(e.name_norm)
+    FROM entities e, LATERAL (SELECT greatest(ranking_weight('specific_least')::integer,
+                                              ceil(ranking_weight('specific_share') * coalesce(p_documents, 0))
+                                             )::integer AS most) AS w
+    WHERE e.user_id = p_user_id AND e.name_norm = ANY (p_names)
+      AND (SELECT count(*) FROM (SELECT 1 FROM mentions x WHERE x.user_id = p_user_id AND x.entity_id = e.id
+                                 LIMIT w.most + 1) AS c) <= w.most
+$$;
+COMMENT ON FUNCTION specific_entities(text, text[], double precision) IS
+    'The entities of p_names (normalised) that are specific enough to expand from: mentioned by at '
+    'most specific_share of the user''s p_documents memories, or specific_least (ranking_weights()). '
+    'An entity in most memories (a chat''s speakers) says little about which memory is meant.';
+
+CREATE OR REPLACE FUNCTION memory_vector_pool(
+    p_user_id text, p_model text, p_query vector, p_pool integer, p_types text[], p_perceptual boolean,
+    p_space text, p_session_id text, p_since timestamptz, p_until timestamptz,
+    p_min_importance double precision, p_modality text, p_session_prefix text, p_where jsonpath,
+    p_where_vars jsonb)
+RETURNS TABLE (id uuid, vector_score double precision, core boolean)
+LANGUAGE sql STABLE  -- inlined where it is called
+AS $$
+    SELECT c.id, c.vector_score,
+           row_number() OVER (ORDER BY c.vector_score DESC, c.id) <= ranking_weight('nearest')::integer
+    FROM memory_candidates(p_user_id, p_model, p_query, p_pool, p_types, p_session_id,
+                           p_since, p_until, p_min_importance, p_modality, 'embedding',
+                           p_session_prefix, p_where, p_where_vars) AS c
+    WHERE p_space = 'embedding' OR p_space = 'text' AND cardinality(p_types) > 0
+    UNION ALL
+    SELECT c.id, c.vector_score,
+           row_number() OVER (ORDER BY c.vector_score DESC, c.id) <= ranking_weight('nearest')::integer
+    FROM memory_candidates(p_user_id, p_model, p_query, p_pool, ARRAY['perceptual'], p_session_id,
+                           p_since, p_until, p_min_importance, p_modality, 'text_embedding',
+                           p_session_prefix, p_where, p_where_vars) AS c
+    WHERE p_space = 'text_embedding' OR p_space = 'text' AND p_perceptual
+$$;
+COMMENT ON FUNCTION memory_vector_pool(text, text, vector, integer, text[], boolean, text, text, timestamptz,
+                                       timestamptz, double precision, text, text, jsonpath, jsonb) IS
+    'The vector branch''s candidates of search_memories: the p_pool nearest of the space searched '
+    '(p_space text: p_types by their embedding, and with p_perceptual the perceptual memories by their '
+    'description''s), each with its cosine; core marks the nearest of each space, which alone take part '
+    'in the fusion''s statistics, so a larger limit adds memories below the first ones and never '
+    'reorders them.';
+
+CREATE OR REPLACE FUNCTION memory_lexical_branch(
+    p_user_id text, p_terms text[], p_documents double precision, p_average double precision,
+    p_df double precision[], p_any tsquery, p_query tsquery, p_scan tsquery, p_narrowed boolean,
+    p_candidates integer, p_nearest uuid[], p_rrf boolean, p_pooled boolean, p_model text,
+    p_query_vector vector, p_space text,
+    p_memory_types text[], p_session_id text, p_since timestamptz, p_until timestamptz,
+    p_min_importance double precision, p_modality text, p_session_prefix text, p_where jsonpath,
+    p_where_vars jsonb)
+RETURNS TABLE (id uuid, own double precision, context double precision, session double precision,
+               most double precision, around_similarity double precision, around_count bigint, kept boolean,
+               memory_type text, importance double precision, speaker text, created_at timestamptz,
+               similarity double precision)
+LANGUAGE sql STABLE  -- inlined where it is called
+AS $$
+    WITH capped AS MATERIALIZED (  -- the memories the term plan finds (memory_term_plan)
+        SELECT m.id, m.session_id, m.created_at, m.seq, m.term_count,
+               ts_filter(setweight(m.lexemes, 'A', p_terms), '{a}') AS hits, m.memory_type, m.importance,
+               m.metadata ->> 'speaker' AS speaker,
+               memory_similarity(m.memory_type, m.embedding_model, m.embedding, m.text_embedding_model,
+                                 m.text_embedding, p_model, p_query_vector, p_space) AS similarity, true AS kept
+        FROM memories m
+        WHERE p_query IS NOT NULL
+          AND m.user_id = p_user_id AND m.lexemes @@ p_scan AND m.forgotten_at IS NULL
+          AND (NOT p_narrowed OR ts_match_vq(m.lexemes, p_query))  -- the function: a filter, not
+                                                                     -- a second index lookup
+          AND _passes_filters(m.memory_type, m.session_id, m.created_at, m.importance, m.modality,
+                              m.metadata, p_memory_types, p_session_id, p_since, p_until,
+                              p_min_importance, p_modality, p_session_prefix, p_where, p_where_vars)
+        LIMIT p_candidates
+    ), lexical AS MATERIALIZED (  -- those, and the nearest by vector with whatever query terms they
+                                  -- hold (maybe none: their context still counts, the turn after a
+                                  -- question), read by key: never a scan of every match
+        SELECT * FROM capped
+        UNION ALL
+        SELECT m.id, m.session_id, m.created_at, m.seq, m.term_count,
+               ts_filter(setweight(m.lexemes, 'A', p_terms), '{a}'), m.memory_type, m.importance,
+               m.metadata ->> 'speaker',
+               memory_similarity(m.memory_type, m.embedding_model, m.embedding, m.text_embedding_model,
+                                 m.text_embedding, p_model, p_query_vector, p_space), true
+        FROM unnest(p_nearest) AS v(id)
+        CROSS JOIN LATERAL (SELECT * FROM memories x WHERE x.user_id = p_user_id AND x.id = v.id OFFSET 0) AS m
+        WHERE p_any IS NOT NULL AND NOT EXISTS (SELECT 1 FROM capped x WHERE x.id = v.id)
+          AND (NOT p_rrf OR p_candidates IS NOT NULL AND m.lexemes @@ p_query)  -- rrf ranks by each
+              -- branch apart: the lexical one holds the memories with the query's terms
+    ), adjacent AS MATERIALIZED (  -- their context windows (their neighbours, and those holding a term)
+        SELECT l.id, w.ids, w.length, w.holding, w.similarity, w.nearby
+        FROM lexical l
+        CROSS JOIN LATERAL _context_window(p_user_id, l.session_id, l.created_at, l.seq, p_any,
+                                           p_pooled, p_model, p_query_vector, p_space) AS w
+        WHERE l.session_id IS NOT NULL
+    ), neighbours AS MATERIALIZED (  -- the neighbours that hold a query term and are no candidate,
+                                     -- with their own windows; kept when they meet the filters
+        SELECT m.id, m.session_id, m.created_at, m.seq, m.term_count,
+               ts_filter(setweight(m.lexemes, 'A', p_terms), '{a}') AS hits, m.memory_type, m.importance,
+               m.metadata ->> 'speaker' AS speaker,
+               memory_similarity(m.memory_type, m.embedding_model, m.embedding, m.text_embedding_model,
+                                 m.text_embedding, p_model, p_query_vector, p_space) AS similarity,
+               m.forgotten_at IS NULL
+               AND _passes_filters(m.memory_type, m.session_id, m.created_at, m.importance, m.modality,
+                                   m.metadata, p_memory_types, p_session_id, p_since, p_until,
+                                   p_min_importance, p_modality, p_session_prefix, p_where, p_where_vars) AS kept
+        FROM (SELECT DISTINCT n.id FROM adjacent j CROSS JOIN LATERAL unnest(j.holding) AS n(id)) AS x
+        CROSS JOIN LATERAL (SELECT * FROM memories y WHERE y.user_id = p_user_id AND y.id = x.id OFFSET 0) AS m
+        WHERE NOT EXISTS (SELECT 1 FROM lexical l WHERE l.id = x.id)
+    ), chosen AS MATERIALIZED (  -- every candidate with its window: ids, length, cosines (pooled)
+        SELECT l.*, coalesce(j.ids, '{}') AS around, l.term_count + coalesce(j.length, 0) AS length,
+               CASE WHEN p_pooled THEN coalesce(j.similarity, 0) END AS around_similarity,
+               CASE WHEN p_pooled THEN coalesce(j.nearby, 0) END AS around_count
+        FROM lexical l LEFT JOIN adjacent j ON j.id = l.id
+        UNION ALL
+        SELECT n.*, coalesce(w.ids, '{}'), n.term_count + coalesce(w.length, 0),
+               CASE WHEN p_pooled THEN coalesce(w.similarity, 0) END,
+               CASE WHEN p_pooled THEN coalesce(w.nearby, 0) END
+        FROM neighbours n
+        LEFT JOIN LATERAL _context_window(p_user_id, n.session_id, n.created_at, n.seq, p_any, p_pooled,
+                                          p_model, p_query_vector, p_space) AS w ON n.session_id IS NOT NULL
+    ), term_frequency AS MATERIALIZED (
+        SELECT c.id, u.lexeme, coalesce(array_length(u.positions, 1), 1) AS tf
+        FROM chosen c, unnest(c.hits) AS u
+    ), idf AS MATERIALIZED (  -- the counted frequencies (memory_term_plan), or every match's here
+        SELECT t.lexeme, bm25_idf(p_documents, t.df) AS w
+        FROM unnest(p_terms, p_df) AS t(lexeme, df)
+        WHERE p_df IS NOT NULL
+        UNION ALL
+        SELECT f.lexeme, bm25_idf(p_documents, count(*))
+        FROM term_frequency f
+        WHERE p_df IS NULL
+        GROUP BY f.lexeme
+    ), memory_bm25 AS (  -- of the memory, and of its window as one text of five memories
+        SELECT x.id, sum(bm25(i.w, x.own_tf, x.term_count, p_average)) AS own,
+               sum(bm25(i.w, x.tf, x.length, 5 * p_average)) AS context
+        FROM (SELECT c.id, c.term_count, c.length, f.lexeme,
+                     sum(f.tf) FILTER (WHERE member.id = c.id) AS own_tf, sum(f.tf) AS tf
+              FROM chosen c
+              CROSS JOIN LATERAL unnest(c.id || c.around) AS member(id)
+              JOIN term_frequency f ON f.id = member.id
+              GROUP BY 1, 2, 3, 4) AS x
+        JOIN idf i USING (lexeme)
+        GROUP BY x.id
+    ), session_bm25 AS (  -- of the session as one text, without length normalisation
+        SELECT s.session_id, sum(bm25(i.w, s.tf, 1, 1, false)) AS bm25
+        FROM (SELECT c.session_id, f.lexeme, sum(f.tf) AS tf
+              FROM term_frequency f JOIN chosen c ON c.id = f.id
+              WHERE c.session_id IS NOT NULL GROUP BY 1, 2) AS s
+        JOIN idf i USING (lexeme)
+        GROUP BY s.session_id
+    )
+    SELECT c.id, b.own, b.context, s.bm25,
+           (SELECT bm25_most(sum(i.w)) FROM idf i WHERE i.lexeme IN (SELECT f.lexeme FROM term_frequency f)),
+           c.around_similarity, c.around_count, c.kept, c.memory_type, c.importance, c.speaker, c.created_at,
+           c.similarity
+    FROM chosen c
+    LEFT JOIN memory_bm25 b ON b.id = c.id
+    LEFT JOIN session_bm25 s ON s.session_id = c.session_id
+$$;
+COMMENT ON FUNCTION memory_lexical_branch(text, text[], double precision, double precision, double precision[],
+                                          tsquery, tsquery, tsquery, boolean, integer, uuid[], boolean, boolean,
+                                          text, vector, text, text[], text, timestamptz, timestamptz,
+                                          double precision, text, text, jsonpath, jsonb) IS
+    'The lexical branch of search_memories: its candidates (what memory_term_plan finds, at most '
+    'p_candidates; the nearest by vector, p_nearest, with p_rrf only those with the query''s terms; '
+    'and the memories of their context windows that hold a query term, p_any), each with BM25 of the memory (own), of its context window as one text '
+    '(context: the two memories before and the two after it in its session) and of its session '
+    '(session), all with the user''s idf; most is what BM25 could give the query terms found; with '
+    'p_pooled the sum and count of the window''s cosines; kept when it meets the search''s filters; '
+    'and what the ranking reads of the memory.';
+
+CREATE OR REPLACE FUNCTION search_memories_by_vector(
+    p_user_id text, p_model text, p_query vector, p_limit integer DEFAULT 10,
+    p_memory_types text[] DEFAULT NULL, p_session_id text DEFAULT NULL,
+    p_since timestamptz DEFAULT NULL, p_until timestamptz DEFAULT NULL,
+    p_min_importance double precision DEFAULT NULL, p_modality text DEFAULT NULL,
+    p_space text DEFAULT 'text', p_now timestamptz DEFAULT now(),
+    p_time_from timestamptz DEFAULT NULL, p_time_to timestamptz DEFAULT NULL, p_per_type integer DEFAULT NULL,
+    p_pool integer DEFAULT NULL, p_session_prefix text DEFAULT NULL, p_where jsonpath DEFAULT NULL,
+    p_where_vars jsonb DEFAULT NULL)
+RETURNS TABLE (id uuid, memory_type text, content text, importance double precision, session_id text,
+               modality text, metadata jsonb, created_at timestamptz,
+               vector_score double precision, text_score double precision,
+               context_score double precision, session_score double precision,
+               speaker_score double precision, graph_score double precision,
+               time_score double precision, recency_score double precision,
+               importance_weight double precision, score double precision)
+LANGUAGE plpgsql STABLE
+SET search_path FROM CURRENT
+SET plan_cache_mode = force_generic_plan  -- as search_memories: one plan for every user
+SET jit = off
+SET enable_sort = on
+SET enable_seqscan = on
+AS $$
+#variable_conflict use_column
+BEGIN
+    PERFORM _require_range(p_limit, 'limit', 1, 1000),
+            _require_choice(p_space, 'space', ARRAY['text', 'embedding', 'text_embedding']);
+    RETURN QUERY
+    WITH by_vector AS MATERIALIZED (  -- the limit (recency and importance then reorder within it), or
+                                      -- the pool when a time range may lift one
+        SELECT v.id, v.vector_score
+        FROM memory_vector_pool(
+            p_user_id, p_model, p_query,
+            coalesce(p_pool, CASE WHEN p_time_from IS NULL THEN p_limit
+                                  ELSE greatest(ranking_weight('nearest')::integer, p_limit) END),
+            CASE WHEN p_space = 'text'
+                 THEN array_remove(coalesce(p_memory_types, ARRAY['episodic', 'semantic']), 'perceptual')
+                 ELSE p_memory_types END,
+            (p_memory_types IS NULL OR 'perceptual' = ANY (p_memory_types))
+            AND EXISTS (SELECT 1 FROM memories m  -- skip an empty vector search
+                        WHERE m.user_id = p_user_id AND m.memory_type = 'perceptual' AND m.forgotten_at IS NULL),
+            p_space, p_session_id, p_since, p_until, p_min_importance, p_modality, p_session_prefix, p_where,
+            p_where_vars) AS v
+    ), components AS (
+        SELECT m.id, m.memory_type, m.content, m.importance, m.session_id, m.modality, m.metadata,
+               m.created_at, greatest(0, v.vector_score) AS vector_raw,
+               in_time_range(m.created_at, p_time_from, p_time_to) AS in_time,
+               memory_recency(p_now, m.created_at) AS recency
+        FROM by_vector v
+        CROSS JOIN LATERAL (SELECT * FROM memories x WHERE x.user_id = p_user_id AND x.id = v.id OFFSET 0) AS m
+        WHERE m.forgotten_at IS NULL
+          AND (p_memory_types IS NULL OR m.memory_type = ANY (p_memory_types))
+    ), scored AS (
+        SELECT r.*, ranking_score(vector_relevance(r.vector_n, r.in_time), r.recency, r.importance) AS final
+        FROM (SELECT c.*, coalesce(c.vector_raw / nullif(max(c.vector_raw) OVER (), 0), 0) AS vector_n
+              FROM components c) AS r
+    )
+    SELECT b.id, b.memory_type, b.content, b.importance, b.session_id, b.modality, b.metadata, b.created_at,
+           b.vector_n::double precision, 0::double precision, 0::double precision, 0::double precision,
+           0::double precision, 0::double precision, b.in_time::double precision,
+           b.recency::double precision, importance_weight(b.importance), b.final::double precision
+    FROM (SELECT s.*, row_number() OVER (PARTITION BY s.memory_type ORDER BY s.final DESC, s.id) AS type_rank
+          FROM scored s) AS b
+    WHERE p_per_type IS NULL OR b.type_rank <= p_per_type
+    ORDER BY b.final DESC, b.id
+    LIMIT p_limit;
+END $$;
+COMMENT ON FUNCTION search_memories_by_vector(text, text, vector, integer, text[], text, timestamptz, timestamptz,
+                                              double precision, text, text, timestamptz, timestamptz, timestamptz,
+                                              integer, integer, text, jsonpath, jsonb) IS
+    'search_memories(p_mode => ''vector''): the nearest memories by vector (memory_vector_pool), each '
+    'cosine over the best''s, plus the time range''s weight inside a range the query names; recency '
+    'and importance break near-ties; p_per_type caps each memory type.';
+
+-- search_memories ranks a user's long-term memories of any types in one statement, from stages
+-- that are functions of their own (each can be called alone):
+--   memory_term_plan       how the query's terms find candidates: every match when the user has
+--                          few memories; else the memories with a term that is not common (in at
+--                          most ranking_weight('common') of them), or, when every term is common, at
+--                          most that many memories with all of them
+--   memory_vector_pool     the nearest by vector (memory_candidates, HNSW): episodic and semantic
+--                          memories by their text vector, perceptual ones by their description's
+--   memory_lexical_branch  the lexical candidates, with the nearest (an answer's context is the
+--                          question turn before it) and their neighbours that hold a query term:
+--                          BM25 of the memory, of its context window (the two memories before and
+--                          the two after it in its session) and of its session
+--   specific_entities, graph_memories  for semantic memories, the knowledge-graph expansion of the
+--                          entities the query names that are specific
+-- Each component is normalised by its best value among the candidates, then lexical_relevance,
+-- fusion_vector_weight and fused_relevance weigh them (ranking_weights() holds every weight):
+--   relevance = 0.8 × (0.4 own + 0.6 context + 0.3 session + 0.3 speaker) / 1.6 + w × vector
 --               (+ 0.2 × graph, + 0.2 when the memory falls in the time range the query names)
 -- where p_fusion => 'spread' (models of meaning) takes the cosine half from the memory and half
--- from the mean over its context window, puts it on the candidates' min-max range and weighs it
--- p_vector_weight × (1 − how much of the query the best lexical match holds) × (1 − the
--- correlation of the cosine with the lexical ranking); 'minmax' puts each memory's own cosine on
--- that range at the weight p_vector_weight (the search asks it for a count: "how many…"); 'rrf'
--- ranks by 30 × (1/(60 + lexical rank) + 1/(60 + vector rank)), the lexical branch holding only
--- the memories with a query term and their neighbours. Recency and
--- importance only break near-ties: together they add at most 0.02. Weights were chosen on LoCoMo's
--- development conversations (bench/retrieval.py, docs/search.md); p_mode => 'lexical' or 'vector'
--- keeps one branch. The reference's formulas stay in search_episodic, search_semantic and
--- search_perceptual.
+-- from the mean over its context window (windowed_cosine), puts it on the candidates' range
+-- (spread_score) and weighs it w × (1 − how much of the query the best lexical match holds) × (1 −
+-- the correlation of the cosine with the lexical ranking); 'minmax' puts each memory's own cosine
+-- on that range at w (a question that asks for a count: "how many…"); 'weighted' divides it by the
+-- best; 'rrf' ranks by reciprocal ranks, the lexical branch holding only the memories with a
+-- query term and their neighbours. w is p_vector_weight, or the fusion's own. Recency and
+-- importance only break near-ties (ranking_score). p_mode => 'lexical' or 'vector' keeps one branch
+-- (search_memories_by_vector). The reference's formulas stay in search_by_recency and search_semantic.
 CREATE OR REPLACE FUNCTION search_memories(
     p_user_id text, p_model text, p_query vector, p_query_text text, p_limit integer DEFAULT 10,
     p_memory_types text[] DEFAULT NULL, p_session_id text DEFAULT NULL,
@@ -322,7 +635,7 @@ CREATE OR REPLACE FUNCTION search_memories(
     p_time_from timestamptz DEFAULT NULL, p_time_to timestamptz DEFAULT NULL,
     p_mode text DEFAULT 'hybrid', p_fusion text DEFAULT 'weighted', p_per_type integer DEFAULT NULL,
     p_pool integer DEFAULT NULL, p_session_prefix text DEFAULT NULL, p_where jsonpath DEFAULT NULL,
-    p_where_vars jsonb DEFAULT NULL, p_vector_weight double precision DEFAULT 0.2)
+    p_where_vars jsonb DEFAULT NULL, p_vector_weight double precision DEFAULT NULL)
 RETURNS TABLE (id uuid, memory_type text, content text, importance double precision, session_id text,
                modality text, metadata jsonb, created_at timestamptz,
                vector_score double precision, text_score double precision,
@@ -342,354 +655,110 @@ SET enable_seqscan = on  -- in its transaction and calls this function when its 
 AS $$
 #variable_conflict use_column
 DECLARE
-    v_terms text[];
-    v_query tsquery;
-    v_documents double precision;
-    v_average double precision;
-    -- vector candidates: a pool to fuse with the lexical branch; vector alone needs the limit
-    -- (recency and importance then reorder within it), or the pool when a time range may lift one
-    v_pool integer := coalesce(p_pool, CASE WHEN p_mode = 'vector' AND p_time_from IS NULL THEN p_limit
-                                            ELSE greatest(40, coalesce(p_limit, 0)) END);
-    v_types text[];  -- the types searched in the embedding space when p_space is 'text'
+    v_terms text[] := CASE WHEN p_mode <> 'vector' THEN query_terms(coalesce(p_query_text, '')) END;
+    v_any tsquery := terms_query(v_terms);  -- any query term
+    v_plan record;
+    v_pool integer := coalesce(p_pool, greatest(ranking_weight('nearest')::integer, coalesce(p_limit, 0)));
+    v_types text[] := CASE WHEN p_space = 'text'  -- the types searched by their embedding
+                           THEN array_remove(coalesce(p_memory_types, ARRAY['episodic', 'semantic']), 'perceptual')
+                           ELSE p_memory_types END;
     v_perceptual boolean := p_memory_types IS NULL OR 'perceptual' = ANY (p_memory_types);
-    v_seeds text[];  -- the named entities specific enough to expand from
-    v_common integer;
-    v_cap integer := 200;  -- a term in more of the user's memories is common (fixed: limit changes nothing)
-    v_df double precision[];  -- each term's document frequency
-    v_rare text[];
-    v_frequent text[];
-    v_candidates integer;  -- at most this many lexical candidates (NULL: every match)
-    v_any tsquery;  -- any query term
-    v_scan tsquery;  -- what the full-text index looks up: v_query, or the rarest of its terms
-    v_narrowed boolean := false;  -- v_scan is fewer terms than v_query, which then filters
-    v_pooled boolean := p_mode = 'hybrid' AND p_fusion = 'spread';  -- the context's cosines count
+    v_seeds text[];
+    v_nearest uuid[];  -- the vector branch's candidates, their cosines, which are core, and those
+    v_cosines double precision[];
+    v_core boolean[];
+    v_core_ids uuid[];
 BEGIN
-    PERFORM _require_range(p_limit, 'limit', 1, 1000);
-    IF p_mode IS NULL OR p_mode NOT IN ('hybrid', 'lexical', 'vector') THEN
-        RAISE EXCEPTION 'mode must be hybrid, lexical or vector, got %', coalesce(quote_literal(p_mode), 'NULL')
-            USING ERRCODE = 'invalid_parameter_value';
+    PERFORM _require_range(p_limit, 'limit', 1, 1000), _require_range(coalesce(p_vector_weight, 0), 'vector_weight', 0, 10),
+            _require_choice(p_mode, 'mode', ARRAY['hybrid', 'lexical', 'vector']),
+            _require_choice(p_fusion, 'fusion', ARRAY['weighted', 'spread', 'minmax', 'rrf']),
+            _require_choice(p_space, 'space', ARRAY['text', 'embedding', 'text_embedding']);
+    IF p_mode = 'vector' THEN
+        RETURN QUERY SELECT * FROM search_memories_by_vector(
+            p_user_id, p_model, p_query, p_limit, p_memory_types, p_session_id, p_since, p_until, p_min_importance,
+            p_modality, p_space, p_now, p_time_from, p_time_to, p_per_type, p_pool, p_session_prefix, p_where,
+            p_where_vars);
+        RETURN;
     END IF;
-    IF p_fusion IS NULL OR p_fusion NOT IN ('weighted', 'spread', 'minmax', 'rrf') THEN
-        RAISE EXCEPTION 'fusion must be weighted, spread, minmax or rrf, got %', coalesce(quote_literal(p_fusion), 'NULL')
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    PERFORM _require_range(p_vector_weight, 'vector_weight', 0, 10);
-    IF p_space IS NULL OR p_space NOT IN ('text', 'embedding', 'text_embedding') THEN
-        RAISE EXCEPTION 'space must be text, embedding or text_embedding, got %', coalesce(quote_literal(p_space), 'NULL')
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    v_types := CASE WHEN p_space = 'text'
-                    THEN array_remove(coalesce(p_memory_types, ARRAY['episodic', 'semantic']), 'perceptual')
-                    ELSE p_memory_types END;
-    SELECT greatest(t.memories, 1), greatest(t.terms::double precision / greatest(t.memories, 1), 1)
-    INTO v_documents, v_average
-    FROM memory_text_totals t WHERE t.user_id = p_user_id;
-    IF p_mode <> 'vector' THEN
-        v_terms := query_terms(coalesce(p_query_text, ''));
-        v_any := terms_query(v_terms);
-    END IF;
-    IF v_any IS NOT NULL AND v_documents <= v_cap THEN
-        v_query := v_any;  -- few memories: every match is a candidate, frequencies counted below
-    ELSIF v_any IS NOT NULL AND v_documents IS NOT NULL THEN
-        -- Each term's live memories, from the counts the triggers keep. The
-        -- candidates are the memories with a rarer term; when every term found is common, the
-        -- memories with all of those, at most the cap (a speaker's name, in half of a chat, does
-        -- not make every turn a candidate).
-        SELECT array_agg(coalesce(c.memories, 0)::double precision ORDER BY t.ord),
-               array_agg(t.term ORDER BY t.ord) FILTER (WHERE c.memories BETWEEN 1 AND v_cap),
-               array_agg(t.term ORDER BY t.ord) FILTER (WHERE c.memories > v_cap)
-        INTO v_df, v_rare, v_frequent
-        FROM unnest(v_terms) WITH ORDINALITY AS t(term, ord)
-        LEFT JOIN memory_term_counts c ON c.user_id = p_user_id AND c.lexeme = t.term;
-        IF v_rare IS NOT NULL THEN
-            v_query := terms_query(v_rare);
-        ELSIF v_frequent IS NOT NULL THEN
-            v_query := (SELECT to_tsquery('simple'::regconfig, string_agg(quote_literal(x), ' & '))
-                        FROM unnest(v_frequent) AS x);
-            v_candidates := v_cap;
-            -- The index looks up the rarest of those terms, as many as it takes for their
-            -- memories (were the terms independent) to be at most 50; every term is then checked
-            -- in the rows it finds. The same rows in the same order: a bitmap scan returns them
-            -- by their place in the table either way. (Intersecting every common term's
-            -- postings was most of a search of a million memories.)
-            SELECT to_tsquery('simple'::regconfig, string_agg(quote_literal(s.term), ' & ' ORDER BY s.df, s.term)),
-                   count(*) < cardinality(v_frequent)
-            INTO v_scan, v_narrowed
-            FROM (SELECT t.term, t.df,
-                         v_documents * exp(coalesce(sum(ln(least(t.df / v_documents, 1))) OVER (
-                             ORDER BY t.df, t.term ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)) AS before
-                  FROM unnest(v_terms, v_df) AS t(term, df)
-                  WHERE t.df > v_cap) AS s
-            WHERE s.before > 50;
-        END IF;
-    END IF;
-    v_scan := coalesce(v_scan, v_query);
-    IF p_mode <> 'vector' AND coalesce(array_length(p_seeds, 1), 0) > 0
-       AND (p_memory_types IS NULL OR 'semantic' = ANY (p_memory_types)) THEN
-        -- An entity that more than 5% of the memories mention (a chat's speakers) says little about
-        -- which memory is meant: expanding from it only brings in its latest mentions.
-        v_common := greatest(20, ceil(0.05 * coalesce(v_documents, 0)))::integer;
-        SELECT array_agg(e.name_norm) INTO v_seeds
-        FROM entities e
-        WHERE e.user_id = p_user_id AND e.name_norm = ANY (p_seeds)
-          AND (SELECT count(*) FROM (SELECT 1 FROM mentions x WHERE x.user_id = p_user_id AND x.entity_id = e.id
-                                     LIMIT v_common + 1) AS c) <= v_common;
+    SELECT * INTO v_plan FROM memory_term_plan(p_user_id, v_terms);
+    IF coalesce(array_length(p_seeds, 1), 0) > 0 AND (p_memory_types IS NULL OR 'semantic' = ANY (p_memory_types)) THEN
+        v_seeds := specific_entities(p_user_id, p_seeds, v_plan.documents);
     END IF;
     v_perceptual := v_perceptual AND p_mode <> 'lexical' AND EXISTS (  -- skip an empty vector search
         SELECT 1 FROM memories m
         WHERE m.user_id = p_user_id AND m.memory_type = 'perceptual' AND m.forgotten_at IS NULL);
-    IF p_mode = 'vector' THEN
-        -- The vector branch alone: the same scores as below, without planning the lexical branch.
-        RETURN QUERY
-        WITH by_vector AS MATERIALIZED (
-            SELECT c.id, c.vector_score
-            FROM memory_candidates(p_user_id, p_model, p_query, v_pool, v_types, p_session_id,
-                                   p_since, p_until, p_min_importance, p_modality, 'embedding',
-                               p_session_prefix, p_where, p_where_vars) AS c
-            WHERE p_space = 'embedding' OR p_space = 'text' AND cardinality(v_types) > 0
-            UNION ALL
-            SELECT c.id, c.vector_score
-            FROM memory_candidates(p_user_id, p_model, p_query, v_pool, ARRAY['perceptual'], p_session_id,
-                                   p_since, p_until, p_min_importance, p_modality, 'text_embedding',
-                               p_session_prefix, p_where, p_where_vars) AS c
-            WHERE p_space = 'text_embedding' OR p_space = 'text' AND v_perceptual
-        ), components AS (
-            SELECT m.id, m.memory_type, m.content, m.importance, m.session_id, m.modality, m.metadata,
-                   m.created_at, greatest(0, v.vector_score) AS vector_raw,
-                   in_time_range(m.created_at, p_time_from, p_time_to) AS in_time,
-                   memory_recency(p_now, m.created_at) AS recency
-            FROM by_vector v
-            CROSS JOIN LATERAL (SELECT * FROM memories x WHERE x.user_id = p_user_id AND x.id = v.id OFFSET 0) AS m
-            WHERE m.forgotten_at IS NULL
-              AND (p_memory_types IS NULL OR m.memory_type = ANY (p_memory_types))
-        ), ranked AS (
-            SELECT c.*, coalesce(c.vector_raw / nullif(max(c.vector_raw) OVER (), 0), 0) AS vector_n
-            FROM components c
-        ), scored AS (
-            SELECT r.*, ranking_score(vector_relevance(r.vector_n, r.in_time), r.recency, r.importance) AS final,
-                   row_number() OVER (PARTITION BY r.memory_type
-                                      ORDER BY ranking_score(vector_relevance(r.vector_n, r.in_time), r.recency,
-                                                             r.importance) DESC, r.id) AS type_rank
-            FROM ranked r
-        )
-        SELECT b.id, b.memory_type, b.content, b.importance, b.session_id, b.modality, b.metadata, b.created_at,
-               b.vector_n::double precision, 0::double precision, 0::double precision, 0::double precision,
-               0::double precision, 0::double precision, b.in_time::double precision,
-               b.recency::double precision, importance_weight(b.importance), b.final::double precision
-        FROM scored b
-        WHERE p_per_type IS NULL OR b.type_rank <= p_per_type
-        ORDER BY b.final DESC, b.id
-        LIMIT p_limit;
-        RETURN;
+    IF p_mode <> 'lexical' THEN
+        SELECT array_agg(v.id), array_agg(v.vector_score), array_agg(v.core), array_agg(v.id) FILTER (WHERE v.core)
+        INTO v_nearest, v_cosines, v_core, v_core_ids
+        FROM memory_vector_pool(p_user_id, p_model, p_query, v_pool, v_types, v_perceptual, p_space, p_session_id,
+                                p_since, p_until, p_min_importance, p_modality, p_session_prefix, p_where,
+                                p_where_vars) AS v;
     END IF;
     RETURN QUERY
-    WITH by_vector AS MATERIALIZED (  -- core: among the 40 nearest of its space, which alone take part
-                                      -- in the fusion's statistics, so a larger limit adds memories
-                                      -- below the first ones and never reorders them
-        SELECT c.id, c.vector_score, row_number() OVER (ORDER BY c.vector_score DESC, c.id) <= 40 AS core
-        FROM memory_candidates(p_user_id, p_model, p_query, v_pool, v_types, p_session_id,
-                               p_since, p_until, p_min_importance, p_modality, 'embedding',
-                               p_session_prefix, p_where, p_where_vars) AS c
-        WHERE p_mode <> 'lexical' AND (p_space = 'embedding' OR p_space = 'text' AND cardinality(v_types) > 0)
-        UNION ALL
-        SELECT c.id, c.vector_score, row_number() OVER (ORDER BY c.vector_score DESC, c.id) <= 40
-        FROM memory_candidates(p_user_id, p_model, p_query, v_pool, ARRAY['perceptual'], p_session_id,
-                               p_since, p_until, p_min_importance, p_modality, 'text_embedding',
-                               p_session_prefix, p_where, p_where_vars) AS c
-        WHERE p_space = 'text_embedding' AND p_mode <> 'lexical' OR p_space = 'text' AND v_perceptual
-    ), capped AS MATERIALIZED (  -- the memories with the candidate terms (see above), with those terms
-        SELECT m.id, m.session_id, m.created_at, m.seq, m.term_count,
-               ts_filter(setweight(m.lexemes, 'A', v_terms), '{a}') AS hits,
-               m.memory_type, m.importance, m.metadata ->> 'speaker' AS speaker,
-               memory_similarity(m.memory_type, m.embedding_model, m.embedding, m.text_embedding_model,
-                                 m.text_embedding, p_model, p_query, p_space) AS similarity
-        FROM memories m
-        WHERE v_query IS NOT NULL
-          AND m.user_id = p_user_id AND m.lexemes @@ v_scan AND m.forgotten_at IS NULL
-          AND (NOT v_narrowed OR ts_match_vq(m.lexemes, v_query))  -- the function: a filter, not
-                                                                     -- a second index lookup
-          AND _passes_filters(m.memory_type, m.session_id, m.created_at, m.importance, m.modality,
-                              m.metadata, p_memory_types, p_session_id, p_since, p_until,
-                              p_min_importance, p_modality, p_session_prefix, p_where, p_where_vars)
-        LIMIT v_candidates
-    ), lexical AS MATERIALIZED (  -- those, and the nearest with whatever query terms they hold (maybe
-                                  -- none: their context still counts, the turn after a question)
-        SELECT x.id, x.session_id, x.created_at, x.seq, x.term_count, x.hits FROM capped x
-        UNION ALL
-        SELECT m.id, m.session_id, m.created_at, m.seq, m.term_count,
-               ts_filter(setweight(m.lexemes, 'A', v_terms), '{a}')
-        FROM by_vector v
-        CROSS JOIN LATERAL (  -- by key: never a scan of every match
-            SELECT * FROM memories x WHERE x.user_id = p_user_id AND x.id = v.id OFFSET 0) AS m
-        WHERE v.core AND v_any IS NOT NULL
-          AND (p_fusion <> 'rrf' OR v_candidates IS NOT NULL AND m.lexemes @@ v_query)  -- rrf ranks by
-              -- each branch apart: the lexical one holds the memories with the query's terms
-          AND NOT EXISTS (SELECT 1 FROM capped x WHERE x.id = v.id)
-    ), adjacent AS MATERIALIZED (  -- the two memories before and the two after each candidate in its session,
-                                   -- and those of them that hold a query term
-        SELECT l.id, coalesce(w.ids, '{}') AS around, coalesce(w.holding, '{}') AS holding,
-               l.term_count + coalesce(w.length, 0) AS length,
-               coalesce(w.similarity, 0) AS around_similarity, coalesce(w.nearby, 0) AS around_count
-        FROM lexical l
-        LEFT JOIN LATERAL _context_window(p_user_id, l.session_id, l.created_at, l.seq, v_any, v_pooled,
-                                          p_model, p_query, p_space) AS w ON l.session_id IS NOT NULL
-    ), neighbours AS MATERIALIZED (  -- those neighbours that hold a query term and are no candidate
-        SELECT m.id, m.session_id, m.created_at, m.seq, m.term_count,
-               ts_filter(setweight(m.lexemes, 'A', v_terms), '{a}') AS hits
-        FROM (SELECT DISTINCT n.id FROM adjacent j CROSS JOIN LATERAL unnest(j.holding) AS n(id)) AS x
-        CROSS JOIN LATERAL (SELECT * FROM memories y WHERE y.user_id = p_user_id AND y.id = x.id OFFSET 0) AS m
-        WHERE NOT EXISTS (SELECT 1 FROM lexical l WHERE l.id = x.id)
-    ), chosen AS MATERIALIZED (
-        SELECT l.id, l.session_id, l.term_count, l.hits FROM lexical l
-        UNION ALL
-        SELECT n.id, n.session_id, n.term_count, n.hits FROM neighbours n
-    ), sequence AS MATERIALIZED (  -- every chosen memory with its neighbours (the candidates' known)
-        SELECT j.id, j.around, j.length, j.around_similarity, j.around_count FROM adjacent j
-        UNION ALL
-        SELECT n.id, coalesce(w.ids, '{}'), n.term_count + coalesce(w.length, 0),
-               coalesce(w.similarity, 0), coalesce(w.nearby, 0)
-        FROM neighbours n
-        LEFT JOIN LATERAL _context_window(p_user_id, n.session_id, n.created_at, n.seq, v_any, v_pooled,
-                                          p_model, p_query, p_space) AS w ON n.session_id IS NOT NULL
-    ), term_frequency AS MATERIALIZED (
-        SELECT c.id, u.lexeme, coalesce(array_length(u.positions, 1), 1) AS tf
-        FROM chosen c, unnest(c.hits) AS u
-    ), idf AS MATERIALIZED (
-        SELECT t.lexeme, ln(1 + (v_documents - t.df + 0.5) / (t.df + 0.5)) AS w
-        FROM unnest(v_terms, v_df) AS t(lexeme, df)
-        WHERE v_df IS NOT NULL
-        UNION ALL  -- every match a candidate: the frequencies are theirs
-        SELECT f.lexeme, ln(1 + (v_documents - count(*) + 0.5) / (count(*) + 0.5))
-        FROM term_frequency f
-        WHERE v_df IS NULL
-        GROUP BY f.lexeme
-    ), bm25 AS (  -- BM25 of the memory, and of the memory with its neighbours as one text five turns long
-        SELECT x.id,
-               sum(i.w * x.own_tf * 2.2 / (x.own_tf + 1.2 * (0.25 + 0.75 * x.term_count / v_average))) AS own,
-               sum(i.w * x.tf * 2.2 / (x.tf + 1.2 * (0.25 + 0.75 * x.length / (5 * v_average)))) AS context
-        FROM (SELECT c.id, c.term_count, coalesce(q.length, c.term_count) AS length, f.lexeme,
-                     sum(f.tf) FILTER (WHERE member.id = c.id) AS own_tf, sum(f.tf) AS tf
-              FROM chosen c
-              LEFT JOIN sequence q ON q.id = c.id
-              CROSS JOIN LATERAL unnest(c.id || coalesce(q.around, '{}')) AS member(id)
-              JOIN term_frequency f ON f.id = member.id
-              GROUP BY 1, 2, 3, 4) AS x
-        JOIN idf i USING (lexeme)
-        GROUP BY x.id
-    ), session_bm25 AS (  -- BM25 of the session as one text, without length normalisation
-        SELECT s.session_id, sum(i.w * s.tf * 2.2 / (s.tf + 1.2)) AS bm25
-        FROM (SELECT l.session_id, f.lexeme, sum(f.tf) AS tf
-              FROM term_frequency f JOIN chosen l ON l.id = f.id
-              WHERE l.session_id IS NOT NULL GROUP BY 1, 2) AS s
-        JOIN idf i USING (lexeme)
-        GROUP BY s.session_id
-    ), by_graph AS (
-        SELECT g.memory_id AS id, g.graph_score
-        FROM graph_memories(p_user_id, v_seeds, p_max_hops, v_pool) AS g
-        WHERE v_seeds IS NOT NULL
-    ), found AS (  -- each candidate's components in one aggregate: no join of the steps above, whose
-                   -- sizes the planner cannot know (it chose nested loops over hundreds of rows)
-        SELECT s.id, max(s.vector_score) AS vector_score, max(s.own) AS own, max(s.context) AS context,
-               max(s.session) AS session, max(s.graph) AS graph, bool_or(s.core) AS core,
-               max(s.around_similarity) AS around_similarity, max(s.around_count) AS around_count
-        FROM (SELECT v.id, v.vector_score, NULL::double precision AS own, NULL::double precision AS context,
-                     NULL::double precision AS session, NULL::double precision AS graph, v.core,
-                     NULL::double precision AS around_similarity, NULL::bigint AS around_count
-              FROM by_vector v
-              UNION ALL SELECT c.id, NULL, NULL, NULL, NULL, NULL, true, NULL, NULL FROM chosen c
-              UNION ALL SELECT b.id, NULL, b.own, b.context, NULL, NULL, true, NULL, NULL FROM bm25 b
-              UNION ALL SELECT c.id, NULL, NULL, NULL, sb.bm25, NULL, true, NULL, NULL
-                        FROM chosen c JOIN session_bm25 sb ON sb.session_id = c.session_id
-              UNION ALL SELECT q.id, NULL, NULL, NULL, NULL, NULL, true, q.around_similarity, q.around_count
-                        FROM sequence q WHERE v_pooled
-              UNION ALL SELECT g.id, NULL, NULL, NULL, NULL, g.graph_score, false, NULL, NULL FROM by_graph g) AS s
+    WITH by_vector AS MATERIALIZED (
+        SELECT v.* FROM unnest(v_nearest, v_cosines, v_core) AS v(id, vector_score, core)
+    ), lexical AS MATERIALIZED (
+        SELECT l.* FROM memory_lexical_branch(
+            p_user_id, v_terms, v_plan.documents, v_plan.average, v_plan.df, v_any, v_plan.query, v_plan.scan,
+            v_plan.narrowed, v_plan.candidates, v_core_ids,
+            p_fusion = 'rrf', p_fusion = 'spread', p_model, p_query, p_space, p_memory_types, p_session_id,
+            p_since, p_until, p_min_importance, p_modality, p_session_prefix, p_where, p_where_vars) AS l
+    ), found AS (  -- each candidate once: no join of the steps above, whose sizes the planner cannot know
+        SELECT s.id, max(s.vector_score) AS vector_score, bool_or(s.core) AS core, max(s.graph) AS graph
+        FROM (SELECT v.id, v.vector_score, v.core, NULL::double precision AS graph FROM by_vector v
+              UNION ALL SELECT l.id, NULL, true, NULL FROM lexical l
+              UNION ALL SELECT g.memory_id, NULL, false, g.graph_score
+                        FROM graph_memories(p_user_id, v_seeds, p_max_hops, v_pool) AS g WHERE v_seeds IS NOT NULL) AS s
         GROUP BY s.id
-    ), components AS (  -- numbers only: the text is read for the winners alone; the lexical
-                        -- candidates as the full-text scan read them, the others by key
-        SELECT f.id, coalesce(k.memory_type, m.memory_type) AS memory_type,
-               coalesce(k.importance, m.importance) AS importance,
-               greatest(0, coalesce(f.vector_score,
-                   CASE WHEN p_mode = 'lexical' THEN 0
-                        ELSE coalesce(k.similarity, memory_similarity(m.memory_type, m.embedding_model, m.embedding,
-                                 m.text_embedding_model, m.text_embedding, p_model, p_query, p_space)) END))
-                   AS vector_raw,
-               coalesce(f.own, 0) AS own_raw,
-               coalesce(f.context, 0) AS context_raw,
-               CASE WHEN f.own > 0 THEN coalesce(f.session, 0) ELSE 0 END AS session_raw,
-               CASE WHEN f.own > 0 AND lower(coalesce(k.speaker, m.metadata ->> 'speaker')) = ANY (p_names)
-                    THEN 1.0 ELSE 0.0 END AS speaker,
-               coalesce(f.graph, 0) AS graph, f.core, f.around_similarity, f.around_count,
+    ), components AS (  -- numbers only: the text is read for the winners alone; a memory the lexical
+                        -- branch did not read is read by key, and meets the filters here
+        SELECT f.id, f.core, coalesce(f.graph, 0) AS graph, k.around_similarity, k.around_count,
+               coalesce(k.memory_type, m.memory_type) AS memory_type,
+               coalesce(k.importance, m.importance) AS importance, coalesce(k.own, 0) AS own,
+               coalesce(k.context, 0) AS context, CASE WHEN k.own > 0 THEN coalesce(k.session, 0) ELSE 0 END AS session,
+               CASE WHEN k.own > 0 AND lower(k.speaker) = ANY (p_names) THEN 1.0 ELSE 0.0 END AS speaker, k.most,
+               greatest(0, coalesce(f.vector_score, CASE WHEN p_mode = 'lexical' THEN 0 ELSE coalesce(k.similarity,
+                   memory_similarity(m.memory_type, m.embedding_model, m.embedding, m.text_embedding_model,
+                                     m.text_embedding, p_model, p_query, p_space)) END)) AS vector_raw,
                in_time_range(coalesce(k.created_at, m.created_at), p_time_from, p_time_to) AS in_time,
                memory_recency(p_now, coalesce(k.created_at, m.created_at)) AS recency
         FROM found f
-        LEFT JOIN capped k ON k.id = f.id
+        LEFT JOIN lexical k ON k.id = f.id
         LEFT JOIN LATERAL (SELECT * FROM memories x
                            WHERE k.id IS NULL AND x.user_id = p_user_id AND x.id = f.id OFFSET 0) AS m ON true
-        WHERE k.id IS NOT NULL  -- the full-text scan applied the filters; a row read by key meets them here
-           OR (m.forgotten_at IS NULL
-               AND _passes_filters(m.memory_type, m.session_id, m.created_at, m.importance, m.modality,
-                                   m.metadata, p_memory_types, p_session_id, p_since, p_until,
-                                   p_min_importance, p_modality, p_session_prefix, p_where, p_where_vars))
-    ), pooled AS (  -- spread: half the memory's cosine, half the mean cosine of its context window
-                    -- (the answer after a question, the turns around a fact); a memory past the 40
-                    -- nearest has no context read and comes below them all
-        SELECT c.*, coalesce(x.pooled, least(c.vector_raw, min(x.pooled) OVER ())) AS vector_used
+        WHERE coalesce(k.kept, m.forgotten_at IS NULL
+                               AND _passes_filters(m.memory_type, m.session_id, m.created_at, m.importance, m.modality,
+                                                   m.metadata, p_memory_types, p_session_id, p_since, p_until,
+                                                   p_min_importance, p_modality, p_session_prefix, p_where, p_where_vars))
+    ), pooled AS (  -- spread: the cosine mixed with its window's; past the nearest, below them all
+        SELECT c.*, coalesce(x.windowed, least(c.vector_raw, min(x.windowed) OVER ())) AS vector_used
         FROM components c
-        CROSS JOIN LATERAL (  -- NULL without a window read (not spread, or past the nearest)
-            SELECT 0.5 * c.vector_raw + 0.5 * (c.vector_raw + c.around_similarity) / (1 + c.around_count)
-                   AS pooled) AS x
-    ), normalised AS (
+        CROSS JOIN LATERAL (SELECT windowed_cosine(c.vector_raw, c.around_similarity, c.around_count) AS windowed) AS x
+    ), normalised AS (  -- over the best candidate's (spread, minmax: on the candidates' range)
         SELECT c.*,
-               CASE WHEN p_fusion IN ('spread', 'minmax')  -- over the candidates with a vector: the best 1, the least 0
-                                              -- (a spread under 0.05 counts as 0.05: near-constant, near 1)
-                    THEN greatest(0, 1 - (max(c.vector_used) OVER () - c.vector_used)
-                                         / greatest(max(c.vector_used) OVER ()
-                                                    - min(c.vector_used) FILTER (WHERE c.vector_raw > 0 AND c.core)
-                                                      OVER (), 0.05))
+               CASE WHEN p_fusion IN ('spread', 'minmax')
+                    THEN spread_score(c.vector_used, max(c.vector_used) OVER (),
+                                      min(c.vector_used) FILTER (WHERE c.vector_raw > 0 AND c.core) OVER ())
                     ELSE c.vector_used / nullif(max(c.vector_used) OVER (), 0) END AS vector_n,
-               c.own_raw / nullif(max(c.own_raw) OVER (), 0) AS own_n,
-               c.context_raw / nullif(max(c.context_raw) OVER (), 0) AS context_n,
-               c.session_raw / nullif(max(c.session_raw) OVER (), 0) AS session_n,
-               -- how much of the query's terms the best lexical match holds, from 0 to 1
-               least(1, coalesce(max(c.own_raw) OVER ()
-                                 / nullif((SELECT 2.2 * sum(i.w) FROM idf i
-                                           WHERE i.lexeme IN (SELECT f.lexeme FROM term_frequency f)), 0),
-                                 0)) AS held
+               c.own / nullif(max(c.own) OVER (), 0) AS own_n, c.context / nullif(max(c.context) OVER (), 0) AS context_n,
+               c.session / nullif(max(c.session) OVER (), 0) AS session_n,
+               least(1, coalesce(max(c.own) OVER () / nullif(max(c.most) OVER (), 0), 0)) AS held
         FROM pooled c
-    ), relevance AS (
-        SELECT n.*,
-               (0.4 * coalesce(n.own_n, 0) + 0.6 * coalesce(n.context_n, 0) + 0.3 * coalesce(n.session_n, 0)
-                + 0.3 * n.speaker) / 1.6 AS lexical
-        FROM normalised n
-    ), weighed AS (  -- spread: the vector counts less as the best match holds more of the query, and
-                     -- as it agrees with the lexical ranking (what it adds is what lexical lacks);
-                     -- weighted and minmax: p_vector_weight as it is
-        SELECT r.*,
-               CASE WHEN p_fusion = 'spread'
-                    THEN p_vector_weight * (1 - coalesce(r.held, 0))
-                         * (1 - greatest(0, coalesce(corr(r.lexical, r.vector_raw)
-                                                         FILTER (WHERE r.vector_raw > 0 AND r.core) OVER (), 0)))
-                    ELSE p_vector_weight END AS vector_weight
-        FROM relevance r
     ), fused AS (
-        SELECT r.*,
-               CASE
-                   WHEN p_mode = 'lexical' THEN r.lexical
-                   WHEN p_mode = 'vector' THEN coalesce(r.vector_n, 0)
-                   WHEN p_fusion = 'rrf' THEN
-                       (CASE WHEN r.lexical > 0 THEN 1.0 / (60 + rank() OVER (ORDER BY r.lexical DESC)) ELSE 0 END
-                        + CASE WHEN r.vector_raw > 0 THEN 1.0 / (60 + rank() OVER (ORDER BY r.vector_raw DESC)) ELSE 0 END)
-                       * 30
-                   ELSE 0.8 * r.lexical + r.vector_weight * coalesce(r.vector_n, 0)
-               END + 0.2 * r.graph + 0.2 * r.in_time AS relevance_score
-        FROM weighed r
-    ), ranked AS (
-        SELECT f.*, ranking_score(f.relevance_score, f.recency, f.importance) AS final
-        FROM fused f
+        SELECT n.*, lexical_relevance(n.own_n, n.context_n, n.session_n, n.speaker) AS lexical FROM normalised n
+    ), scored AS (
+        SELECT r.*, ranking_score(fused_relevance(
+                   CASE WHEN p_mode = 'hybrid' THEN p_fusion ELSE p_mode END, r.lexical, r.vector_n,
+                   fusion_vector_weight(p_fusion, p_vector_weight, r.held,
+                                        corr(r.lexical, r.vector_raw) FILTER (WHERE r.vector_raw > 0 AND r.core) OVER ()),
+                   CASE WHEN r.lexical > 0 THEN rank() OVER (ORDER BY r.lexical DESC) END,
+                   CASE WHEN r.vector_raw > 0 THEN rank() OVER (ORDER BY r.vector_raw DESC) END,
+                   r.graph, r.in_time), r.recency, r.importance) AS final
+        FROM fused r
     ), best AS (
         SELECT r.*
         FROM (SELECT r.*, row_number() OVER (PARTITION BY r.memory_type ORDER BY r.final DESC, r.id) AS type_rank
-              FROM ranked r) AS r
+              FROM scored r) AS r
         WHERE p_per_type IS NULL OR r.type_rank <= p_per_type
         ORDER BY r.final DESC, r.id
         LIMIT p_limit
@@ -707,17 +776,19 @@ COMMENT ON FUNCTION search_memories(text, text, vector, text, integer, text[], t
                                    double precision, text, text, timestamptz, text[], text[], integer,
                                    timestamptz, timestamptz, text, text, integer, integer, text, jsonpath, jsonb,
                                    double precision) IS
-    'Hybrid search of one user''s long-term memories (sql/search.sql explains it): BM25 of '
-    'the memory, of the memory with the two before and the two after it in its session, of its session, a speaker the query names, cosine '
-    'similarity, knowledge-graph expansion for semantic memories and a time range the query names; '
-    'each component normalised by its best candidate; recency and importance only break near-ties '
-    '(at most 0.02). p_mode hybrid, lexical or vector; p_fusion weighted (0.8 lexical + p_vector_weight '
-    'vector), spread (half the memory''s cosine and half its context window''s, spread over the candidates, '
-    'weighed down as the best lexical match holds '
-    'the query and as the vector agrees with the lexical ranking), minmax (the same spread at p_vector_weight) '
-    'or rrf; p_per_type caps each '
-    'memory type; p_session_prefix, p_where (a jsonpath predicate on the metadata, with the '
-    'variables p_where_vars) filter the candidates before any limit. Every component is returned.';
+    'Hybrid search of one user''s long-term memories, composed of stages that are functions of their '
+    'own (memory_term_plan, memory_vector_pool, memory_lexical_branch, graph_memories; sql/search.sql '
+    'explains it): BM25 of the memory, of its context window (the two memories before and the two '
+    'after it in its session) and of its session, a speaker the query names, cosine similarity, '
+    'knowledge-graph expansion for semantic memories and a time range the query names; each '
+    'component normalised by its best candidate, weighed by ranking_weights(); recency and importance '
+    'only break near-ties. p_mode hybrid, lexical or vector (search_memories_by_vector); p_fusion '
+    'weighted, spread (the cosine mixed with its context window''s, spread over the candidates, '
+    'weighed down as the best lexical match holds the query and as the vector agrees with the lexical '
+    'ranking), minmax (each memory''s own cosine spread, undamped) or rrf; p_vector_weight the vector''s '
+    'weight (NULL: the fusion''s own); p_per_type caps each memory type; p_session_prefix, p_where (a '
+    'jsonpath predicate on the metadata, with the variables p_where_vars) filter the candidates before '
+    'any limit. Every component is returned.';
 
 -- The reference's episodic and perceptual searches: limit * 5 candidates nearest by vector with the
 -- filters inside, each scored (vector_score * 0.8 + recency * 0.2) * importance_weight; episodic
@@ -829,12 +900,12 @@ AS $$
 DECLARE
     v_dimension integer;
     v_type text;
-    v_pool integer := coalesce(p_pool, p_limit * 4);
+    v_pool integer := coalesce(p_pool, p_limit * ranking_weight('chunk_pool')::integer);
     v_terms text[] := query_terms(coalesce(p_query_text, ''));
     v_query tsquery;  -- the chunks the lexical branch scores
     v_documents double precision;
     v_average double precision;
-    v_cap integer := greatest(200, coalesce(p_pool, p_limit * 4) * 10);
+    v_cap integer := greatest(ranking_weight('common')::integer, v_pool * ranking_weight('chunk_common')::integer);
     v_df double precision[];  -- each term's document frequency (estimated for common terms)
     v_rare text[];
     v_common text[];
@@ -917,22 +988,26 @@ BEGIN
             SELECT m.id, m.term_count, u.lexeme, coalesce(array_length(u.positions, 1), 1) AS tf
             FROM matching m, unnest(m.hits) AS u
         ), idf AS (
-            SELECT t.lexeme, ln(1 + ($9 - t.df + 0.5) / (t.df + 0.5)) AS w FROM unnest($11, $13) AS t(lexeme, df)
+            SELECT t.lexeme, bm25_idf($9, t.df) AS w FROM unnest($11, $13) AS t(lexeme, df)
         ), by_text AS (
             SELECT s.id, s.bm25 AS text_score, row_number() OVER (ORDER BY s.bm25 DESC, s.id) AS rank
-            FROM (SELECT f.id, sum(i.w * f.tf * 2.2 / (f.tf + 1.2 * (0.25 + 0.75 * f.term_count / $10))) AS bm25
+            FROM (SELECT f.id, sum(bm25(i.w, f.tf, f.term_count, $10)) AS bm25
                   FROM term_frequency f JOIN idf i USING (lexeme) GROUP BY f.id) AS s
             ORDER BY s.bm25 DESC, s.id
             LIMIT $5
         ), fused AS (
             SELECT coalesce(v.id, t.id) AS id, v.vector_score,
                    coalesce(t.text_score / nullif(max(t.text_score) OVER (), 0), 0) AS text_score,
-                   coalesce(1.0 / (60 + v.rank), 0) + coalesce(1.0 / (60 + t.rank), 0) AS rrf
+                   coalesce(1.0 / (ranking_weight('rrf_k') + v.rank), 0)
+                   + coalesce(1.0 / (ranking_weight('rrf_k') + t.rank), 0) AS rrf
             FROM by_vector v FULL OUTER JOIN by_text t ON t.id = v.id
         )
         SELECT c.id, c.document_id, c.position, c.content, c.heading_path, c.start_char, c.end_char,
                d.source_path, s.vector_score, f.text_score::double precision,
-               (CASE WHEN $6 = 'weighted' THEN 0.7 * s.vector_score + 0.3 * f.text_score ELSE f.rrf END)::double precision
+               (CASE WHEN $6 = 'weighted'
+                     THEN ranking_weight('chunk_vector') * s.vector_score
+                          + (1 - ranking_weight('chunk_vector')) * f.text_score
+                     ELSE f.rrf END)::double precision
         FROM fused f
         JOIN chunks c ON c.namespace = $1 AND c.id = f.id
         JOIN documents d ON d.namespace = c.namespace AND d.id = c.document_id
@@ -958,12 +1033,12 @@ COMMENT ON FUNCTION search_chunks(text, text, vector, text, integer, text[], tex
 
 -- Whole sessions ranked as documents (sql/sessions.sql): the sessions that hold a query term that
 -- is not in most of them, and the sessions of the memories nearest by vector, each scored by its
--- BM25 as one text (over the best candidate's) plus p_vector_weight times its summed vector's
--- cosine, spread over the candidates (the least as 0, the best as 1: a spread under 0.05 counts
--- as 0.05, so a model whose cosines barely differ reorders little).
+-- BM25 as one text (over the best candidate's) plus p_vector_weight (ranking_weight('session_vector')
+-- by default) times its summed vector's cosine, spread over the candidates (spread_score: the least
+-- as 0, the best as 1, so a model whose cosines barely differ reorders little).
 CREATE OR REPLACE FUNCTION search_sessions(
     p_user_id text, p_model text, p_query vector, p_query_text text, p_limit integer DEFAULT 5,
-    p_vector_weight double precision DEFAULT 0.5, p_pool integer DEFAULT 40)
+    p_vector_weight double precision DEFAULT NULL, p_pool integer DEFAULT NULL)
 RETURNS TABLE (session_id text, text_score double precision, vector_score double precision,
                score double precision)
 LANGUAGE plpgsql STABLE
@@ -974,25 +1049,29 @@ AS $$
 DECLARE
     v_terms text[] := query_terms(coalesce(p_query_text, ''));
     v_sessions double precision;
+    v_weight double precision := coalesce(p_vector_weight, ranking_weight('session_vector'));
+    v_most double precision;  -- a term in more sessions than this is in most of them
 BEGIN
     PERFORM _require_text(p_user_id, 'user_id');
     PERFORM _require_range(p_limit, 'limit', 1, 1000);
-    PERFORM _require_range(p_vector_weight, 'vector_weight', 0, 10);
+    PERFORM _require_range(v_weight, 'vector_weight', 0, 10);
     SELECT greatest(t.sessions, 1) INTO v_sessions FROM memory_text_totals t WHERE t.user_id = p_user_id;
+    v_most := v_sessions * ranking_weight('session_common');
     RETURN QUERY
     WITH telling AS (  -- the query terms that are not in most sessions
         SELECT x.term
         FROM unnest(v_terms) AS x(term)
         WHERE (SELECT count(*) FROM (SELECT 1 FROM session_terms s
                                      WHERE s.user_id = p_user_id AND s.lexeme = x.term
-                                     LIMIT ceil(v_sessions / 2)::integer + 1) AS c) <= greatest(v_sessions / 2, 1)
+                                     LIMIT ceil(v_most)::integer + 1) AS c) <= greatest(v_most, 1)
     ), candidates AS (
         SELECT DISTINCT s.session_id
         FROM session_terms s
         WHERE s.user_id = p_user_id AND s.lexeme IN (SELECT term FROM telling)
         UNION
         SELECT m.session_id
-        FROM memory_candidates(p_user_id, p_model, p_query, p_pool, ARRAY['episodic', 'semantic']) AS c
+        FROM memory_candidates(p_user_id, p_model, p_query, coalesce(p_pool, ranking_weight('nearest')::integer),
+                               ARRAY['episodic', 'semantic']) AS c
         JOIN memories m ON m.user_id = p_user_id AND m.id = c.id
         WHERE m.session_id IS NOT NULL
     ), scored AS (
@@ -1002,17 +1081,16 @@ BEGIN
     ), spread AS (
         SELECT s.*,
                coalesce(s.bm25 / nullif(max(s.bm25) OVER (), 0), 0) AS text_n,
-               greatest(0, 1 - (max(s.similarity) OVER () - s.similarity)
-                               / greatest(max(s.similarity) OVER () - min(s.similarity) OVER (), 0.05)) AS vector_n
+               spread_score(s.similarity, max(s.similarity) OVER (), min(s.similarity) OVER ()) AS vector_n
         FROM scored s
     )
-    SELECT p.session_id, p.text_n, p.vector_n, p.text_n + p_vector_weight * p.vector_n
+    SELECT p.session_id, p.text_n, p.vector_n, p.text_n + v_weight * p.vector_n
     FROM spread p
-    ORDER BY p.text_n + p_vector_weight * p.vector_n DESC, p.session_id
+    ORDER BY p.text_n + v_weight * p.vector_n DESC, p.session_id
     LIMIT p_limit;
 END $$;
 COMMENT ON FUNCTION search_sessions(text, text, vector, text, integer, double precision, integer) IS
     'The p_limit sessions of a user that best match a query as whole documents: BM25 of the session '
     '(text_score, over the best candidate''s) plus p_vector_weight times the cosine of its summed '
     'vector spread over the candidates (vector_score); candidates are the sessions holding a query '
-    'term not in most of them and those of the p_pool memories nearest by vector.';
+    'term not in most of them and those of the p_pool (ranking_weight(''nearest'')) memories nearest by vector.';

@@ -106,7 +106,7 @@ AS $$
                greatest(t.session_terms::double precision / greatest(t.sessions, 1), 1) AS average
         FROM memory_text_totals t WHERE t.user_id = p_user_id
     ), idf AS (  -- each term's session frequency, counted
-        SELECT q.term, ln(1 + (t.sessions - q.df + 0.5) / (q.df + 0.5)) AS w
+        SELECT q.term, bm25_idf(t.sessions, q.df) AS w
         FROM totals t,
              LATERAL (SELECT x.term, (SELECT count(*) FROM session_terms s
                                       WHERE s.user_id = p_user_id AND s.lexeme = x.term) AS df
@@ -114,7 +114,7 @@ AS $$
         WHERE q.df > 0
     )
     SELECT s.session_id,
-           coalesce((SELECT sum(i.w * st.tf * 2.2 / (st.tf + 1.2 * (0.25 + 0.75 * s.terms / t.average)))
+           coalesce((SELECT sum(bm25(i.w, st.tf, s.terms, t.average))
                      FROM session_terms st JOIN idf i ON i.term = st.lexeme
                      WHERE st.user_id = p_user_id AND st.lexeme = ANY (p_terms) AND st.session_id = s.session_id),
                     0)::double precision,
@@ -125,4 +125,4 @@ AS $$
 $$;
 COMMENT ON FUNCTION session_scores(text, text, vector, text[], text[]) IS
     'Each named session of a user as one document: its BM25 for the query terms (session frequencies, '
-    'k1 1.2, b 0.75) and the cosine of its memories'' summed vector to the query vector of p_model.';
+    'bm25()) and the cosine of its memories'' summed vector to the query vector of p_model.';

@@ -102,7 +102,7 @@ AS $$
     )
     SELECT s.id, s.memory_type, s.content, s.importance, s.session_id, s.modality, s.metadata,
            s.created_at, s.v_score, s.t_score, s.recency, importance_weight(s.importance),
-           ranking_score(s.t_score + 0.2 * s.v_score, s.recency, s.importance)
+           ranking_score(s.t_score + ranking_weight('vector_weighted') * s.v_score, s.recency, s.importance)
     FROM scored s
     ORDER BY 13 DESC, s.importance DESC, s.id
     LIMIT p_limit
@@ -110,7 +110,7 @@ $$;
 COMMENT ON FUNCTION search_memories_as_of(text, text, vector, text, integer, text[], timestamptz, timestamptz,
                                           double precision, text, jsonpath, jsonb) IS
     'Search the memories that held at p_valid_at as known at p_known_at: text rank (ts_rank_cd over '
-    'the query''s terms) plus 0.2 x cosine, each over its best among them, with recency (seen from '
+    'the query''s terms) plus the weighted fusion''s vector weight (ranking_weights()) x cosine, each over its best among them, with recency (seen from '
     'p_valid_at) and importance breaking near-ties. Reads every memory of the user; the session, '
     'neighbour and graph signals of search_memories, which describe the present, are not used. '
     'p_session_prefix and p_where (a jsonpath predicate on the metadata, with p_where_vars) filter '

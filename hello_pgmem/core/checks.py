@@ -19,9 +19,8 @@ DEFAULT_TYPES: tuple[MemoryType, ...] = ("working", "episodic", "semantic")
 Scoring = Literal["hybrid", "lexical", "vector", "reference"]
 SCORINGS: tuple[Scoring, ...] = ("hybrid", "lexical", "vector", "reference")
 Fusion = Literal["weighted", "spread", "minmax", "rrf"]
-VECTOR_WEIGHTS: dict[str, float] = {"weighted": 0.2, "spread": 0.5, "minmax": 1.0}
-"""The vector's weight beside the lexical ranking's 0.8 in each weighted fusion (docs/search.md);
-a spread search that asks for a count ranks by minmax at its weight."""
+"""How the hybrid search fuses its branches (docs/search.md); each fusion's vector weight is
+``ranking_weights()``'s in the database."""
 ForgetStrategy = Literal["importance_based", "time_based", "capacity_based"]
 FORGET_STRATEGIES: tuple[ForgetStrategy, ...] = ("importance_based", "time_based", "capacity_based")
 Modality = Literal["text", "image", "audio", "video"]

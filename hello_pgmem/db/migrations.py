@@ -70,6 +70,7 @@ def alembic_config(settings: Settings | None = None) -> Config:
 LIVE_FILES = (
     "security.sql",
     "scoring.sql",
+    "ranking.sql",
     "text.sql",
     "statistics.sql",
     "sessions.sql",

@@ -21,7 +21,6 @@ from psycopg import ClientCursor
 from hello_pgmem.core.errors import InvalidInputError
 from hello_pgmem.core.models import (
     LONG_TERM_TYPES,
-    VECTOR_WEIGHTS,
     MemoryConfig,
     MemoryItem,
     MemoryType,
@@ -233,15 +232,16 @@ def statement(
 
 
 def fusion_params(parts: MemoryParts, query: str) -> dict[str, Any]:
-    """The fusion of the hybrid search (the config's, else the embedder's) and its vector weight;
-    a spread search that asks for a count ranks by minmax (the vector undamped, at its weight)."""
+    """The fusion of the hybrid search (the config's, else the embedder's) and its vector weight
+    (the config's, else None: the fusion's own); a spread search that asks for a count ranks by
+    minmax (the vector undamped, at its weight)."""
     fusion = parts.config.fusion or parts.registered_embedder.fusion
     weight = parts.config.vector_weight
     if fusion == "spread" and weight is None and asks_for_a_count(query):
         fusion = "minmax"
     return {
         "fusion": fusion,
-        "vector_weight": VECTOR_WEIGHTS.get(fusion, VECTOR_WEIGHTS["weighted"]) if weight is None else weight,
+        "vector_weight": weight,  # None: the fusion's own (ranking_weights())
     }
 
 

@@ -1,0 +1,355 @@
+"""Every weight of the hybrid ranking chosen by cross-validation over both benchmarks, with each
+embedder; the held-out folds' numbers are the ones to report.
+
+    .venv/bin/python bench/cross_validate.py                       # hashing, MiniLM and E5
+    .venv/bin/python bench/cross_validate.py --embedders hashing   # one embedder (its data cached)
+    .venv/bin/python bench/cross_validate.py --show                # the current weights' numbers, no search
+
+The ranking is search_memories' own, in NumPy (bench/twin.py; tests/test_ranking_twin.py holds the
+two equal), over every memory a user of either benchmark would store: LoCoMo's five development
+conversations (every turn, as bench/retrieval.py adds them) and LongMemEval's 123 answerable
+development questions (every user turn, as bench/longmemeval.py adds them; long turns in parts).
+Each question is asked as retrieve_memories asks it: the text without what it sets aside, the names
+it gives, the time it names, and, with a model of meaning, the spread fusion (minmax for a question
+that asks for a count); with the hashing embedder the weighted fusion.
+
+Folds: five, each one LoCoMo conversation and every fifth LongMemEval question (by question id). For
+each fold, the weights are chosen on the other four: from the current ones, each weight in turn
+takes the value of its list that scores best (the mean, over the three embedders, of LoCoMo R@10,
+LongMemEval session recall_all@5 and turn recall_all@10), twice round. The chosen weights are then
+scored on the held-out fold. Reported: each measure's mean and spread over the five held-out folds,
+for the current weights and for the chosen ones, and what each fold chose. Results go to
+bench/results/cross-validate-<date>.json.
+
+One set of weights serves every embedder (ranking_weights() is one row): the lexical ones for all,
+``vector_weighted`` for the hashing embedder, the spread's for the models of meaning.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import pickle
+import statistics
+from dataclasses import asdict, dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import harness
+import longmemeval
+import numpy as np
+import retrieval
+import twin
+
+from hello_pgmem import Database
+from hello_pgmem.embedding import Embedder
+from hello_pgmem.graph.normalize import name_candidates
+from hello_pgmem.memory._classify import estimate_importance
+from hello_pgmem.memory._counting import asks_for_a_count
+from hello_pgmem.memory._exclusions import without_exclusions
+from hello_pgmem.memory._when import time_range
+from hello_pgmem.rag.splitting import split_text
+
+CACHE = Path.home() / ".cache" / "hello-pgmem"
+RESULTS = Path(__file__).resolve().parent / "results"
+FOLDS = 5
+MEASURES = ("LoCoMo R@10", "multi-hop", "LME session all@5", "LME turn all@10")
+OBJECTIVE = ("LoCoMo R@10", "LME session all@5", "LME turn all@10")
+GRID: dict[str, tuple[float, ...]] = {
+    "own": (0.0, 0.2, 0.4, 0.6, 0.8),
+    "context": (0.0, 0.3, 0.6, 0.9, 1.2),
+    "session": (0.0, 0.15, 0.3, 0.45, 0.6),
+    "speaker": (0.0, 0.15, 0.3, 0.45),
+    "k1": (0.9, 1.2, 1.5, 2.0),
+    "b": (0.5, 0.75, 0.9),
+    "vector_weighted": (0.0, 0.1, 0.2, 0.3, 0.5),
+    "vector_spread": (0.0, 0.3, 0.5, 0.7, 1.0, 1.5),
+    "vector_count": (0.0, 0.5, 1.0, 1.5, 2.5),
+    "window_share": (0.0, 0.25, 0.5, 0.75),
+    "spread_floor": (0.02, 0.05, 0.1),
+    "in_time": (0.0, 0.1, 0.2, 0.4),
+    "nearest": (20, 40, 60),
+    "common": (100, 200, 400),
+}
+"""Each weight's values tried; 0 removes a component (the search keeps it only if it gains)."""
+
+
+@dataclass
+class Asked:
+    """One question as retrieve_memories would ask it."""
+
+    query: twin.Query
+    count: bool
+    evidence: set[str]
+    category: Any
+    evidence_sessions: set[str] = field(default_factory=set)
+
+
+@dataclass
+class User:
+    memories: twin.Memories
+    turn_ids: list[str]  # each memory's turn (a part of a long turn: its turn)
+    questions: list[Asked]
+    benchmark: str
+    fold: int
+
+
+def memories_of(
+    embedder: Embedder,
+    db: Database,
+    texts: list[str],
+    sessions: list[str],
+    when: list[datetime],
+    speakers: list[str | None],
+) -> twin.Memories:
+    vectors = np.asarray(embedder.encode_documents(texts), dtype=float)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True) + 1e-12
+    return twin.Memories(
+        ids=[f"{i:08d}" for i in range(len(texts))],
+        sessions=list(sessions),
+        created=np.array([w.timestamp() for w in when]),
+        terms=[dict(c) for c in retrieval.lexemes(db, texts)],
+        vectors=vectors,
+        speakers=list(speakers),
+        importance=np.array(
+            [
+                estimate_importance(t, {"speaker": s} if s else None)
+                for t, s in zip(texts, speakers, strict=True)
+            ]
+        ),
+    )
+
+
+def asked(embedder: Embedder, db: Database, text: str, now: datetime, **fields: Any) -> Asked:
+    ranked = without_exclusions(text)
+    with db.connection() as conn:
+        row = conn.execute("SELECT query_terms(%s)", (ranked,)).fetchone()
+    vector = np.asarray(embedder.encode_queries([ranked])[0], dtype=float)
+    named = time_range(text, now)
+    query = twin.Query(
+        terms=list(row[0]) if row else [],
+        vector=vector / (np.linalg.norm(vector) + 1e-12),
+        names=frozenset(n.lower() for n in name_candidates(ranked) or ()),
+        time_from=named[0].timestamp() if named else None,
+        time_to=named[1].timestamp() if named and named[1] else None,
+        now=now.timestamp(),
+    )
+    return Asked(query, asks_for_a_count(ranked), **fields)
+
+
+def prepare(name: str) -> list[User]:
+    """Both benchmarks' users for one embedder, from the cache or made (vectors through
+    retrieval.make_embedder's cache, lexemes by PostgreSQL)."""
+    path = CACHE / f"cross-validate-{name}.pkl"
+    if path.exists():
+        users: list[User] = pickle.loads(path.read_bytes())
+        return users
+    embedder = retrieval.make_embedder(name)
+    now = datetime.now(UTC)
+    users = []
+    with harness.fresh_database() as settings, Database(settings) as db:
+        chats = retrieval.load_locomo(Path(os.environ.get("PGMEM_LOCOMO", retrieval.DEFAULT_DATA)))
+        for fold, chat in enumerate(chats):
+            memories = memories_of(
+                embedder,
+                db,
+                [t.text for t in chat.turns],
+                [t.session for t in chat.turns],
+                [t.when for t in chat.turns],
+                [t.speaker for t in chat.turns],
+            )
+            questions = [
+                asked(embedder, db, q.text, now, evidence=set(q.evidence), category=q.category)
+                for q in chat.questions
+            ]
+            users.append(User(memories, [t.dia_id for t in chat.turns], questions, "locomo", fold % FOLDS))
+        instances = longmemeval.load(Path(os.environ.get("PGMEM_LONGMEMEVAL", longmemeval.DEFAULT_DATA)))
+        for instance in instances:
+            texts, sessions, when, turns = [], [], [], []
+            for key in instance.keys:  # a turn over the content cap is stored in parts
+                pieces = (
+                    split_text(key.text, longmemeval.MAX_CHARS, len)
+                    if len(key.text) > longmemeval.MAX_CHARS
+                    else [key.text]
+                )
+                for piece in pieces:
+                    texts.append(piece)
+                    sessions.append(key.session_id)
+                    when.append(key.session_date)
+                    turns.append(key.turn_id)
+            memories = memories_of(embedder, db, texts, sessions, when, [None] * len(texts))
+            question = asked(
+                embedder,
+                db,
+                instance.question,
+                instance.asked_at,
+                evidence=set(instance.evidence_turns),
+                category=instance.question_type,
+                evidence_sessions=set(instance.evidence_sessions),
+            )
+            fold = sorted(i.question_id for i in instances).index(instance.question_id) % FOLDS
+            users.append(User(memories, turns, [question], "longmemeval", fold))
+    CACHE.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(pickle.dumps(users))
+    return users
+
+
+def answers(users: list[User], weights: twin.Weights, fusion: twin.Fusion) -> list[dict[str, Any]]:
+    """Each question's measures under ``weights``: LoCoMo recall@10, LongMemEval's session
+    recall_all@5 and turn recall_all@10."""
+    rows = []
+    for user in users:
+        for question in user.questions:
+            chosen: twin.Fusion = "minmax" if fusion == "spread" and question.count else fusion
+            ranked = twin.rank(user.memories, question.query, chosen, "hybrid", weights, limit=50)
+            turns = list(dict.fromkeys(user.turn_ids[i] for i in ranked.order[:50]))
+            if user.benchmark == "locomo":
+                top = set(turns[:10])
+                recall = len(question.evidence & top) / len(question.evidence)
+                row = {"LoCoMo R@10": recall}
+                if question.category == 1:
+                    row["multi-hop"] = recall
+            else:
+                sessions = longmemeval.sessions_of(turns)
+                total = len(set(user.memories.sessions))
+                row = {
+                    "LME session all@5": longmemeval.measures(sessions, question.evidence_sessions, total, 5)[
+                        0
+                    ]
+                }
+                if question.evidence:
+                    row["LME turn all@10"] = longmemeval.measures(
+                        turns, question.evidence, user.memories.n, 10
+                    )[0]
+            rows.append({"fold": user.fold, **row})
+    return rows
+
+
+def summary(rows: list[dict[str, Any]], folds: set[int]) -> dict[str, float]:
+    """Each measure's mean (in %) over the questions of ``folds``."""
+    out = {}
+    for measure in MEASURES:
+        values = [r[measure] for r in rows if r["fold"] in folds and measure in r]
+        out[measure] = 100 * float(np.mean(values)) if values else float("nan")
+    return out
+
+
+class Evaluations:
+    """Each set of weights' per-question answers for every embedder, computed once."""
+
+    def __init__(self, data: dict[str, list[User]]) -> None:
+        self.data = data
+        self.seen: dict[twin.Weights, dict[str, list[dict[str, Any]]]] = {}
+
+    def of(self, weights: twin.Weights) -> dict[str, list[dict[str, Any]]]:
+        if weights not in self.seen:
+            self.seen[weights] = {
+                name: answers(users, weights, "weighted" if name == "hashing" else "spread")
+                for name, users in self.data.items()
+            }
+        return self.seen[weights]
+
+    def objective(self, weights: twin.Weights, folds: set[int]) -> float:
+        scores = []
+        for rows in self.of(weights).values():
+            numbers = summary(rows, folds)
+            scores.append(statistics.fmean(numbers[m] for m in OBJECTIVE))
+        return statistics.fmean(scores)
+
+
+def choose(evaluations: Evaluations, folds: set[int], start: twin.Weights, rounds: int = 2) -> twin.Weights:
+    """Coordinate ascent on ``folds``: each weight in turn takes its best value of GRID."""
+    best, best_score = start, evaluations.objective(start, folds)
+    for _ in range(rounds):
+        changed = False
+        for name, values in GRID.items():
+            if name == "vector_weighted" and "hashing" not in evaluations.data:
+                continue
+            for value in values:
+                trial = replace(best, **{name: type(getattr(best, name))(value)})
+                score = evaluations.objective(trial, folds)
+                if score > best_score + 1e-9:
+                    best, best_score, changed = trial, score, True
+        if not changed:
+            break
+    return best
+
+
+def cross_validate(data: dict[str, list[User]]) -> dict[str, Any]:
+    evaluations = Evaluations(data)
+    current = twin.Weights()
+    held_current: dict[str, list[dict[str, float]]] = {name: [] for name in data}
+    held_chosen: dict[str, list[dict[str, float]]] = {name: [] for name in data}
+    choices = []
+    for fold in range(FOLDS):
+        training = set(range(FOLDS)) - {fold}
+        chosen = choose(evaluations, training, current)
+        choices.append({k: v for k, v in asdict(chosen).items() if v != getattr(current, k)})
+        for name in data:
+            held_current[name].append(summary(evaluations.of(current)[name], {fold}))
+            held_chosen[name].append(summary(evaluations.of(chosen)[name], {fold}))
+        print(f"fold {fold}: chose {choices[-1]}", flush=True)
+    final = choose(evaluations, set(range(FOLDS)), current)
+    return {
+        "held_out": {
+            name: {
+                "current": spread(held_current[name]),
+                "chosen": spread(held_chosen[name]),
+            }
+            for name in data
+        },
+        "choices": choices,
+        "chosen on every fold": {k: v for k, v in asdict(final).items() if v != getattr(current, k)},
+        "weights tried": len(evaluations.seen),
+    }
+
+
+def spread(folds: list[dict[str, float]]) -> dict[str, dict[str, float]]:
+    """Each measure's mean and standard deviation over the held-out folds."""
+    return {
+        m: {
+            "mean": round(statistics.fmean(f[m] for f in folds if f[m] == f[m]), 1),
+            "sd": round(statistics.pstdev([f[m] for f in folds if f[m] == f[m]]), 1),
+        }
+        for m in MEASURES
+    }
+
+
+def show(data: dict[str, list[User]], weights: twin.Weights) -> dict[str, Any]:
+    """Every measure of ``weights`` and of the lexical ranking alone, on every question."""
+    out = {}
+    every = set(range(FOLDS))
+    for name, users in data.items():
+        fusion: twin.Fusion = "weighted" if name == "hashing" else "spread"
+        lexical = replace(weights, vector_weighted=0, vector_spread=0, vector_count=0)
+        out[name] = {
+            "hybrid": {k: round(v, 1) for k, v in summary(answers(users, weights, fusion), every).items()},
+            "lexical": {k: round(v, 1) for k, v in summary(answers(users, lexical, fusion), every).items()},
+        }
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--embedders", default=",".join(retrieval.EMBEDDERS))
+    parser.add_argument("--show", action="store_true", help="the current weights' numbers on every question")
+    args = parser.parse_args()
+    data = {name: prepare(name) for name in args.embedders.split(",")}
+    result: dict[str, Any] = {"machine": harness.machine(), "weights": asdict(twin.Weights())}
+    result["every question"] = show(data, twin.Weights())
+    print(json.dumps(result["every question"], indent=1), flush=True)
+    if not args.show:
+        result["cross-validation"] = cross_validate(data)
+        print(json.dumps(result["cross-validation"], indent=1), flush=True)
+    RESULTS.mkdir(exist_ok=True)
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M")
+    (RESULTS / f"cross-validate-{stamp}.json").write_text(json.dumps(result, indent=2, default=str))
+
+
+if __name__ == "__main__":
+    main()
