@@ -28,13 +28,30 @@ def run(*cmd: str | Path, cwd: Path, env: dict[str, str] | None = None) -> str:
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The wheel, built from the sdist (so the sdist is proved complete too)."""
+def building(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """The wheel, built from the sdist (so the sdist is proved complete too), and what the build
+    printed."""
     out = tmp_path_factory.mktemp("dist")
-    run(sys.executable, "-m", "build", "--outdir", out, REPO, cwd=out)  # the wheel made from the sdist
+    done = subprocess.run(
+        [sys.executable, "-m", "build", "--outdir", str(out), str(REPO)],
+        cwd=out, text=True, capture_output=True, check=False, timeout=900,
+    )  # fmt: skip
+    assert done.returncode == 0, f"build failed:\n{done.stdout}\n{done.stderr}"
     wheels = list(out.glob("hello_pgmem-*.whl"))
     assert len(wheels) == 1 and list(out.glob("hello_pgmem-*.tar.gz"))
-    return wheels[0]
+    return wheels[0], done.stdout + done.stderr
+
+
+@pytest.fixture(scope="module")
+def built(building: tuple[Path, str]) -> Path:
+    return building[0]
+
+
+def test_setuptools_warns_of_nothing(building: tuple[Path, str]) -> None:
+    """Every data folder is a package of the configuration: setuptools prints none of its warnings
+    (a data folder absent from ``packages`` printed a 40-line block each)."""
+    for sign in ("absent from", "BuildBackendWarning", "DeprecationWarning"):
+        assert sign not in building[1], building[1][-3000:]
 
 
 def test_the_wheel_holds_every_subpackage_and_resource(built: Path) -> None:
