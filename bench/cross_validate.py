@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import multiprocessing
 import os
 import pickle
 import statistics
@@ -68,9 +69,10 @@ GRID: dict[str, tuple[float, ...]] = {
     "vector_weighted": (0.0, 0.1, 0.2, 0.3, 0.5),
     "vector_spread": (0.0, 0.3, 0.5, 0.7, 1.0, 1.5),
     "vector_count": (0.0, 0.5, 1.0, 1.5, 2.5),
-    "window_share": (0.0, 0.25, 0.5, 0.75),
     "spread_floor": (0.02, 0.05, 0.1),
-    "in_time": (0.0, 0.1, 0.2, 0.4),
+    "in_time": (0.0, 0.05, 0.1, 0.2, 0.4),
+    "recency": (0.0, 0.01, 0.02),
+    "importance": (0.0, 0.01, 0.02),
     "nearest": (20, 40, 60),
     "common": (100, 200, 400),
 }
@@ -144,9 +146,11 @@ def prepare(name: str) -> list[User]:
     """Both benchmarks' users for one embedder, from the cache or made (vectors through
     retrieval.make_embedder's cache, lexemes by PostgreSQL)."""
     path = CACHE / f"cross-validate-{name}.pkl"
-    if path.exists():
-        users: list[User] = pickle.loads(path.read_bytes())
-        return users
+    if path.exists():  # plain values and twin's classes: this module may run as __main__
+        return [
+            User(memories, turns, [Asked(**q) for q in questions], benchmark, fold)
+            for memories, turns, questions, benchmark, fold in pickle.loads(path.read_bytes())
+        ]
     embedder = retrieval.make_embedder(name)
     now = datetime.now(UTC)
     users = []
@@ -193,17 +197,22 @@ def prepare(name: str) -> list[User]:
             fold = sorted(i.question_id for i in instances).index(instance.question_id) % FOLDS
             users.append(User(memories, turns, [question], "longmemeval", fold))
     CACHE.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(pickle.dumps(users))
+    plain = [(u.memories, u.turn_ids, [vars(q) for q in u.questions], u.benchmark, u.fold) for u in users]
+    path.write_bytes(pickle.dumps(plain))
     return users
 
 
-def answers(users: list[User], weights: twin.Weights, fusion: twin.Fusion) -> list[dict[str, Any]]:
+def answers(
+    users: list[User], weights: twin.Weights, fusion: twin.Fusion, count_rule: bool = True
+) -> list[dict[str, Any]]:
     """Each question's measures under ``weights``: LoCoMo recall@10, LongMemEval's session
-    recall_all@5 and turn recall_all@10."""
+    recall_all@5 and turn recall_all@10. ``count_rule`` False: a question that asks for a count is
+    ranked as any other."""
     rows = []
     for user in users:
         for question in user.questions:
-            chosen: twin.Fusion = "minmax" if fusion == "spread" and question.count else fusion
+            counted = count_rule and fusion == "spread" and question.count
+            chosen: twin.Fusion = "minmax" if counted else fusion
             ranked = twin.rank(user.memories, question.query, chosen, "hybrid", weights, limit=50)
             turns = list(dict.fromkeys(user.turn_ids[i] for i in ranked.order[:50]))
             if user.benchmark == "locomo":
@@ -237,24 +246,35 @@ def summary(rows: list[dict[str, Any]], folds: set[int]) -> dict[str, float]:
     return out
 
 
+_DATA: dict[str, list[User]] = {}
+"""The users of every embedder, for the worker processes (forked: read, never copied)."""
+
+
+def _answers_of(name: str, weights: twin.Weights, count_rule: bool) -> list[dict[str, Any]]:
+    return answers(_DATA[name], weights, "weighted" if name == "hashing" else "spread", count_rule)
+
+
 class Evaluations:
-    """Each set of weights' per-question answers for every embedder, computed once."""
+    """Each set of weights' per-question answers for every embedder, computed once, the embedders
+    in processes of their own."""
 
     def __init__(self, data: dict[str, list[User]]) -> None:
         self.data = data
-        self.seen: dict[twin.Weights, dict[str, list[dict[str, Any]]]] = {}
+        self.seen: dict[tuple[twin.Weights, bool], dict[str, list[dict[str, Any]]]] = {}
+        _DATA.update(data)
+        self.pool = multiprocessing.get_context("fork").Pool(min(len(data), os.cpu_count() or 1))
 
-    def of(self, weights: twin.Weights) -> dict[str, list[dict[str, Any]]]:
-        if weights not in self.seen:
-            self.seen[weights] = {
-                name: answers(users, weights, "weighted" if name == "hashing" else "spread")
-                for name, users in self.data.items()
-            }
-        return self.seen[weights]
+    def of(self, weights: twin.Weights, count_rule: bool = True) -> dict[str, list[dict[str, Any]]]:
+        key = (weights, count_rule)
+        if key not in self.seen:
+            names = list(self.data)
+            done = self.pool.starmap(_answers_of, [(name, weights, count_rule) for name in names])
+            self.seen[key] = dict(zip(names, done, strict=True))
+        return self.seen[key]
 
-    def objective(self, weights: twin.Weights, folds: set[int]) -> float:
+    def objective(self, weights: twin.Weights, folds: set[int], count_rule: bool = True) -> float:
         scores = []
-        for rows in self.of(weights).values():
+        for rows in self.of(weights, count_rule).values():
             numbers = summary(rows, folds)
             scores.append(statistics.fmean(numbers[m] for m in OBJECTIVE))
         return statistics.fmean(scores)
@@ -276,6 +296,47 @@ def choose(evaluations: Evaluations, folds: set[int], start: twin.Weights, round
         if not changed:
             break
     return best
+
+
+COMPONENTS: dict[str, dict[str, float]] = {
+    "the memory's own BM25": {"own": 0.0},
+    "its context window's BM25": {"context": 0.0},
+    "its session's BM25": {"session": 0.0},
+    "a speaker the question names": {"speaker": 0.0},
+    "the vector, hashing (weighted)": {"vector_weighted": 0.0},
+    "the vector, models of meaning (spread, minmax)": {"vector_spread": 0.0, "vector_count": 0.0},
+    "the time range a question names": {"in_time": 0.0},
+    "recency": {"recency": 0.0},
+    "importance": {"importance": 0.0},
+    "the count rule (minmax for a count)": {},
+}
+"""Each component of the ranking and the weights that remove it (the count rule: no weight, the
+question ranked as any other)."""
+
+
+def select_components(data: dict[str, list[User]], evaluations: Evaluations) -> dict[str, Any]:
+    """For each component, each fold decides on the other four whether it stays (it must raise the
+    objective there; a tie removes it), and the decision is scored on the held-out fold: the
+    held-out gain of the component, and how many folds kept it."""
+    current = twin.Weights()
+    out = {}
+    for component, removal in COMPONENTS.items():
+        without = replace(current, **removal)
+        count_rule = bool(removal)
+        kept, gains = 0, {name: [] for name in data}
+        for fold in range(FOLDS):
+            training = set(range(FOLDS)) - {fold}
+            stays = evaluations.objective(current, training) > evaluations.objective(
+                without, training, count_rule
+            )
+            kept += stays
+            for name in data:
+                with_it = summary(evaluations.of(current)[name], {fold})
+                gone = summary(evaluations.of(without, count_rule)[name], {fold})
+                gains[name].append({m: with_it[m] - gone[m] for m in MEASURES})
+        out[component] = {"kept in folds": kept, "held-out gain": {n: spread(g) for n, g in gains.items()}}
+        print(f"{component}: kept in {kept} of {FOLDS} folds", flush=True)
+    return out
 
 
 def cross_validate(data: dict[str, list[User]]) -> dict[str, Any]:
@@ -325,8 +386,10 @@ def show(data: dict[str, list[User]], weights: twin.Weights) -> dict[str, Any]:
     for name, users in data.items():
         fusion: twin.Fusion = "weighted" if name == "hashing" else "spread"
         lexical = replace(weights, vector_weighted=0, vector_spread=0, vector_count=0)
+        rows = answers(users, weights, fusion)
         out[name] = {
-            "hybrid": {k: round(v, 1) for k, v in summary(answers(users, weights, fusion), every).items()},
+            "hybrid": {k: round(v, 1) for k, v in summary(rows, every).items()},
+            "hybrid by fold": spread([summary(rows, {fold}) for fold in every]),
             "lexical": {k: round(v, 1) for k, v in summary(answers(users, lexical, fusion), every).items()},
         }
     return out
@@ -338,12 +401,17 @@ def main() -> None:
     )
     parser.add_argument("--embedders", default=",".join(retrieval.EMBEDDERS))
     parser.add_argument("--show", action="store_true", help="the current weights' numbers on every question")
+    parser.add_argument(
+        "--components", action="store_true", help="only each component's keep-or-remove, fold by fold"
+    )
     args = parser.parse_args()
     data = {name: prepare(name) for name in args.embedders.split(",")}
     result: dict[str, Any] = {"machine": harness.machine(), "weights": asdict(twin.Weights())}
     result["every question"] = show(data, twin.Weights())
     print(json.dumps(result["every question"], indent=1), flush=True)
-    if not args.show:
+    if args.components:
+        result["components"] = select_components(data, Evaluations(data))
+    elif not args.show:
         result["cross-validation"] = cross_validate(data)
         print(json.dumps(result["cross-validation"], indent=1), flush=True)
     RESULTS.mkdir(exist_ok=True)

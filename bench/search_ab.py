@@ -5,7 +5,7 @@
 
 The database is a scenario of bench/multiuser.py: loaded fresh (and dropped after), or one that
 `multiuser.py --keep` left (`--database`, migrated to this checkout first). The other revision's
-sql/search.sql is created in a schema of its own, whose functions find everything else (tables,
+sql/ranking.sql and sql/search.sql are created in a schema of its own, whose functions find everything else (tables,
 the other files' functions) in the database's schema as this checkout made it: what is compared is the search functions alone. Both
 are called with the same arguments (multiuser.py's questions and hashing embedder, ten episodic
 memories, the fusion --fusion names, every other argument at its default), on one connection, warm, which goes first
@@ -44,10 +44,12 @@ WARM = 20
 
 
 def install(db: Database, revision: str) -> None:
-    """Create ``revision``'s sql/search.sql in the side schema, over the database's own schema."""
-    script = subprocess.run(
-        ["git", "show", f"{revision}:sql/search.sql"], check=True, capture_output=True, text=True
-    ).stdout
+    """Create ``revision``'s sql/ranking.sql (where it has one) and sql/search.sql in the side
+    schema, over the database's own schema."""
+    script = "\n".join(
+        subprocess.run(["git", "show", f"{revision}:sql/{name}"], capture_output=True, text=True).stdout
+        for name in ("ranking.sql", "search.sql")
+    )
     with db.connection() as conn:
         vector_schema = conn.execute(
             "SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace"

@@ -41,9 +41,8 @@ class Weights:
     vector_weighted: float = 0.2
     vector_spread: float = 0.5
     vector_count: float = 1.0
-    window_share: float = 0.5
     spread_floor: float = 0.05
-    graph: float = 0.2
+    graph: float = 0.05
     in_time: float = 0.2
     recency: float = 0.01
     importance: float = 0.01
@@ -164,19 +163,8 @@ def rank(
     chosen, df = _candidates(m, q, tf, holds, core, fusion, w)
     lexical_rows = chosen.copy()
     own, context, session, most = _lexical(m, tf, chosen, df, w)
-    pooled = fusion == "spread" and mode == "hybrid"
     found = in_pool | chosen
     vector_raw = np.maximum(0, np.where(mode == "lexical", 0.0, cosine))
-    if pooled:
-        window_cos = np.where(m.window >= 0, cosine[np.maximum(m.window, 0)], 0).sum(axis=1)
-        count = (m.window >= 0).sum(axis=1)
-        windowed = (1 - w.window_share) * vector_raw + w.window_share * (vector_raw + window_cos) / (
-            1 + count
-        )
-        least = windowed[found & lexical_rows].min() if (found & lexical_rows).any() else np.nan
-        used = np.where(lexical_rows, windowed, np.fmin(vector_raw, least))
-    else:
-        used = vector_raw
     speaker = np.array(
         [1.0 if own[i] > 0 and (s or "").lower() in q.names else 0.0 for i, s in enumerate(m.speakers)]
     )
@@ -187,14 +175,14 @@ def rank(
         return values / top if top > 0 else np.full(m.n, np.nan)
 
     if fusion in ("spread", "minmax"):
-        top = used[found].max() if found.any() else 0.0
+        top = vector_raw[found].max() if found.any() else 0.0
         base = found & (vector_raw > 0) & (core | lexical_rows)
-        least_core = used[base].min() if base.any() else np.nan
+        least_core = vector_raw[base].min() if base.any() else np.nan
         spread = top - least_core if base.any() else np.nan
-        vector_n = np.maximum(0, 1 - (top - used) / np.fmax(spread, w.spread_floor))
+        vector_n = np.maximum(0, 1 - (top - vector_raw) / np.fmax(spread, w.spread_floor))
     else:
-        top = used[found].max() if found.any() else 0.0
-        vector_n = used / top if top > 0 else np.full(m.n, np.nan)
+        top = vector_raw[found].max() if found.any() else 0.0
+        vector_n = vector_raw / top if top > 0 else np.full(m.n, np.nan)
     own_n, context_n, session_n = best_of(own), best_of(context), best_of(session)
     most_value = most if most and most > 0 else np.nan
     held = min(1.0, own[found].max() / most_value) if found.any() and most_value == most_value else 0.0

@@ -18,9 +18,8 @@ AS $$
            ('vector_weighted', 0.2, 'the vector''s weight, weighted fusion (the hashing embedder)'),
            ('vector_spread', 0.5, 'the vector''s weight, spread fusion (models of meaning), before its damping'),
            ('vector_count', 1.0, 'the vector''s weight for a question that asks for a count (minmax)'),
-           ('window_share', 0.5, 'spread: the share of a memory''s cosine taken from its context window''s mean'),
            ('spread_floor', 0.05, 'spread: the least range of the cosines the normalisation divides by'),
-           ('graph', 0.2, 'fused relevance: the knowledge graph''s expansion'),
+           ('graph', 0.05, 'fused relevance: the knowledge graph''s expansion'),
            ('graph_decay', 0.5, 'graph: what a memory reached one relation further counts, each step'),
            ('in_time', 0.2, 'fused relevance: inside the time range the query names'),
            ('recency', 0.01, 'final score: recency, which only breaks near-ties'),
@@ -36,7 +35,9 @@ AS $$
            ('session_common', 0.5, 'search_sessions: a term in more of a user''s sessions finds no candidates'),
            ('chunk_vector', 0.7, 'search_chunks, weighted: the vector''s share (BM25 the rest)'),
            ('chunk_pool', 4, 'search_chunks: each branch''s pool, times the limit'),
-           ('chunk_common', 10, 'search_chunks: a term in more chunks than this many pools (or common) is common')
+           ('chunk_common', 10, 'search_chunks: a term in more chunks than this many pools (or common) is common'),
+           ('chunk_heading', 2, 'a chunk''s lexemes: its heading path counted this many times (chunk_lexemes; '
+                                 'stored, so a change needs the chunks rewritten)')
 $$;
 COMMENT ON FUNCTION ranking_weights() IS
     'Every weight, pool and cap of the hybrid rankings (memories, sessions, chunks), by name, with what '
@@ -100,15 +101,7 @@ COMMENT ON FUNCTION lexical_relevance(double precision, double precision, double
     'session''s, each over the best candidate''s, and 1 when its speaker is a name the query gives, '
     'weighed by ranking_weights().';
 
-CREATE OR REPLACE FUNCTION windowed_cosine(p_cosine double precision, p_around double precision,
-                                           p_around_count bigint)
-RETURNS double precision
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN (1 - ranking_weight('window_share')) * p_cosine
-       + ranking_weight('window_share') * (p_cosine + p_around) / (1 + p_around_count);
-COMMENT ON FUNCTION windowed_cosine(double precision, double precision, bigint) IS
-    'spread: a memory''s cosine mixed with the mean over its context window (itself and '
-    'p_around_count neighbours whose cosines sum to p_around), by window_share.';
+DROP FUNCTION IF EXISTS windowed_cosine(double precision, double precision, bigint);
 
 CREATE OR REPLACE FUNCTION spread_score(p_value double precision, p_best double precision,
                                         p_least double precision)

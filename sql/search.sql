@@ -260,14 +260,13 @@ COMMENT ON FUNCTION graph_memories(text, text[], integer, integer, integer, inte
 
 -- A memory's context window as search_memories reads it: the two memories before it and the two
 -- after it in its session, by the order they were written (two index scans of two rows each).
+DROP FUNCTION IF EXISTS _context_window(text, text, timestamptz, bigint, tsquery, boolean, text, vector, text);
 CREATE OR REPLACE FUNCTION _context_window(
-    p_user_id text, p_session_id text, p_created_at timestamptz, p_seq bigint, p_any tsquery,
-    p_pooled boolean, p_model text, p_query vector, p_space text)
-RETURNS TABLE (ids uuid[], length bigint, holding uuid[], similarity double precision, nearby bigint)
+    p_user_id text, p_session_id text, p_created_at timestamptz, p_seq bigint, p_any tsquery)
+RETURNS TABLE (ids uuid[], length bigint, holding uuid[])
 LANGUAGE sql STABLE  -- inlined where it is called, as a lateral subquery of the caller's plan
 AS $$
-    SELECT array_agg(q.id), sum(q.term_count), array_agg(q.id) FILTER (WHERE q.lexemes @@ p_any),
-           sum(c.similarity), count(c.similarity)
+    SELECT array_agg(q.id), sum(q.term_count), array_agg(q.id) FILTER (WHERE q.lexemes @@ p_any)
     FROM ((SELECT * FROM memories q
            WHERE q.user_id = p_user_id AND q.session_id = p_session_id AND q.forgotten_at IS NULL
              AND (q.created_at, q.seq) < (p_created_at, p_seq)
@@ -277,14 +276,10 @@ AS $$
            WHERE q.user_id = p_user_id AND q.session_id = p_session_id AND q.forgotten_at IS NULL
              AND (q.created_at, q.seq) > (p_created_at, p_seq)
            ORDER BY q.created_at, q.seq LIMIT 2)) AS q
-    CROSS JOIN LATERAL (
-        SELECT CASE WHEN p_pooled THEN memory_similarity(q.memory_type, q.embedding_model, q.embedding,
-                                                         q.text_embedding_model, q.text_embedding,
-                                                         p_model, p_query, p_space) END AS similarity) AS c
 $$;
-COMMENT ON FUNCTION _context_window(text, text, timestamptz, bigint, tsquery, boolean, text, vector, text) IS
+COMMENT ON FUNCTION _context_window(text, text, timestamptz, bigint, tsquery) IS
     'Internal: the two memories before and the two after one in its session: their ids, length in '
-    'terms, those that hold p_any, and (p_pooled) the sum and count of their cosines to p_query.';
+    'terms, and those that hold p_any.';
 
 CREATE OR REPLACE FUNCTION memory_term_plan(
     p_user_id text, p_terms text[],
@@ -397,16 +392,20 @@ COMMENT ON FUNCTION memory_vector_pool(text, text, vector, integer, text[], bool
     'in the fusion''s statistics, so a larger limit adds memories below the first ones and never '
     'reorders them.';
 
+DROP FUNCTION IF EXISTS memory_lexical_branch(text, text[], double precision, double precision, double precision[],
+                                             tsquery, tsquery, tsquery, boolean, integer, uuid[], boolean, boolean,
+                                             text, vector, text, text[], text, timestamptz, timestamptz,
+                                             double precision, text, text, jsonpath, jsonb);
 CREATE OR REPLACE FUNCTION memory_lexical_branch(
     p_user_id text, p_terms text[], p_documents double precision, p_average double precision,
     p_df double precision[], p_any tsquery, p_query tsquery, p_scan tsquery, p_narrowed boolean,
-    p_candidates integer, p_nearest uuid[], p_rrf boolean, p_pooled boolean, p_model text,
+    p_candidates integer, p_nearest uuid[], p_rrf boolean, p_model text,
     p_query_vector vector, p_space text,
     p_memory_types text[], p_session_id text, p_since timestamptz, p_until timestamptz,
     p_min_importance double precision, p_modality text, p_session_prefix text, p_where jsonpath,
     p_where_vars jsonb)
 RETURNS TABLE (id uuid, own double precision, context double precision, session double precision,
-               most double precision, around_similarity double precision, around_count bigint, kept boolean,
+               most double precision, kept boolean,
                memory_type text, importance double precision, speaker text, created_at timestamptz,
                similarity double precision)
 LANGUAGE sql STABLE  -- inlined where it is called
@@ -442,10 +441,9 @@ AS $$
           AND (NOT p_rrf OR p_candidates IS NOT NULL AND m.lexemes @@ p_query)  -- rrf ranks by each
               -- branch apart: the lexical one holds the memories with the query's terms
     ), adjacent AS MATERIALIZED (  -- their context windows (their neighbours, and those holding a term)
-        SELECT l.id, w.ids, w.length, w.holding, w.similarity, w.nearby
+        SELECT l.id, w.ids, w.length, w.holding
         FROM lexical l
-        CROSS JOIN LATERAL _context_window(p_user_id, l.session_id, l.created_at, l.seq, p_any,
-                                           p_pooled, p_model, p_query_vector, p_space) AS w
+        CROSS JOIN LATERAL _context_window(p_user_id, l.session_id, l.created_at, l.seq, p_any) AS w
         WHERE l.session_id IS NOT NULL
     ), neighbours AS MATERIALIZED (  -- the neighbours that hold a query term and are no candidate,
                                      -- with their own windows; kept when they meet the filters
@@ -461,18 +459,14 @@ AS $$
         FROM (SELECT DISTINCT n.id FROM adjacent j CROSS JOIN LATERAL unnest(j.holding) AS n(id)) AS x
         CROSS JOIN LATERAL (SELECT * FROM memories y WHERE y.user_id = p_user_id AND y.id = x.id OFFSET 0) AS m
         WHERE NOT EXISTS (SELECT 1 FROM lexical l WHERE l.id = x.id)
-    ), chosen AS MATERIALIZED (  -- every candidate with its window: ids, length, cosines (pooled)
-        SELECT l.*, coalesce(j.ids, '{}') AS around, l.term_count + coalesce(j.length, 0) AS length,
-               CASE WHEN p_pooled THEN coalesce(j.similarity, 0) END AS around_similarity,
-               CASE WHEN p_pooled THEN coalesce(j.nearby, 0) END AS around_count
+    ), chosen AS MATERIALIZED (  -- every candidate with its window: ids and length
+        SELECT l.*, coalesce(j.ids, '{}') AS around, l.term_count + coalesce(j.length, 0) AS length
         FROM lexical l LEFT JOIN adjacent j ON j.id = l.id
         UNION ALL
-        SELECT n.*, coalesce(w.ids, '{}'), n.term_count + coalesce(w.length, 0),
-               CASE WHEN p_pooled THEN coalesce(w.similarity, 0) END,
-               CASE WHEN p_pooled THEN coalesce(w.nearby, 0) END
+        SELECT n.*, coalesce(w.ids, '{}'), n.term_count + coalesce(w.length, 0)
         FROM neighbours n
-        LEFT JOIN LATERAL _context_window(p_user_id, n.session_id, n.created_at, n.seq, p_any, p_pooled,
-                                          p_model, p_query_vector, p_space) AS w ON n.session_id IS NOT NULL
+        LEFT JOIN LATERAL _context_window(p_user_id, n.session_id, n.created_at, n.seq, p_any) AS w
+            ON n.session_id IS NOT NULL
     ), term_frequency AS MATERIALIZED (
         SELECT c.id, u.lexeme, coalesce(array_length(u.positions, 1), 1) AS tf
         FROM chosen c, unnest(c.hits) AS u
@@ -506,23 +500,22 @@ AS $$
     )
     SELECT c.id, b.own, b.context, s.bm25,
            (SELECT bm25_most(sum(i.w)) FROM idf i WHERE i.lexeme IN (SELECT f.lexeme FROM term_frequency f)),
-           c.around_similarity, c.around_count, c.kept, c.memory_type, c.importance, c.speaker, c.created_at,
+           c.kept, c.memory_type, c.importance, c.speaker, c.created_at,
            c.similarity
     FROM chosen c
     LEFT JOIN memory_bm25 b ON b.id = c.id
     LEFT JOIN session_bm25 s ON s.session_id = c.session_id
 $$;
 COMMENT ON FUNCTION memory_lexical_branch(text, text[], double precision, double precision, double precision[],
-                                          tsquery, tsquery, tsquery, boolean, integer, uuid[], boolean, boolean,
+                                          tsquery, tsquery, tsquery, boolean, integer, uuid[], boolean,
                                           text, vector, text, text[], text, timestamptz, timestamptz,
                                           double precision, text, text, jsonpath, jsonb) IS
     'The lexical branch of search_memories: its candidates (what memory_term_plan finds, at most '
     'p_candidates; the nearest by vector, p_nearest, with p_rrf only those with the query''s terms; '
     'and the memories of their context windows that hold a query term, p_any), each with BM25 of the memory (own), of its context window as one text '
     '(context: the two memories before and the two after it in its session) and of its session '
-    '(session), all with the user''s idf; most is what BM25 could give the query terms found; with '
-    'p_pooled the sum and count of the window''s cosines; kept when it meets the search''s filters; '
-    'and what the ranking reads of the memory.';
+    '(session), all with the user''s idf; most is what BM25 could give the query terms found; kept '
+    'when it meets the search''s filters; and what the ranking reads of the memory and its cosine.';
 
 CREATE OR REPLACE FUNCTION search_memories_by_vector(
     p_user_id text, p_model text, p_query vector, p_limit integer DEFAULT 10,
@@ -615,9 +608,8 @@ COMMENT ON FUNCTION search_memories_by_vector(text, text, vector, integer, text[
 -- Each component is normalised by its best value among the candidates, then lexical_relevance,
 -- fusion_vector_weight and fused_relevance weigh them (ranking_weights() holds every weight):
 --   relevance = 0.8 × (0.4 own + 0.6 context + 0.3 session + 0.3 speaker) / 1.6 + w × vector
---               (+ 0.2 × graph, + 0.2 when the memory falls in the time range the query names)
--- where p_fusion => 'spread' (models of meaning) takes the cosine half from the memory and half
--- from the mean over its context window (windowed_cosine), puts it on the candidates' range
+--               (+ 0.05 × graph, + 0.2 when the memory falls in the time range the query names)
+-- where p_fusion => 'spread' (models of meaning) puts the cosine on the candidates' range
 -- (spread_score) and weighs it w × (1 − how much of the query the best lexical match holds) × (1 −
 -- the correlation of the cosine with the lexical ranking); 'minmax' puts each memory's own cosine
 -- on that range at w (a question that asks for a count: "how many…"); 'weighted' divides it by the
@@ -701,7 +693,7 @@ BEGIN
         SELECT l.* FROM memory_lexical_branch(
             p_user_id, v_terms, v_plan.documents, v_plan.average, v_plan.df, v_any, v_plan.query, v_plan.scan,
             v_plan.narrowed, v_plan.candidates, v_core_ids,
-            p_fusion = 'rrf', p_fusion = 'spread', p_model, p_query, p_space, p_memory_types, p_session_id,
+            p_fusion = 'rrf', p_model, p_query, p_space, p_memory_types, p_session_id,
             p_since, p_until, p_min_importance, p_modality, p_session_prefix, p_where, p_where_vars) AS l
     ), found AS (  -- each candidate once: no join of the steps above, whose sizes the planner cannot know
         SELECT s.id, max(s.vector_score) AS vector_score, bool_or(s.core) AS core, max(s.graph) AS graph
@@ -712,7 +704,7 @@ BEGIN
         GROUP BY s.id
     ), components AS (  -- numbers only: the text is read for the winners alone; a memory the lexical
                         -- branch did not read is read by key, and meets the filters here
-        SELECT f.id, f.core, coalesce(f.graph, 0) AS graph, k.around_similarity, k.around_count,
+        SELECT f.id, f.core, coalesce(f.graph, 0) AS graph,
                coalesce(k.memory_type, m.memory_type) AS memory_type,
                coalesce(k.importance, m.importance) AS importance, coalesce(k.own, 0) AS own,
                coalesce(k.context, 0) AS context, CASE WHEN k.own > 0 THEN coalesce(k.session, 0) ELSE 0 END AS session,
@@ -730,20 +722,16 @@ BEGIN
                                AND _passes_filters(m.memory_type, m.session_id, m.created_at, m.importance, m.modality,
                                                    m.metadata, p_memory_types, p_session_id, p_since, p_until,
                                                    p_min_importance, p_modality, p_session_prefix, p_where, p_where_vars))
-    ), pooled AS (  -- spread: the cosine mixed with its window's; past the nearest, below them all
-        SELECT c.*, coalesce(x.windowed, least(c.vector_raw, min(x.windowed) OVER ())) AS vector_used
-        FROM components c
-        CROSS JOIN LATERAL (SELECT windowed_cosine(c.vector_raw, c.around_similarity, c.around_count) AS windowed) AS x
     ), normalised AS (  -- over the best candidate's (spread, minmax: on the candidates' range)
         SELECT c.*,
                CASE WHEN p_fusion IN ('spread', 'minmax')
-                    THEN spread_score(c.vector_used, max(c.vector_used) OVER (),
-                                      min(c.vector_used) FILTER (WHERE c.vector_raw > 0 AND c.core) OVER ())
-                    ELSE c.vector_used / nullif(max(c.vector_used) OVER (), 0) END AS vector_n,
+                    THEN spread_score(c.vector_raw, max(c.vector_raw) OVER (),
+                                      min(c.vector_raw) FILTER (WHERE c.vector_raw > 0 AND c.core) OVER ())
+                    ELSE c.vector_raw / nullif(max(c.vector_raw) OVER (), 0) END AS vector_n,
                c.own / nullif(max(c.own) OVER (), 0) AS own_n, c.context / nullif(max(c.context) OVER (), 0) AS context_n,
                c.session / nullif(max(c.session) OVER (), 0) AS session_n,
                least(1, coalesce(max(c.own) OVER () / nullif(max(c.most) OVER (), 0), 0)) AS held
-        FROM pooled c
+        FROM components c
     ), fused AS (
         SELECT n.*, lexical_relevance(n.own_n, n.context_n, n.session_n, n.speaker) AS lexical FROM normalised n
     ), scored AS (

@@ -97,12 +97,27 @@ BEGIN
           AND NEW.text_config IS NOT DISTINCT FROM OLD.text_config THEN
         NEW.text_config := text_config_for(NEW.content);
     END IF;
-    NEW.lexemes := text_lexemes(NEW.content, NEW.text_config);
+    IF TG_NARGS > 0 AND TG_ARGV[0] = 'headings' THEN  -- a chunk: its heading path, then its text
+        NEW.lexemes := chunk_lexemes(NEW.heading_path, NEW.content, NEW.text_config);
+    ELSE
+        NEW.lexemes := text_lexemes(NEW.content, NEW.text_config);
+    END IF;
     NEW.term_count := fts_term_count(NEW.lexemes);
     RETURN NEW;
 END $$;
 COMMENT ON FUNCTION _set_text_fields() IS
-    'Internal (trigger): text_config (when not given), lexemes and term_count of a new or changed row.';
+    'Internal (trigger): text_config (when not given), lexemes and term_count of a new or changed row; '
+    'with the argument ''headings'' (chunks), the lexemes of chunk_lexemes.';
+
+CREATE OR REPLACE FUNCTION chunk_lexemes(p_heading_path text[], p_content text, p_config regconfig)
+RETURNS tsvector
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN text_lexemes(repeat(coalesce(array_to_string(p_heading_path, ' '), '') || E'\n',
+                           ranking_weight('chunk_heading')::integer) || p_content, p_config);
+COMMENT ON FUNCTION chunk_lexemes(text[], text, regconfig) IS
+    'The lexemes of a chunk: its heading path, counted chunk_heading times (ranking_weights()), then '
+    'its text: a section''s title finds every chunk of the section (its embedding reads the path too), '
+    'and a word of the title weighs more in BM25 than one of the text.';
 
 -- One user's writes (one namespace's, for chunks) apply their statistics one after the other: at
 -- commit, each write takes, until its transaction ends, a lock named by the totals table and the

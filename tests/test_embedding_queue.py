@@ -387,6 +387,7 @@ def test_erase_takes_the_users_queue_and_an_export_says_what_waits(clean: Databa
 
 def test_the_background_worker_embeds_a_write_and_stops_with_its_store(clean: Database) -> None:
     embedder = HashingEmbedder()
+    before = set(threading.enumerate())  # another test's store may still be closing its own
     with queued_store(clean, embedder, embed_workers=1, search_catch_up=0) as store:
         memory = store.memory("bo", types=["episodic"])
         memory.add_memory("Bo keeps bees on the roof", "episodic")
@@ -394,7 +395,9 @@ def test_the_background_worker_embeds_a_write_and_stops_with_its_store(clean: Da
         while not all(vectors_of(store.db, "bo").values()) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert all(vectors_of(store.db, "bo").values()), "embedded without anyone waiting"
-        workers = [t for t in threading.enumerate() if t.name.startswith("hello_pgmem-embed")]
+        workers = [
+            t for t in threading.enumerate() if t.name.startswith("hello_pgmem-embed") and t not in before
+        ]
         assert workers
     for thread in workers:
         thread.join(10)

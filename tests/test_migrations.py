@@ -231,3 +231,44 @@ def test_a_schema_of_the_earlier_write_path_comes_up_with_its_statistics_exact(
     with Database(settings) as db:
         report = check_integrity(db)
         assert report.ok, report.text()
+
+
+def test_revision_0003_reads_the_headings_into_the_chunks_lexemes(new_database: Callable[[], str]) -> None:
+    """Revision 0003 recomputes the lexemes of the chunks stored before it (their titles' words
+    found, the namespace's totals exact), and down again reads the text alone."""
+    from hello_pgmem import Database
+    from hello_pgmem.ops.check import check_integrity
+
+    url = new_database()
+    settings = Settings(database_url=url, embed_workers=0)
+    migrate.upgrade(settings)
+    migrations.downgrade(settings, "0002")
+    with psycopg.connect(url) as conn:  # chunks as the code of revision 0002 wrote them
+        conn.execute("SELECT set_config('search_path', 'pgmem, public', true)")
+        conn.execute("SELECT set_config('pgmem.namespace', 'ops', true)")
+        conn.execute(
+            "INSERT INTO documents (namespace, id, content_hash, chunk_count) VALUES ('ops', 'guide', '\\x00', 2)"
+        )
+        for position, text in enumerate(["# Kraken rollout\n\nFirst the cranes.", "Then the cables."]):
+            conn.execute(
+                "INSERT INTO chunks (namespace, id, document_id, position, content, content_hash, heading_path,"
+                " start_char, end_char, token_count) VALUES ('ops', gen_random_uuid(), 'guide', %s, %s,"
+                " '\\x00', '{Kraken rollout}', 0, 1, 4)",
+                (position, text),
+            )
+
+    def titled() -> list[bool]:
+        with psycopg.connect(url) as conn:
+            rows = conn.execute(
+                "SELECT lexemes @@ to_tsquery('simple', 'kraken') FROM pgmem.chunks ORDER BY position"
+            ).fetchall()
+        return [r[0] for r in rows]
+
+    assert titled() == [True, False], "at 0002 only the first chunk's text names the title"
+    migrate.upgrade(settings)
+    assert titled() == [True, True]
+    with Database(settings) as db:
+        report = check_integrity(db)
+        assert report.ok, report.text()
+    migrations.downgrade(settings, "0002")
+    assert titled() == [True, False]

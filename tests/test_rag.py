@@ -420,6 +420,23 @@ def test_common_words_do_not_make_every_chunk_a_candidate(kb: KnowledgeBase) -> 
     assert common["short"] == 1.0
 
 
+def test_a_sections_title_finds_each_of_its_chunks_by_its_words(kb: KnowledgeBase, clean: Database) -> None:
+    """A chunk's lexemes read its heading path, as its embedding does: every chunk of a long
+    section is found by the words of its title, the later ones too, whose text lacks them."""
+    paragraphs = "\n\n".join(f"Paragraph {i} tells of harbour cranes and their cables." for i in range(80))
+    kb.add_text(f"# Kraken rollout\n\n{paragraphs}", "guide")
+    kb.add_text("# Other\n\nNothing of the kind here.", "other")
+    with clean.connection() as conn:
+        rows = conn.execute(
+            "SELECT position, content ILIKE '%%kraken%%', lexemes @@ to_tsquery('simple', 'kraken')"
+            " FROM chunks WHERE namespace = 'test' AND document_id = 'guide' ORDER BY position"
+        ).fetchall()
+    assert len(rows) >= 2 and not rows[-1][1], "the last chunk's text does not name its title"
+    assert all(found for _, _, found in rows)
+    hits = kb.search("kraken", top_k=len(rows))
+    assert {h.position for h in hits if h.text_score > 0} == {r[0] for r in rows}
+
+
 def test_an_unchanged_file_or_text_is_decided_before_conversion_and_chunking(
     kb: KnowledgeBase, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

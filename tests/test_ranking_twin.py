@@ -216,7 +216,7 @@ def test_the_twin_ranks_as_the_database_does(
 
 @pytest.mark.parametrize(
     "changed",
-    [{"own": 0.5}, {"context": 0.5}, {"vector_spread": 0.6}, {"k1": 1.3}, {"window_share": 0.4}],
+    [{"own": 0.5}, {"context": 0.5}, {"vector_spread": 0.6}, {"k1": 1.3}, {"spread_floor": 0.2}],
 )
 def test_a_weight_changed_in_the_twin_alone_tells_them_apart(
     db: Database, users: dict[str, twin.Memories], changed: dict[str, Any]
