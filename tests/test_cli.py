@@ -311,4 +311,7 @@ def test_update_remove_and_history_of_one_memory_and_the_graph_as_of_a_time(
     now = capsys.readouterr().out
     assert "上海" in now and "北京" not in now
     assert run_json(["remove", added["id"]], capsys)["removed"] is True
-    assert run_json(["remove", added["id"]], capsys, code=1)["removed"] is False
+    for again in (["remove", added["id"]], ["update", added["id"], "--content", "x"]):
+        assert main(again) == 1  # not found is an error, as everywhere
+        shown = capsys.readouterr()
+        assert shown.out == "" and shown.err == f"error: no such memory: {added['id']}\n"

@@ -13,7 +13,7 @@ import pytest
 
 from hello_pgmem import Database
 from hello_pgmem.tools import MemoryTool, ToolRegistry
-from hello_pgmem.tools.base import ToolText
+from hello_pgmem.tools.base import ToolText, succeeded
 from tests.conftest import table_digest
 
 PEOPLE = [
@@ -181,6 +181,11 @@ def test_update_and_remove_by_full_id_and_prefix(make_tool: Callable[..., Memory
     assert "张三喜欢绿茶" in tool.run("search", query="绿茶")
     assert tool.run("remove", memory_id=memory_id[:8]) == "✅ 记忆已删除"
     assert tool.run("search", query="绿茶") == "🔍 未找到与 '绿茶' 相关的记忆"
+    for answer in (
+        tool.run("update", memory_id=memory_id, content="x"),
+        tool.run("remove", memory_id=memory_id),
+    ):
+        assert answer.startswith("❌ 未找到要") and memory_id in answer and not succeeded(answer), answer
 
 
 def test_extra_add_parameters_become_metadata(make_tool: Callable[..., MemoryTool]) -> None:

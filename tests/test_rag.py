@@ -189,6 +189,9 @@ def test_a_folder_lists_every_file_it_skips_and_reads_text_of_any_name(
     assert kb.search("multiple-precision floating-point", 1)[0].source_path == str(tmp_path / "mpfr-README")
     report = ingest_report(results, kb.namespace)
     assert "skipped: " + str(tmp_path / "firmware.bin") in report and "'firmware.bin': not text" in report
+    assert report.startswith("⚠️") and report.ok, "some skipped: no success mark, not an error"
+    missing = ingest_report(kb.ingest([tmp_path / "nowhere.md"]), kb.namespace)
+    assert missing.startswith("❌") and not missing.ok, "nothing ingested: an error, marked as one"
     named = tmp_path / "CHANGES"
     named.write_text("Version 2 adds the watch command.\n")
     assert kb.add_document(named).status == "added", "a text file named directly needs no extension"

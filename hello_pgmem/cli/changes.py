@@ -8,6 +8,7 @@ import click
 
 from hello_pgmem.cli.app import State, cli, emit
 from hello_pgmem.cli.memory import memory
+from hello_pgmem.core.errors import NotFoundError
 
 
 @cli.command()
@@ -66,9 +67,10 @@ def history(state: State, memory_id: str) -> None:
 
 
 def _outcome(state: State, memory_id: UUID, done: str, happened: bool, chinese: tuple[str, str]) -> int:
-    """Say whether the change ``done`` happened to the memory, in the state's language; exit code
-    0 when it did, 1 when there was no such memory."""
-    english = (done, "no such memory")
-    text = (chinese if state.zh else english)[0 if happened else 1]
-    emit(state, {"id": str(memory_id), done: happened}, text)
-    return 0 if happened else 1
+    """Say that the change ``done`` happened to the memory, in the state's language; no such
+    memory is an error (``error:`` on stderr, exit code 1), as every "not found" is."""
+    english = (done, f"no such memory: {memory_id}")
+    if not happened:
+        raise NotFoundError(chinese[1] + f": {memory_id}" if state.zh else english[1])
+    emit(state, {"id": str(memory_id), done: happened}, chinese[0] if state.zh else english[0])
+    return 0

@@ -258,7 +258,9 @@ class MemoryTool(ReadingActions):
         manager = self.memory_manager
         if manager.update_memory(uid, content, importance, valid_from=valid_from, correction=correction):
             return self.say("✅ Memory updated", "✅ 记忆已更新")
-        return self.say("⚠️ No such memory to update", "⚠️ 未找到要更新的记忆")
+        return failed(
+            self.say(f"❌ No such memory to update: {memory_id}", f"❌ 未找到要更新的记忆: {memory_id}")
+        )
 
     @tool_action("remove", "Remove a memory", zh="删除记忆")
     def remove(self, memory_id: str) -> str:
@@ -271,7 +273,9 @@ class MemoryTool(ReadingActions):
         uid = self.memory_manager.resolve_id(memory_id)
         if self.memory_manager.remove_memory(uid):
             return self.say("✅ Memory removed", "✅ 记忆已删除")
-        return self.say("⚠️ No such memory to remove", "⚠️ 未找到要删除的记忆")
+        return failed(
+            self.say(f"❌ No such memory to remove: {memory_id}", f"❌ 未找到要删除的记忆: {memory_id}")
+        )
 
     @tool_action("forget", "Forget memories by a strategy", zh="按策略遗忘记忆")
     def forget(

@@ -48,10 +48,12 @@ def ingest_report(results: list[IngestResult], namespace: str, language: Languag
     undone = [r for r in results if r.status in ("skipped", "failed")]
     failed = sum(r.status == "failed" for r in results)
     skipped = len(undone) - failed
+    ok = not results or failed < len(results)
+    mark = "✅" if not undone else "⚠️" if ok else "❌"  # a success mark only on a success
     head = say(
         language,
-        f"✅ {len(results)} files, {skipped} skipped, {failed} failed (namespace {namespace})",
-        f"✅ 已处理 {len(results)} 个文件，跳过 {skipped} 个，失败 {failed} 个（命名空间 {namespace}）",
+        f"{mark} {len(results)} files, {skipped} skipped, {failed} failed (namespace {namespace})",
+        f"{mark} 已处理 {len(results)} 个文件，跳过 {skipped} 个，失败 {failed} 个（命名空间 {namespace}）",
     )
     lines = [f"{r.status}: {r.source_path or r.document_id} ({r.chunks} chunks)" for r in results]
     text = "\n".join([head, *lines, *(f"  {r.status}: {r.error}" for r in undone)])
@@ -59,7 +61,7 @@ def ingest_report(results: list[IngestResult], namespace: str, language: Languag
         {"path": r.source_path or r.document_id, "status": r.status, "chunks": r.chunks, "error": r.error}
         for r in results
     ]
-    return ToolText(text, {"namespace": namespace, "files": files}, ok=not results or failed < len(results))
+    return ToolText(text, {"namespace": namespace, "files": files}, ok=ok)
 
 
 def hits_text(hits: list[ChunkHit], include_citations: bool, language: Language) -> str:
