@@ -314,3 +314,16 @@ def test_unreachable_database_is_a_message(make_tool: Callable[..., MemoryTool])
     )
     result = tool.run("add", content="x")
     assert result.startswith("❌ 添加记忆失败: cannot connect to the database")
+
+
+def test_english_counts_agree_with_their_number(make_tool: Callable[..., MemoryTool]) -> None:
+    """One memory found is "1 related memory", one relation "1 step"; more are plural."""
+    tool = make_tool("counter", language="en")
+    tool.run("add", content="Alice works at Acme", memory_type="semantic")
+    assert tool.run("search", query="Acme").splitlines()[0] == "🔍 Found 1 related memory:"
+    tool.run("add", content="Bob works at Acme", memory_type="semantic")
+    assert tool.run("search", query="Acme").splitlines()[0] == "🔍 Found 2 related memories:"
+    one = tool.run("graph", entity="Alice", target="Acme")
+    assert "(1 step)" in one, one
+    two = tool.run("graph", entity="Alice", target="Bob")
+    assert "(2 steps)" in two, two

@@ -91,8 +91,9 @@ class ReadingActions(ActionsTool):
                     f"🕸️ 未找到 '{entity}' 与 '{target}' 之间的关系路径",
                 )
             chain = "; ".join(f"{s.source} —{s.relation_type}→ {s.target}" for s in steps)
+            counted = f"{len(steps)} step" + ("" if len(steps) == 1 else "s")
             return self.say(
-                f"🕸️ The path from '{entity}' to '{target}' ({len(steps)} steps): {chain}",
+                f"🕸️ The path from '{entity}' to '{target}' ({counted}): {chain}",
                 f"🕸️ '{entity}' 到 '{target}' 的路径（{len(steps)} 步）: {chain}",
             )
         hood = manager.graph_neighbourhood(entity, depth, valid_at=valid_at, known_at=known_at)

@@ -64,7 +64,11 @@ def search_text(query: str, results: list[MemoryItem], language: Language) -> st
     if not results:
         return say(language, f"🔍 No memory matches '{query}'", f"🔍 未找到与 '{query}' 相关的记忆")
     lines = [
-        say(language, f"🔍 Found {len(results)} related memories:", f"🔍 找到 {len(results)} 条相关记忆:")
+        say(
+            language,
+            f"🔍 Found {len(results)} related {'memory' if len(results) == 1 else 'memories'}:",
+            f"🔍 找到 {len(results)} 条相关记忆:",
+        )
     ]
     lines += [f"{i}. {memory_line(item, 80, language)}" for i, item in enumerate(results, 1)]
     return "\n".join(lines)
