@@ -176,6 +176,7 @@ def test_memory_commands(cli_env: Settings, capsys: pytest.CaptureFixture[str]) 
             "cannot consolidate semantic into working",
         ),
         (["graph", "nobody"], "no entity 'nobody'"),
+        (["ask", ""], "question: must not be empty"),
         (["add", "x", "--type", "perceptual", "--file", "/no/such.png"], "file_path: no such file"),
     ],
 )
@@ -313,5 +314,5 @@ def test_update_remove_and_history_of_one_memory_and_the_graph_as_of_a_time(
     assert run_json(["remove", added["id"]], capsys)["removed"] is True
     for again in (["remove", added["id"]], ["update", added["id"], "--content", "x"]):
         assert main(again) == 1  # not found is an error, as everywhere
-        shown = capsys.readouterr()
-        assert shown.out == "" and shown.err == f"error: no such memory: {added['id']}\n"
+        printed = capsys.readouterr()
+        assert printed.out == "" and printed.err == f"error: no such memory: {added['id']}\n"

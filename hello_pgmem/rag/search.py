@@ -68,7 +68,7 @@ class Search(store.Namespaced):
         cosine 0), and whether the query could not be embedded (then ranked by words alone).
 
         Long because every query variant is searched and merged in one loop."""
-        check_content(query)
+        check_content(query, field="query")
         started = time.perf_counter()
         if not 1 <= top_k <= MAX_TOP_K:
             raise InvalidInputError("top_k", f"must be between 1 and {MAX_TOP_K}")
@@ -161,6 +161,7 @@ class Search(store.Namespaced):
         Long because retrieval, the context budget, the prompt and the fallback without a model make one
         answer.
         """
+        check_content(question, field="question")
         hits = self.search(
             question, top_k, min_score=min_score, enable_mqe=enable_mqe, enable_hyde=enable_hyde
         )
