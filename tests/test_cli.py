@@ -177,6 +177,8 @@ def test_memory_commands(cli_env: Settings, capsys: pytest.CaptureFixture[str]) 
         ),
         (["graph", "nobody"], "no entity 'nobody'"),
         (["ask", ""], "question: must not be empty"),
+        (["add", "ok", "--file", "/no/such.png"], "file: only a perceptual memory takes one"),
+        (["add", "ok", "--type", "episodic", "--modality", "image"], "modality: only a perceptual memory"),
         (["add", "x", "--type", "perceptual", "--file", "/no/such.png"], "file_path: no such file"),
     ],
 )

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from hello_pgmem.cli.app import State, cli, emit, open_store, say_notes
+from hello_pgmem.core.errors import InvalidInputError
 
 if TYPE_CHECKING:
     from hello_pgmem.core.models import MemoryItem, TypeStats
@@ -65,6 +66,9 @@ def add(
     """Add a memory for --user and print its id (CONTENT: at most 20,000 characters). A long-term
     memory is found by its words at once, by meaning once its vector is made (by a worker, the
     next search, or --wait)."""
+    if (file_path or modality) and memory_type != "perceptual":  # not stored and forgotten
+        field = "file" if file_path else "modality"
+        raise InvalidInputError(field, "only a perceptual memory takes one (--type perceptual)")
     with memory(state) as manager:
         meta: dict[str, str] = {}
         if file_path:
