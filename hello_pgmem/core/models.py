@@ -56,6 +56,7 @@ from hello_pgmem.core.checks import (
     check_user_id,
     utcnow,
 )
+from hello_pgmem.core.compat import accepted_without_effect
 from hello_pgmem.core.errors import InvalidInputError
 
 
@@ -125,6 +126,7 @@ class MemoryConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
+    storage_path: str | None = None  # the reference's folder; accepted, without effect (warned once)
     max_capacity: int = Field(default=100, ge=1)
     importance_threshold: float = Field(default=0.1, ge=0.0, le=1.0)
     decay_factor: float = Field(default=0.95, gt=0.0, le=1.0)
@@ -146,6 +148,13 @@ class MemoryConfig(BaseModel):
     fusion: Fusion | None = None  # None: the embedder's (spread, or weighted for the hashing embedder)
     vector_weight: float | None = Field(default=None, ge=0.0, le=10.0)  # None: the fusion's (docs/search.md)
     graph_search: bool = True  # expand semantic searches through the entities a query names
+
+    @field_validator("storage_path")
+    @classmethod
+    def _storage_is_the_database(cls, value: str | None) -> str | None:
+        if value is not None:
+            accepted_without_effect("MemoryConfig.storage_path", "memories live in PostgreSQL (database_url)")
+        return value
 
     def settings_overrides(self) -> dict[str, Any]:
         """The Settings fields this config sets (those not None)."""

@@ -17,6 +17,7 @@ from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
+from hello_pgmem.core.compat import accepted_without_effect
 from hello_pgmem.core.errors import InvalidInputError
 from hello_pgmem.core.i18n import Language
 from hello_pgmem.core.settings import Settings
@@ -65,6 +66,7 @@ class RAGTool(ActionsTool, SharesDatabase):
         rag_namespace: str = "default",
         expandable: bool = False,
         *,
+        collection_name: str | None = None,
         database: Database | None = None,
         embedder: Embedder | None = None,
         settings: Settings | None = None,
@@ -82,7 +84,10 @@ class RAGTool(ActionsTool, SharesDatabase):
         another's documents. ``user_id`` is who asks: the retrieval log files its questions under
         that user. ``files_root`` confines ``add_document`` to one folder (relative names inside
         it, no link followed), as the MCP server over HTTP does. ``language`` is the tool's (default:
-        ``PGMEM_LANGUAGE``, English unless set)."""
+        ``PGMEM_LANGUAGE``, English unless set). ``collection_name`` (the reference's vector
+        store collection) is accepted and has no effect: the namespace is the collection."""
+        if collection_name is not None:
+            accepted_without_effect("RAGTool(collection_name=...)", "the namespace is the collection")
         self.settings = settings or (database.settings if database else Settings())
         tongue: Language = language or self.settings.language
         super().__init__("rag", DESCRIPTION[tongue], expandable, tongue)
