@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from collections.abc import Callable
 
 import pytest
 
 from hello_pgmem import Settings
 from hello_pgmem.ops import migrate
-from tests.deployments import REPO
+from tests.samples import run_python
 
 RAG_SAMPLE = """
 from hello_pgmem.tools import RAGTool
@@ -72,15 +71,7 @@ def environment(new_database: Callable[[], str]) -> dict[str, str]:
 
 
 def run(code: str, environment: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    ran = subprocess.run(
-        [sys.executable, "-"],
-        input=code,
-        cwd=REPO,
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    ran = run_python(code, environment)
     assert ran.returncode == 0, ran.stderr[-3000:]
     return ran
 

@@ -21,6 +21,7 @@ import pytest
 from hello_pgmem import Settings
 from hello_pgmem.ops import migrate
 from tests.fake_openai import FakeOpenAI, serve
+from tests.samples import run_python
 
 REPO = Path(__file__).resolve().parent.parent
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
@@ -80,15 +81,7 @@ def test_the_pages_have_samples() -> None:
 
 @pytest.mark.parametrize(("where", "code"), PYTHON, ids=[w for w, _ in PYTHON])
 def test_python_sample_runs(environment: dict[str, str], where: str, code: str) -> None:
-    ran = subprocess.run(
-        [sys.executable, "-"],
-        input=code,
-        cwd=REPO,
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    ran = run_python(code, environment)
     assert ran.returncode == 0, f"{where}\n{ran.stderr[-3000:]}"
 
 
