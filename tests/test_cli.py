@@ -314,7 +314,19 @@ def test_update_remove_and_history_of_one_memory_and_the_graph_as_of_a_time(
     now = capsys.readouterr().out
     assert "上海" in now and "北京" not in now
     assert run_json(["remove", added["id"]], capsys)["removed"] is True
-    for again in (["remove", added["id"]], ["update", added["id"], "--content", "x"]):
+    for again in (
+        ["remove", added["id"]],
+        ["update", added["id"], "--content", "x"],
+        ["history", added["id"]],
+    ):
         assert main(again) == 1  # not found is an error, as everywhere
         printed = capsys.readouterr()
         assert printed.out == "" and printed.err == f"error: no such memory: {added['id']}\n"
+
+
+def test_the_history_of_a_working_memory_says_it_keeps_none(
+    cli_env: Settings, capsys: pytest.CaptureFixture[str]
+) -> None:
+    note = run_json(["add", "call the plumber"], capsys)["id"]  # working memory, by default
+    assert main(["history", note]) == 0
+    assert capsys.readouterr().out == f"a working memory keeps no versions: {note}\n"

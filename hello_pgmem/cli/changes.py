@@ -55,7 +55,15 @@ def history(state: State, memory_id: str) -> None:
     """Every version of one memory of --user, oldest first: what it said, when that held, and
     when the store believed it."""
     with memory(state) as manager:
-        versions = manager.memory_history(manager.resolve_id(memory_id))
+        found = manager.resolve_id(memory_id)
+        versions = manager.memory_history(found)
+        item = None if versions else manager.get_memory(found)
+    if not versions:
+        if item is None:
+            raise NotFoundError(f"未找到记忆: {found}" if state.zh else f"no such memory: {found}")
+        none = "工作记忆不保留版本" if state.zh else "a working memory keeps no versions"
+        emit(state, versions, f"{none}: {found}")
+        return
     held_word, known_word = ("成立", "记录") if state.zh else ("held", "known")
     lines = []
     for v in versions:
