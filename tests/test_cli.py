@@ -310,6 +310,8 @@ def test_update_remove_and_history_of_one_memory_and_the_graph_as_of_a_time(
     assert main(["--language", "zh", "graph", "张三", "--valid-at", before]) == 0
     shown = capsys.readouterr().out
     assert "北京" in shown and "上海" not in shown
+    assert main(["graph", "张三", "--known-at", "2001-01-01T00:00:00+00:00"]) == 0
+    assert "Nothing was known about '张三' then: no relation, no memory." in capsys.readouterr().out
     assert main(["graph", "张三"]) == 0
     now = capsys.readouterr().out
     assert "上海" in now and "北京" not in now

@@ -98,4 +98,5 @@ class ReadingActions(ActionsTool):
             )
         hood = manager.graph_neighbourhood(entity, depth, valid_at=valid_at, known_at=known_at)
         memories = manager.entity_memories(entity, limit=5, valid_at=valid_at, known_at=known_at)
-        return neighbourhood_text(hood, depth, memories, self.language)
+        as_of = valid_at is not None or known_at is not None
+        return neighbourhood_text(hood, depth, memories, self.language, as_of)

@@ -138,9 +138,10 @@ def summary_text(
 
 
 def neighbourhood_text(
-    hood: Neighbourhood, depth: int, memories: list[MemoryItem], language: Language
+    hood: Neighbourhood, depth: int, memories: list[MemoryItem], language: Language, as_of: bool = False
 ) -> str:
-    """An entity's entities and relations within ``depth``, and memories that mention it."""
+    """An entity's entities and relations within ``depth``, and memories that mention it; when
+    there are neither, that nothing was known of it (``as_of``: at the time asked about)."""
     lines = [
         say(
             language,
@@ -157,6 +158,15 @@ def neighbourhood_text(
     if memories:
         lines.append(say(language, "Memories:", "相关记忆:"))
         lines += [f"  {i}. {memory_line(item, 60, language)}" for i, item in enumerate(memories, 1)]
+    if not hood.relations and not memories:
+        then_en, then_zh = (" then", "当时") if as_of else ("", "")
+        lines.append(
+            say(
+                language,
+                f"Nothing was known about '{hood.entity}'{then_en}: no relation, no memory.",
+                f"{then_zh}没有关于 '{hood.entity}' 的关系或记忆。",
+            )
+        )
     return "\n".join(lines)
 
 
