@@ -9,7 +9,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from hello_pgmem import Database, InvalidInputError
+from hello_pgmem import Database, InvalidInputError, NotFoundError
 from hello_pgmem.embedding import HashingEmbedder
 from hello_pgmem.memory import MemoryManager, reembed
 from tests.conftest import Clock, row_counts, table_digest
@@ -133,6 +133,13 @@ def test_a_forget_that_spares_nothing_needs_confirm_and_can_be_undone(
     assert sorted(m.content for m in manager.list_memories("episodic")) == ["记忆 0", "记忆 1", "记忆 2"]
     assert manager.retrieve_memories("记忆 1", memory_types=["episodic"])
     assert manager.restore_memories() == 0, "nothing left to restore"
+    [first, *_] = manager.list_memories("episodic")
+    manager.forget_memories("importance_based", threshold=1, confirm=True)
+    unknown = "00000000-0000-0000-0000-000000000000"
+    with pytest.raises(NotFoundError, match=f"no forgotten memory of this user: {unknown}"):
+        manager.restore_memories([first.id, unknown])
+    assert manager.list_memories("episodic") == [], "a restore naming an unknown id restores nothing"
+    assert manager.restore_memories([first.id]) == 1
 
 
 def test_keyword_fallback_when_no_vectors_of_the_model(

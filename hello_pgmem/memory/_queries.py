@@ -101,6 +101,7 @@ WHERE user_id = %(user_id)s AND forgotten_at IS NOT NULL AND version_of IS NULL
   AND memory_type = ANY(%(types)s)
   AND (%(ids)s::uuid[] IS NULL OR id = ANY(%(ids)s::uuid[]))
   AND (%(since)s::timestamptz IS NULL OR forgotten_at >= %(since)s::timestamptz)
+RETURNING id
 """
 """Forgotten memories back among the live ones, until ``maintain`` purges them."""
 
