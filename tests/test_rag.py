@@ -318,6 +318,12 @@ def test_ask_without_a_model_returns_passages(kb: KnowledgeBase) -> None:
     assert "未配置大语言模型" in (in_chinese.notice or "")
     assert answer.context.startswith("[1] (python_intro)")
     assert len(answer.context) <= 200
+    assert not any("MQE" in note for note in answer.notes), "not asked for: not mentioned"
+    advanced = kb.ask("Python 是谁发布的？", 2, enable_mqe=True, enable_hyde=True)
+    assert (
+        "MQE and HyDE were skipped (no chat model is configured: LLM_MODEL_ID): a plain search"
+        in advanced.notes
+    )
 
 
 def test_namespaces_are_isolated(clean: Database, embedder: HashingEmbedder) -> None:

@@ -11,7 +11,7 @@ from hello_pgmem.core.i18n import Language, say
 
 T = TypeVar("T")
 
-Stage = Literal["rerank", "query_embedding", "catch_up"]
+Stage = Literal["rerank", "query_embedding", "catch_up", "expansion"]
 
 
 @dataclass(frozen=True)
@@ -28,6 +28,12 @@ class Degraded:
                 language,
                 f"the reranker failed ({self.error}): results are in the first stage's order",
                 f"重排序失败（{self.error}）：结果按第一阶段的顺序排列",
+            )
+        if self.stage == "expansion":
+            return say(
+                language,
+                f"MQE and HyDE were skipped ({self.error}): a plain search",
+                f"已跳过 MQE 与 HyDE（{self.error}）：普通搜索",
             )
         if self.stage == "query_embedding":
             return say(

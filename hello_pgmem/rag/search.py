@@ -77,7 +77,8 @@ class Search(store.Namespaced):
                 raise InvalidInputError("document_ids", "must be a list of document ids")
             document_ids = [check_name(d, "document_ids") for d in document_ids]
         variants: list[tuple[str, str]] = [("original", query)]
-        if (enable_mqe or enable_hyde) and self.llm is None:
+        unexpanded = (enable_mqe or enable_hyde) and self.llm is None
+        if unexpanded:
             log.info("no chat model configured: MQE/HyDE skipped, plain search")
         elif self.llm is not None:
             if enable_mqe:
@@ -89,6 +90,8 @@ class Search(store.Namespaced):
                 if passage:
                     variants.append(("hyde", passage))
         waiting, degraded = self._waiting_chunks()
+        if unexpanded:
+            degraded.append(Degraded("expansion", "no chat model is configured: LLM_MODEL_ID"))
         fusion = self.fusion
         try:
             vectors = list(self.registered_embedder().encode_queries([text for _, text in variants]))
