@@ -264,6 +264,12 @@ class Evaluations:
         _DATA.update(data)
         self.pool = multiprocessing.get_context("fork").Pool(min(len(data), os.cpu_count() or 1))
 
+    def __enter__(self) -> Evaluations:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.pool.terminate()
+
     def of(self, weights: twin.Weights, count_rule: bool = True) -> dict[str, list[dict[str, Any]]]:
         key = (weights, count_rule)
         if key not in self.seen:
@@ -339,8 +345,7 @@ def select_components(data: dict[str, list[User]], evaluations: Evaluations) -> 
     return out
 
 
-def cross_validate(data: dict[str, list[User]]) -> dict[str, Any]:
-    evaluations = Evaluations(data)
+def cross_validate(data: dict[str, list[User]], evaluations: Evaluations) -> dict[str, Any]:
     current = twin.Weights()
     held_current: dict[str, list[dict[str, float]]] = {name: [] for name in data}
     held_chosen: dict[str, list[dict[str, float]]] = {name: [] for name in data}
@@ -409,10 +414,12 @@ def main() -> None:
     result: dict[str, Any] = {"machine": harness.machine(), "weights": asdict(twin.Weights())}
     result["every question"] = show(data, twin.Weights())
     print(json.dumps(result["every question"], indent=1), flush=True)
-    if args.components:
-        result["components"] = select_components(data, Evaluations(data))
-    elif not args.show:
-        result["cross-validation"] = cross_validate(data)
+    if args.components or not args.show:
+        with Evaluations(data) as evaluations:
+            if args.components:
+                result["components"] = select_components(data, evaluations)
+            else:
+                result["cross-validation"] = cross_validate(data, evaluations)
         print(json.dumps(result["cross-validation"], indent=1), flush=True)
     RESULTS.mkdir(exist_ok=True)
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M")

@@ -34,7 +34,7 @@ def update(
         changed = manager.update_memory(
             found, content, importance, valid_from=valid_from, correction=correction
         )
-    return _outcome(state, found, "updated", changed, ("记忆已更新", "未找到要更新的记忆"))
+    return _outcome(state, found, "updated", changed, "记忆已更新")
 
 
 @cli.command()
@@ -45,7 +45,7 @@ def remove(state: State, memory_id: str) -> int:
     with memory(state) as manager:
         found = manager.resolve_id(memory_id)
         removed = manager.remove_memory(found)
-    return _outcome(state, found, "removed", removed, ("记忆已删除", "未找到要删除的记忆"))
+    return _outcome(state, found, "removed", removed, "记忆已删除")
 
 
 @cli.command()
@@ -60,7 +60,7 @@ def history(state: State, memory_id: str) -> None:
         item = None if versions else manager.get_memory(found)
     if not versions:
         if item is None:
-            raise NotFoundError(f"未找到记忆: {found}" if state.zh else f"no such memory: {found}")
+            raise _no_such_memory(state, found)
         none = "工作记忆不保留版本" if state.zh else "a working memory keeps no versions"
         emit(state, versions, f"{none}: {found}")
         return
@@ -74,11 +74,15 @@ def history(state: State, memory_id: str) -> None:
     emit(state, versions, "\n".join(lines))
 
 
-def _outcome(state: State, memory_id: UUID, done: str, happened: bool, chinese: tuple[str, str]) -> int:
-    """Say that the change ``done`` happened to the memory, in the state's language; no such
-    memory is an error (``error:`` on stderr, exit code 1), as every "not found" is."""
-    english = (done, f"no such memory: {memory_id}")
+def _no_such_memory(state: State, memory_id: UUID) -> NotFoundError:
+    """The error of every command over one memory that is not there (``error:`` on stderr, exit 1)."""
+    return NotFoundError(f"未找到记忆: {memory_id}" if state.zh else f"no such memory: {memory_id}")
+
+
+def _outcome(state: State, memory_id: UUID, done: str, happened: bool, chinese: str) -> int:
+    """Say that the change ``done`` (``chinese`` in Chinese) happened to the memory; no such memory
+    is an error, as every "not found" is."""
     if not happened:
-        raise NotFoundError(chinese[1] + f": {memory_id}" if state.zh else english[1])
-    emit(state, {"id": str(memory_id), done: happened}, chinese[0] if state.zh else english[0])
+        raise _no_such_memory(state, memory_id)
+    emit(state, {"id": str(memory_id), done: happened}, chinese if state.zh else done)
     return 0

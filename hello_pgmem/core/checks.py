@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import math
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from hello_pgmem.core.errors import InvalidInputError
 
@@ -81,18 +81,25 @@ def check_importance(importance: object, field: str = "importance") -> float:
     return value
 
 
+Choice = TypeVar("Choice", bound=str)
+
+
+def check_choice(value: object, choices: tuple[Choice, ...], field: str) -> Choice:
+    """Return ``value`` if it is one of ``choices``."""
+    for choice in choices:
+        if value == choice:
+            return choice
+    raise InvalidInputError(field, f"must be one of {', '.join(choices)}, got {value!r}")
+
+
 def check_modality(value: object, field: str = "modality") -> Modality:
     """Return ``value`` if it names a modality."""
-    if value not in MODALITIES:
-        raise InvalidInputError(field, f"must be one of {', '.join(MODALITIES)}, got {value!r}")
-    return value
+    return check_choice(value, MODALITIES, field)
 
 
 def check_memory_type(value: object, field: str = "memory_type") -> MemoryType:
     """Return ``value`` if it names a memory type."""
-    if value not in MEMORY_TYPES:
-        raise InvalidInputError(field, f"must be one of {', '.join(MEMORY_TYPES)}, got {value!r}")
-    return value
+    return check_choice(value, MEMORY_TYPES, field)
 
 
 MAX_BATCH = 10_000
@@ -161,9 +168,7 @@ def check_limit(limit: object, maximum: int, field: str = "limit") -> int:
 
 def check_scoring(scoring: object, field: str = "scoring") -> Scoring:
     """Return ``scoring`` if it names a scoring mode (hybrid, lexical, vector or reference)."""
-    if scoring not in SCORINGS:
-        raise InvalidInputError(field, f"must be one of {', '.join(SCORINGS)}, got {scoring!r}")
-    return scoring
+    return check_choice(scoring, SCORINGS, field)
 
 
 def check_timestamp(value: object, field: str = "timestamp") -> datetime:
@@ -190,11 +195,7 @@ def check_timestamps(values: object, count: int, default: datetime) -> list[date
 
 
 def check_strategy(strategy: object) -> ForgetStrategy:
-    if strategy not in FORGET_STRATEGIES:
-        raise InvalidInputError(
-            "strategy", f"must be one of {', '.join(FORGET_STRATEGIES)}, got {strategy!r}"
-        )
-    return strategy
+    return check_choice(strategy, FORGET_STRATEGIES, "strategy")
 
 
 def check_days(days: object, field: str = "max_age_days") -> float:
