@@ -207,6 +207,14 @@ def test_usage_errors_exit_2(cli_env: Settings, capsys: pytest.CaptureFixture[st
     assert "0<=x<=1" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("args", [["search"], ["nosuchcommand"], ["add", "x", "--type", "dream"]])
+def test_usage_errors_say_error_as_every_error_does(args: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "Usage: hello-pgmem" in err and "--help' for help" in err
+    assert "\nerror: " in err and "Error:" not in err
+
+
 def test_ingest_and_ask(cli_env: Settings, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "python.md").write_text(
         "# Python\n\nPython由Guido van Rossum于1991年首次发布。", encoding="utf-8"

@@ -183,6 +183,17 @@ def report_error(as_json: bool, kind: str, message: str, **details: Any) -> None
         click.echo(f"hint: {details['hint']}", err=True)
 
 
+def show_usage(exc: click.ClickException) -> None:
+    """The usage line and help hint of a command called wrongly (click's own, whose ``Error:``
+    line becomes ``report_error``'s ``error:``)."""
+    context = getattr(exc, "ctx", None)
+    if context is None:
+        return
+    click.echo(context.get_usage(), err=True)
+    if context.command.get_help_option(context) is not None:
+        click.echo(f"Try '{context.command_path} --help' for help.\n", err=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point: run the CLI, turning hello_pgmem errors into a message and exit code 1."""
     args = argv if argv is not None else sys.argv[1:]
@@ -192,10 +203,9 @@ def main(argv: list[str] | None = None) -> int:
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
     except click.ClickException as exc:
-        if as_json:
-            report_error(True, "usage", exc.format_message())
-        else:
-            exc.show()
+        if not as_json:
+            show_usage(exc)
+        report_error(as_json, "usage", exc.format_message())
         return exc.exit_code
     except click.exceptions.Abort:
         report_error(as_json, "aborted", "aborted")
