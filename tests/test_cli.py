@@ -340,3 +340,12 @@ def test_the_history_of_a_working_memory_says_it_keeps_none(
     note = run_json(["add", "call the plumber"], capsys)["id"]  # working memory, by default
     assert main(["history", note]) == 0
     assert capsys.readouterr().out == f"a working memory keeps no versions: {note}\n"
+
+
+def test_stats_in_chinese_names_the_types_in_chinese(cli_env: Settings, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["add", "我喜欢猫", "--type", "semantic"]) == 0
+    capsys.readouterr()
+    assert main(["--language", "zh", "stats"]) == 0
+    out = capsys.readouterr().out
+    assert "  语义记忆: 1（" in out and "  工作记忆: 0（" in out
+    assert not re.search(r"^\s+(working|episodic|semantic|perceptual):", out, re.M)

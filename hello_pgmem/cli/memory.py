@@ -10,6 +10,7 @@ import click
 
 from hello_pgmem.cli.app import State, cli, emit, open_store, say_notes
 from hello_pgmem.core.errors import InvalidInputError
+from hello_pgmem.tools.memory_text import LABELS as TYPE_LABELS
 
 if TYPE_CHECKING:
     from hello_pgmem.core.models import MemoryItem, TypeStats
@@ -230,7 +231,7 @@ def stats(state: State) -> None:
     if state.zh:
         lines = [f"用户 {memory.user_id}: {memory.total_memories} 条记忆"]
         lines += [
-            f"  {kind}: {s.count}（已遗忘 {s.forgotten_count}，平均重要性 {s.avg_importance:.2f}"
+            f"  {TYPE_LABELS['zh'][kind]}: {s.count}（已遗忘 {s.forgotten_count}，平均重要性 {s.avg_importance:.2f}"
             f"{in_session(state, s)}）"
             for kind, s in memory.memories_by_type.items()
         ]
