@@ -21,6 +21,7 @@ from hello_pgmem.graph.extracted import ExtractedRelation as Relation
 from hello_pgmem.graph.extracted import Extraction
 from hello_pgmem.ops.maintain import maintain
 from hello_pgmem.ops.transfer import export_user, import_user
+from tests.conftest import table_digest
 from tests.deployments import ON_CITUS
 
 PARIS = datetime(2019, 3, 1, tzinfo=UTC)
@@ -160,6 +161,38 @@ def test_a_correction_changes_the_answer_only_for_later_known_times(
     assert current.valid_from == PARIS  # a correction keeps the fact's time
     with pytest.raises(InvalidInputError, match="valid_from"):
         memory.update_memory(fact, "Bob works at Umbrella", correction=True, valid_from=BERLIN)
+
+
+def test_a_change_dated_before_the_memory_is_refused_and_changes_nothing(
+    make_manager: Callable[..., MemoryManager],
+    clean: Database,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("DATABASE_URL", clean.settings.database_url)
+    memory = make_manager("carol", enable_working=False)
+    fact = memory.add_memory("Carol lives in Rome", "semantic", timestamp=datetime(2022, 1, 1, tzinfo=UTC))
+    before = table_digest(clean)
+    with pytest.raises(
+        InvalidInputError, match=r"valid_from: must be after the memory's own time \(2022-01-01"
+    ):
+        memory.update_memory(fact, "Carol lives in Milan", valid_from=IN_2021)
+    assert table_digest(clean) == before
+    assert [v.content for v in memory.memory_history(fact)] == ["Carol lives in Rome"]
+    args = [
+        "--user",
+        "carol",
+        "update",
+        str(fact),
+        "--content",
+        "Carol lives in Milan",
+        "--valid-from",
+        IN_2021.isoformat(),
+    ]
+    assert main(args) == 1
+    captured = capsys.readouterr()
+    assert captured.err.startswith("error: valid_from: must be after") and "updated" not in captured.out
+    assert table_digest(clean) == before
 
 
 def test_a_new_single_valued_relation_closes_the_old_one(

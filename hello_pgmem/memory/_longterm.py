@@ -181,7 +181,9 @@ class LongTermMemory:
         if content is not None:
             change = change or Change()
             until = None if change.correction else change.valid_from or self.clock()
-            valid_from = versions.keep_earlier(conn, self.user_id, memory_id, until, change.reason)
+            valid_from = versions.keep_earlier(
+                conn, self.user_id, memory_id, until, change.reason, asked=change.valid_from is not None
+            )
         params = {
             "user_id": self.user_id,
             "id": memory_id,

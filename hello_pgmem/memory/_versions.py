@@ -21,6 +21,7 @@ from uuid import UUID
 from psycopg.types.json import Jsonb
 from pydantic import BaseModel
 
+from hello_pgmem.core.errors import InvalidInputError
 from hello_pgmem.db import Conn
 
 _COLUMNS = """memory_type, content, importance, session_id, modality, metadata, created_at, updated_at,
@@ -117,12 +118,20 @@ class MemoryVersion(BaseModel):
 
 
 def keep_earlier(
-    conn: Conn, user_id: str, memory_id: UUID, until: datetime | None, reason: str | None = None
+    conn: Conn,
+    user_id: str,
+    memory_id: UUID,
+    until: datetime | None,
+    reason: str | None = None,
+    *,
+    asked: bool = False,
 ) -> datetime | None:
     """Keep the memory as it is now before its content is replaced, in the caller's transaction:
     retired as of now, and with ``until`` (the world changed then) also closed there. Returns
     the time the new version holds from (``until`` when it is later than the memory's own time,
-    else None: the memory keeps its time), or None when there is no such live memory."""
+    else None: the memory keeps its time), or None when there is no such live memory. An
+    ``until`` the caller ``asked`` for that is not after the memory's own time is an error (the
+    caller's transaction rolls back): the old content would hold for no time at all."""
     params: dict[str, Any] = {"user_id": user_id, "id": memory_id}
     if conn.execute(LOCK, params).fetchone() is None:
         return None  # nothing to keep; and a row committed since is not ours to copy unlocked
@@ -131,6 +140,12 @@ def keep_earlier(
     assert row is not None  # the row is locked: it is still there
     retired, held_from = row
     _copy_links(conn, params, retired, None)
+    if until is not None and until <= held_from and asked:
+        raise InvalidInputError(
+            "valid_from",
+            f"must be after the memory's own time ({held_from.isoformat()}): the old content held "
+            "until then; to say it was never true, update it as a correction",
+        )
     if until is None or until <= held_from:
         return None
     closed = conn.execute(CLOSE, {**params, "until": until}).fetchone()
