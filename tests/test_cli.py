@@ -349,3 +349,19 @@ def test_stats_in_chinese_names_the_types_in_chinese(cli_env: Settings, capsys: 
     out = capsys.readouterr().out
     assert "  语义记忆: 1（" in out and "  工作记忆: 0（" in out
     assert not re.search(r"^\s+(working|episodic|semantic|perceptual):", out, re.M)
+
+
+@pytest.mark.parametrize(
+    "when", ["9999-12-31T23:59:59+00:00", "9999-12-31T23:59:59-05:00", "0001-01-01T00:00:00+05:00"]
+)
+def test_a_time_no_client_could_read_back_is_refused(
+    cli_env: Settings, clean: Database, when: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = table_digest(clean)
+    assert main(["add", "an event", "--type", "episodic", "--when", when]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: timestamp: must lie between 0001-01-02 and 9999-12-30 (UTC)")
+    assert table_digest(clean) == before
+    assert main(["add", "an event", "--type", "episodic", "--when", "1066-10-14T09:00:00+00:00"]) == 0
+    capsys.readouterr()
+    assert main(["search", "event"]) == 0 and "an event" in capsys.readouterr().out

@@ -171,8 +171,15 @@ def check_scoring(scoring: object, field: str = "scoring") -> Scoring:
     return check_choice(scoring, SCORINGS, field)
 
 
+EARLIEST = datetime(1, 1, 2, tzinfo=UTC)
+LATEST = datetime(9999, 12, 30, 23, 59, 59, tzinfo=UTC)
+"""The times a memory may carry: a day inside the years 1 to 9999 wherever it is read (a time
+outside them is stored by PostgreSQL and then read by no client)."""
+
+
 def check_timestamp(value: object, field: str = "timestamp") -> datetime:
-    """An event time: a timezone-aware datetime, or ISO 8601 text with an offset."""
+    """An event time: a timezone-aware datetime, or ISO 8601 text with an offset, between
+    ``EARLIEST`` and ``LATEST``."""
     if isinstance(value, str):
         try:
             value = datetime.fromisoformat(value.strip())
@@ -182,6 +189,14 @@ def check_timestamp(value: object, field: str = "timestamp") -> datetime:
         raise InvalidInputError(field, "must be a datetime or ISO 8601 text")
     if value.tzinfo is None or value.utcoffset() is None:
         raise InvalidInputError(field, "must carry a timezone (e.g. 2023-05-08T13:56:00+00:00)")
+    try:
+        within = EARLIEST <= value <= LATEST
+    except OverflowError:
+        within = False
+    if not within:
+        raise InvalidInputError(
+            field, f"must lie between {EARLIEST.date()} and {LATEST.date()} (UTC), got {value.isoformat()}"
+        )
     return value
 
 

@@ -32,6 +32,7 @@ from hello_pgmem.core.models import (
     check_modality,
     check_scoring,
     check_session_id,
+    check_timestamp,
 )
 from hello_pgmem.core.results import Degraded, Results
 from hello_pgmem.db import Conn
@@ -104,9 +105,17 @@ class MemorySearch:
                 raise InvalidInputError(
                     "memory_type", f"{kind!r} is not enabled (enabled: {', '.join(enabled)})"
                 )
+        bounds = None
+        if self.time_range is not None:
+            since, until = self.time_range
+            bounds = (
+                None if since is None else check_timestamp(since, "time_range[0]"),
+                None if until is None else check_timestamp(until, "time_range[1]"),
+            )
         return dataclasses.replace(
             self,
             query=text,
+            time_range=bounds,
             memory_types=tuple(dict.fromkeys(types)),
             limit=top,
             per_type_limit=per_type,

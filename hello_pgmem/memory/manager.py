@@ -240,7 +240,8 @@ class MemoryManager(SharesDatabase):
         all); return how many. ``maintain`` purges forgotten memories after its retention."""
         named = None if memory_ids is None else [_ids.as_uuid(m) for m in memory_ids]
         types = [t for t in self.enabled_types if t != "working"]
-        return _changes.restore(self._parts, types, named, since)
+        after = None if since is None else check_timestamp(since, "since")
+        return _changes.restore(self._parts, types, named, after)
 
     @retry_transient
     def consolidate_memories(
