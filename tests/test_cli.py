@@ -208,7 +208,9 @@ def test_usage_errors_exit_2(cli_env: Settings, capsys: pytest.CaptureFixture[st
 
 
 @pytest.mark.parametrize("args", [["search"], ["nosuchcommand"], ["add", "x", "--type", "dream"]])
-def test_usage_errors_say_error_as_every_error_does(args: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+def test_usage_errors_say_error_as_every_error_does(
+    args: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(args) == 2
     err = capsys.readouterr().err
     assert "Usage: hello-pgmem" in err and "--help' for help" in err
@@ -342,7 +344,9 @@ def test_the_history_of_a_working_memory_says_it_keeps_none(
     assert capsys.readouterr().out == f"a working memory keeps no versions: {note}\n"
 
 
-def test_stats_in_chinese_names_the_types_in_chinese(cli_env: Settings, capsys: pytest.CaptureFixture[str]) -> None:
+def test_stats_in_chinese_names_the_types_in_chinese(
+    cli_env: Settings, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["add", "我喜欢猫", "--type", "semantic"]) == 0
     capsys.readouterr()
     assert main(["--language", "zh", "stats"]) == 0

@@ -231,8 +231,8 @@ def stats(state: State) -> None:
     if state.zh:
         lines = [f"用户 {memory.user_id}: {memory.total_memories} 条记忆"]
         lines += [
-            f"  {TYPE_LABELS['zh'][kind]}: {s.count}（已遗忘 {s.forgotten_count}，平均重要性 {s.avg_importance:.2f}"
-            f"{in_session(state, s)}）"
+            f"  {TYPE_LABELS['zh'][kind]}: {s.count}（已遗忘 {s.forgotten_count}，"
+            f"平均重要性 {s.avg_importance:.2f}{in_session(state, s)}）"
             for kind, s in memory.memories_by_type.items()
         ]
         lines.append(
