@@ -111,3 +111,10 @@ def shell_words(command: str) -> list[str]:
     import shlex
 
     return shlex.split(command)
+
+
+def test_python_md_last_april_finds_last_aprils_memory(environment: dict[str, str]) -> None:
+    where, code = next((w, c) for w, c in PYTHON if w.startswith("docs/python.md") and "去年四月" in c)
+    ran = run_python(code, environment)
+    assert ran.returncode == 0, f"{where}\n{ran.stderr[-3000:]}"
+    assert "去年四月: 李四去杭州参加了婚礼" in ran.stdout
