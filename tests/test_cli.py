@@ -5,6 +5,8 @@ from __future__ import annotations
 import io
 import json
 import re
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -369,3 +371,15 @@ def test_a_time_no_client_could_read_back_is_refused(
     assert main(["add", "an event", "--type", "episodic", "--when", "1066-10-14T09:00:00+00:00"]) == 0
     capsys.readouterr()
     assert main(["search", "event"]) == 0 and "an event" in capsys.readouterr().out
+
+
+def test_the_command_line_starts_without_the_library() -> None:
+    """``--help`` answers fast because the commands import the library when they run (0.3 s floor,
+    bench/cli_speed.py): loading the command line loads no memory, tool, model or numpy module."""
+    code = (
+        "import sys, hello_pgmem.cli; "
+        "print(' '.join(m for m in sys.modules if m.startswith(('hello_pgmem.memory', 'hello_pgmem.tools', "
+        "'hello_pgmem.embedding', 'numpy', 'openai', 'sklearn', 'spacy'))))"
+    )
+    ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert ran.stdout.strip() == ""

@@ -10,7 +10,6 @@ import click
 
 from hello_pgmem.cli.app import State, cli, emit, open_store, say_notes
 from hello_pgmem.core.errors import InvalidInputError
-from hello_pgmem.tools.memory_text import LABELS as TYPE_LABELS
 
 if TYPE_CHECKING:
     from hello_pgmem.core.models import MemoryItem, TypeStats
@@ -229,6 +228,8 @@ def stats(state: State) -> None:
         memory = store.memory(state.user, state.session, types=MEMORY_TYPES).get_memory_stats()
         documents = store.knowledge(state.namespace).stats()
     if state.zh:
+        from hello_pgmem.tools.memory_text import LABELS as TYPE_LABELS
+
         lines = [f"用户 {memory.user_id}: {memory.total_memories} 条记忆"]
         lines += [
             f"  {TYPE_LABELS['zh'][kind]}: {s.count}（已遗忘 {s.forgotten_count}，"
