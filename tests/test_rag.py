@@ -497,3 +497,26 @@ def test_a_program_named_as_a_document_and_a_picture_without_a_model_are_skipped
             "SELECT string_agg(content, '') FROM chunks WHERE namespace = %s", (kb.namespace,)
         ).fetchone()
     assert stored is not None and "\ufffd" not in stored[0] and "harbour" in stored[0]
+
+
+def test_another_folders_file_of_the_same_name_replaces_nothing(
+    kb: KnowledgeBase, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for project, words in (("first", "the lighthouse keeper"), ("second", "the orchard ledger")):
+        (tmp_path / project / "docs").mkdir(parents=True)
+        (tmp_path / project / "docs" / "guide.md").write_text(f"# Guide\n\nAbout {words}.", encoding="utf-8")
+    monkeypatch.chdir(tmp_path / "first")
+    assert [r.status for r in kb.ingest("docs")] == ["added"]
+    assert [r.status for r in kb.ingest("./docs/guide.md")] == ["unchanged"]  # the same file
+    monkeypatch.chdir(tmp_path / "second")
+    refused = kb.ingest("docs")
+    assert [r.status for r in refused] == ["failed"]
+    assert "document_id: 'docs/guide.md' of namespace" in (refused[0].error or "")
+    assert str(tmp_path / "first" / "docs" / "guide.md") in (refused[0].error or "")
+    assert [hit.source_path for hit in kb.search("lighthouse keeper", 1)] == ["docs/guide.md"]
+    assert all("orchard" not in hit.content for hit in kb.search("orchard ledger", 3))
+    (tmp_path / "first" / "docs" / "guide.md").write_text(
+        "# Guide\n\nAbout the lighthouse lamp.", encoding="utf-8"
+    )
+    monkeypatch.chdir(tmp_path / "first")
+    assert [r.status for r in kb.ingest("docs")] == ["replaced"]  # its own file changed

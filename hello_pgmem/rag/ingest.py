@@ -30,7 +30,7 @@ from hello_pgmem.llm import ChatClient
 from hello_pgmem.rag import store
 from hello_pgmem.rag.chunking import Chunk, check_sizes, chunk_markdown
 from hello_pgmem.rag.convert import convert_file, read_document
-from hello_pgmem.rag.files import expand
+from hello_pgmem.rag.files import beneath, expand
 from hello_pgmem.rag.models import IngestResult
 from hello_pgmem.rag.unpacking import MAX_TEXT_CHARS
 
@@ -221,15 +221,25 @@ class Ingest(store.Namespaced):
         root: Path | None = None,
     ) -> IngestResult:
         """Convert a file to Markdown and store it (document id: the given one, else the file
-        path); with ``root``, only a file beneath that folder, reached without following links."""
+        path as given); with ``root``, only a file beneath that folder, reached without following
+        links. A document id that holds another file (another folder's ``docs/guide.md``) is an
+        error: the file is not stored and the other one stays."""
         check_sizes(chunk_size, chunk_overlap)  # before a conversion that may take long
         started = time.perf_counter()
         path = Path(file_path).expanduser()
         document_id = document_id or check_name(str(path)[-255:], "document_id")
         data = read_document(path, root)
         file_hash = hashlib.sha256(data).hexdigest()
+        origin = str(path.resolve() if root is None else beneath(root, path))
         with self.transaction() as conn:
             stored = conn.execute(store.DOCUMENT_FILE, self.params(id=document_id)).fetchone()
+        if stored is not None and stored[4] is not None and stored[4] != origin:
+            raise InvalidInputError(
+                "document_id",
+                f"{document_id!r} of namespace {self.namespace!r} holds another file ({stored[4]}): "
+                "ingest this one into another namespace or under a document id of its own, or remove "
+                "that document first",
+            )
         chunking = self._chunking(chunk_size, chunk_overlap)
         if stored is not None and stored[0] == file_hash and stored[1] == chunking and stored[3] == str(path):
             return IngestResult(  # the same bytes, chunked the same way: no conversion
@@ -248,7 +258,7 @@ class Ingest(store.Namespaced):
             chunk_overlap=chunk_overlap,
             source_path=converted.source_path,
             title=converted.title,
-            metadata={"format": converted.format, "file_sha256": file_hash},
+            metadata={"format": converted.format, "file_sha256": file_hash, "file": origin},
         )
 
     def _chunking(self, chunk_size: int, chunk_overlap: int) -> dict[str, Any]:
