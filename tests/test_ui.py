@@ -532,3 +532,36 @@ def test_no_edge_of_the_graph_drawing_runs_through_a_node_it_does_not_join() -> 
                         edge.label,
                         node.name,
                     )
+
+
+TOFU = """(text) => {
+    const font = getComputedStyle(document.body).fontFamily;
+    const drawn = (character) => {
+        const canvas = document.createElement("canvas");
+        canvas.width = 48;
+        canvas.height = 48;
+        const pen = canvas.getContext("2d");
+        pen.font = `36px ${font}`;
+        pen.fillText(character, 4, 40);
+        return Array.from(pen.getImageData(0, 0, 48, 48).data).join(",");
+    };
+    const missing = drawn("\\u{10FFFD}");  // a code point no font has: the box of a missing glyph
+    return [...text].filter((character) => drawn(character) === missing);
+}"""
+"""The characters of a text that the page's font draws as the box of a missing glyph."""
+
+
+def test_a_chinese_page_draws_chinese_glyphs_not_boxes(seeded: Seeded, browser: Browser) -> None:
+    settings = seeded.app.model_copy(update={"read_only": True, "language": "zh"})
+    with Store(settings) as store:
+        client = TestClient(ui_app(store, Login(Identity("alice", ("team_a",)))), base_url="http://127.0.0.1")
+        html = client.get("/memories").text
+    page = browser.new_page()
+    try:
+        page.set_content(html)
+        heading = page.locator("h1").first.inner_text()
+        assert re.search(r"[\u4e00-\u9fff]", heading), heading
+        assert page.evaluate(TOFU, heading + "记忆知识图谱") == []
+        assert page.evaluate(TOFU, "\U0010fffd") == ["\U0010fffd"]  # the check sees a missing glyph
+    finally:
+        page.close()
