@@ -25,7 +25,7 @@ from hello_pgmem import Database, HashingEmbedder, KnowledgeBase, ReadOnlyError,
 from hello_pgmem.access import Identity, create_token, list_tokens, revoke_token
 from hello_pgmem.memory import MemoryManager
 from hello_pgmem.store import Store
-from hello_pgmem.ui import Login, ui_app
+from hello_pgmem.ui import Login, drawing, ui_app
 from tests.browser import chromium
 from tests.deployments import Deployment
 from tests.served import Served, free_port
@@ -499,7 +499,6 @@ def test_no_edge_of_the_graph_drawing_runs_through_a_node_it_does_not_join() -> 
     """Two entities on opposite sides of the centre: the straight line between them crosses the
     centre, so it is drawn as a curve around it; every edge keeps clear of every other node."""
     from hello_pgmem.graph.store import EntityRef, Neighbourhood, RelationRef
-    from hello_pgmem.ui import drawing
 
     found = Neighbourhood(
         entity="Alice",
@@ -565,3 +564,67 @@ def test_a_chinese_page_draws_chinese_glyphs_not_boxes(seeded: Seeded, browser: 
         assert page.evaluate(TOFU, "\U0010fffd") == ["\U0010fffd"]  # the check sees a missing glyph
     finally:
         page.close()
+
+
+def viewed(seeded: Seeded, language: str = "en") -> TestClient:
+    """The view of Alice without a token (a fixed login), in ``language``."""
+    settings = seeded.app.model_copy(update={"read_only": True, "language": language})
+    store = Store(settings)
+    return TestClient(ui_app(store, Login(Identity("alice", ("team_a",)))), base_url="http://127.0.0.1")
+
+
+def test_entities_no_live_memory_mentions_are_not_listed(seeded: Seeded) -> None:
+    client = viewed(seeded)
+    for address in ("/graph", "/stats"):
+        page = client.get(address).text
+        assert "Acme" in page and "Globex" not in page, address  # Carol's old employer: retired
+
+
+def test_each_page_has_a_title_of_its_own(seeded: Seeded) -> None:
+    client = viewed(seeded)
+    titles = {}
+    for address in (
+        "/memories",
+        "/search",
+        "/graph",
+        "/knowledge",
+        "/stats",
+        f"/memories/{seeded.alice_fact}",
+    ):
+        found = re.search(r"<title>(.*?)</title>", client.get(address).text, re.S)
+        assert found is not None, address
+        titles[address] = found.group(1)
+    assert len(set(titles.values())) == len(titles), titles
+    assert titles["/search"] == "Search · hello_pgmem"
+
+
+def test_the_chinese_search_names_its_components_in_chinese(seeded: Seeded) -> None:
+    page = viewed(seeded, "zh").get("/search", params={"q": "Carol works where"}).text
+    heads = re.findall(r'<th class="component"[^>]*>(.*?)</th>', page)
+    assert "向量" in heads and "文本" in heads, heads
+    assert not any(re.fullmatch(r"[a-z ]+", head) for head in heads), heads
+
+
+def test_a_missing_page_is_a_page_of_the_view(seeded: Seeded) -> None:
+    for language, words in (("en", "There is no such page here."), ("zh", "这里没有这个页面。")):
+        answer = viewed(seeded, language).get("/no/such/page")
+        assert answer.status_code == 404
+        assert words in answer.text and 'id="viewer"' in answer.text and "<title>" in answer.text
+
+
+def test_months_lie_on_a_time_axis() -> None:
+    def month(year: int, number: int) -> datetime:
+        return datetime(year, number, 1, tzinfo=UTC)
+
+    rows = [
+        {"month": month(2023, 5), "memory_type": "episodic", "count": 3},
+        {"month": month(2023, 6), "memory_type": "episodic", "count": 1},
+        {"month": month(2026, 12), "memory_type": "semantic", "count": 2},
+    ]
+    chart = drawing.monthly_bars(rows)
+    may, june, december = (bar.x for bar in chart.bars)
+    step = june - may
+    assert december - may == pytest.approx(43 * step)  # 43 months later, not the next bar
+    assert chart.width <= drawing.MAX_CHART_WIDTH + 60
+    long_ago = drawing.monthly_bars([{**rows[0], "month": month(1990, 1)}, rows[2]])
+    assert long_ago.width <= drawing.MAX_CHART_WIDTH + 60 and long_ago.bar_width > 0

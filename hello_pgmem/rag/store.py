@@ -37,8 +37,8 @@ WHERE namespace = %(namespace)s AND id = ANY(%(ids)s)
 """
 # A file already ingested from the same bytes with the same chunking needs no conversion.
 DOCUMENT_FILE = """
-SELECT metadata->>'file_sha256', metadata->'chunking', chunk_count, source_path, metadata->>'file' FROM documents
-WHERE namespace = %(namespace)s AND id = %(id)s
+SELECT metadata->>'file_sha256', metadata->'chunking', chunk_count, source_path, metadata->>'file'
+FROM documents WHERE namespace = %(namespace)s AND id = %(id)s
 """
 UPSERT_DOCUMENT = """
 INSERT INTO documents (namespace, id, source_path, title, content_hash, token_count, chunk_count, metadata)

@@ -29,7 +29,7 @@ from hello_pgmem.memory import MemorySearch
 from hello_pgmem.store import Store
 from hello_pgmem.ui import drawing, reads
 from hello_pgmem.ui.login import Login, identity_of_token
-from hello_pgmem.ui.text import translator
+from hello_pgmem.ui.text import LABELS, translator
 
 HERE = Path(__file__).resolve().parent
 SEARCH_TYPES = ("episodic", "semantic")
@@ -82,6 +82,12 @@ class WebView:
         self.t = translator(store.settings.language)
         self.templates = Jinja2Templates(directory=str(HERE / "templates"))
         self.templates.env.filters["when"] = when
+        self.templates.env.filters["component"] = self.component
+
+    def component(self, name: str) -> str:
+        """A score component's column head in the view's language (an unknown one by its name)."""
+        key = f"component_{name}"
+        return self.t(key) if key in LABELS else name.removesuffix("_score").replace("_", " ")
 
     def render(self, request: Request, name: str, context: dict[str, Any], status: int = 200) -> Response:
         base = {"t": self.t, "language": self.store.settings.language, "tokens": self.login_of.fixed is None}
@@ -121,6 +127,11 @@ class WebView:
         return endpoint
 
     # ------------------------------------------------------------------ login
+
+    def missing(self, request: Request, exc: Exception) -> Response:
+        """404 for an address the view has no page at: a page of the view, not a bare line."""
+        viewer = self.login_of.identity(self.db, request)
+        return self.render(request, "error.html", _error(viewer, "not_found", self.t("page_missing")), 404)
 
     def too_many(self, request: Request, wait: float) -> Response:
         """429: the address's credentials failed too often in the last minute."""
@@ -285,7 +296,7 @@ class WebView:
         ]
 
 
-def _error(viewer: Identity, title: str, message: str) -> dict[str, Any]:
+def _error(viewer: Identity | None, title: str, message: str) -> dict[str, Any]:
     return {"viewer": viewer, "title": title, "message": message}
 
 
@@ -341,6 +352,6 @@ def ui_app(
     on loopback, else ``hosts``) and POSTs from its own pages only."""
     failed = FailedTokens(failed_logins_per_minute)
     view = WebView(store, login or Login(), failed)
-    app = Starlette(routes=view.routes())
+    app = Starlette(routes=view.routes(), exception_handlers={404: view.missing})
     app.state.view = view
     return check_host(same_origin_posts(app), allowed_hosts(bind_host, hosts))

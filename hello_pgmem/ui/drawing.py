@@ -186,20 +186,33 @@ class BarChart:
 
 
 def monthly_bars(rows: Sequence[Mapping[str, Any]], height: float = 180.0) -> BarChart:
-    """Stacked bars, one per month, of the live memories created in it, by type."""
+    """Stacked bars of the live memories created each month, by type, each at its month's place on
+    a time axis (months without memories are gaps, not adjacent bars); bars narrow as the span
+    grows, to at most about ``MAX_CHART_WIDTH``."""
     months: dict[datetime, dict[str, int]] = defaultdict(dict)
     for row in rows:
         months[row["month"]][row["memory_type"]] = int(row["count"])
     top = max((sum(m.values()) for m in months.values()), default=0)
-    bar_width = 28.0
+    ordered = sorted(months)
+    span = _months_between(ordered[0], ordered[-1]) + 1 if ordered else 0
+    step = max(MIN_BAR_STEP, min(36.0, MAX_CHART_WIDTH / span)) if span else 36.0
+    bar_width = step * 28.0 / 36.0
     bars = []
-    for i, month in enumerate(sorted(months)):
+    for month in ordered:
         y = height
         segments = []
         for kind, count in sorted(months[month].items()):
             h = height * count / top if top else 0.0
             y -= h
             segments.append((kind, y, h, count))
-        bars.append(Bar(month.strftime("%Y-%m"), 40 + i * (bar_width + 8), segments))
-    width = 40 + len(bars) * (bar_width + 8) + 20
+        bars.append(Bar(month.strftime("%Y-%m"), 40 + _months_between(ordered[0], month) * step, segments))
+    width = 40 + span * step + 20
     return BarChart(bars, max(width, 360.0), height, top, bar_width)
+
+
+MAX_CHART_WIDTH = 1200.0
+MIN_BAR_STEP = 2.0
+
+
+def _months_between(first: datetime, later: datetime) -> int:
+    return (later.year - first.year) * 12 + later.month - first.month

@@ -98,7 +98,7 @@ FROM pending_accesses WHERE user_id = %(user_id)s AND memory_id = %(id)s
 """
 
 TOP_ENTITIES = """
-SELECT name, entity_type, mentions FROM entity_stats WHERE user_id = %(user_id)s
+SELECT name, entity_type, mentions FROM entity_stats WHERE user_id = %(user_id)s AND mentions > 0
 ORDER BY mentions DESC, name
 LIMIT %(limit)s
 """

@@ -104,6 +104,17 @@ LABELS: dict[str, tuple[str, str]] = {
     "not_found": ("Not found", "未找到"),
     "bad_input": ("Bad input", "输入有误"),
     "read_only": ("Read-only view", "只读视图"),
+    "memory": ("Memory", "记忆"),
+    "page_missing": ("There is no such page here.", "这里没有这个页面。"),
+    "component_vector_score": ("vector", "向量"),
+    "component_text_score": ("text", "文本"),
+    "component_context_score": ("context", "上下文"),
+    "component_session_score": ("session", "会话"),
+    "component_speaker_score": ("speaker", "说话人"),
+    "component_graph_score": ("graph", "图谱"),
+    "component_time_score": ("time", "时间"),
+    "component_recency_score": ("recency", "新近度"),
+    "component_importance_weight": ("importance weight", "重要性权重"),
 }
 
 
