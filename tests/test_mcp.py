@@ -125,6 +125,10 @@ def test_stdio_lists_tools_and_runs_a_round_trip(settings: Settings, clean: Data
             )
             assert not updated.is_error
             assert "blue bike" in text(await client.call_tool("memory_search", {"query": "bike"}))
+            versions = await client.call_tool("memory_history", {"memory_id": memory_id})
+            annotations = tools["memory_history"].annotations
+            assert not versions.is_error and annotations is not None and annotations.read_only_hint
+            assert "red bike" in text(versions) and "* Carol rides a blue bike" in text(versions)
             assert not (await client.call_tool("memory_remove", {"memory_id": memory_id})).is_error
             assert memory_id not in text(await client.call_tool("memory_search", {"query": "bike"}))
             summary = await client.read_resource("memory://summary")

@@ -94,6 +94,7 @@ def test_expanded_tools(make_tool: Callable[..., MemoryTool]) -> None:
         "memory_stats",
         "memory_graph",
         "memory_sessions",
+        "memory_history",
     } == set(names)
     memory_id = added_id(
         registry.execute_tool("memory_add", {"content": "展开调用", "memory_type": "episodic"})
@@ -122,6 +123,7 @@ def test_single_tool_schema(make_tool: Callable[..., MemoryTool]) -> None:
         "consolidate",
         "forget",
         "graph",
+        "history",
         "remove",
         "restore",
         "search",

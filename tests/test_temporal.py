@@ -163,6 +163,36 @@ def test_a_correction_changes_the_answer_only_for_later_known_times(
         memory.update_memory(fact, "Bob works at Umbrella", correction=True, valid_from=BERLIN)
 
 
+def test_a_hit_of_an_earlier_version_names_its_memory_and_every_call_takes_either_id(
+    moved: tuple[MemoryManager, Any, datetime],
+    clean: Database,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    memory, fact, _ = moved
+    hit = memory.retrieve_memories("where does Alice live", limit=1, valid_at=IN_2021)[0]
+    assert hit.content == "Alice lives in Paris"
+    assert hit.id == fact and hit.version_id is not None and hit.version_id != fact
+    assert memory.retrieve_memories("where does Alice live", limit=1)[0].version_id is None
+    version = str(hit.version_id)
+    assert memory.resolve_id(version) == fact and memory.resolve_id(version[:8]) == fact
+    assert len(memory.memory_history(hit.version_id)) == 3  # the memory's versions, not one
+    monkeypatch.setenv("DATABASE_URL", clean.settings.database_url)
+    command = ["--json", "--user", "alice", "search", "where does Alice live", "--limit", "1"]
+    assert main([*command, "--valid-at", IN_2021.isoformat()]) == 0
+    [row] = json.loads(capsys.readouterr().out)
+    assert (row["id"], row["version_id"]) == (str(fact), version)
+    assert main(["--user", "alice", "history", version[:8]]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == 3
+    tool = MemoryTool(user_id="alice", manager=memory, language="en")
+    listed = tool.run("history", memory_id=version)
+    assert listed.startswith(f"📜 Versions of memory {fact}:") and listed.count("Alice lives in") == 3
+    assert memory.update_memory(hit.version_id, "Alice lives in Hamburg")
+    assert memory.get_memory(fact).content == "Alice lives in Hamburg"  # type: ignore[union-attr]
+    assert memory.remove_memory(hit.version_id)
+    assert memory.get_memory(fact) is None and memory.memory_history(fact) == []
+
+
 def test_a_change_dated_before_the_memory_is_refused_and_changes_nothing(
     make_manager: Callable[..., MemoryManager],
     clean: Database,

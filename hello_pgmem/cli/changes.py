@@ -64,13 +64,9 @@ def history(state: State, memory_id: str) -> None:
         none = "工作记忆不保留版本" if state.zh else "a working memory keeps no versions"
         emit(state, versions, f"{none}: {found}")
         return
-    held_word, known_word = ("成立", "记录") if state.zh else ("held", "known")
-    lines = []
-    for v in versions:
-        held = f"{v.valid_from.isoformat()} .. {v.valid_to.isoformat() if v.valid_to else ''}"
-        known = f"{v.recorded_at.isoformat()} .. {v.superseded_at.isoformat() if v.superseded_at else ''}"
-        mark = "*" if v.current else " "
-        lines.append(f"{mark} {v.content}  ({held_word} {held}; {known_word} {known})")
+    from hello_pgmem.tools.memory_text import history_text
+
+    lines = history_text(found, versions, "zh" if state.zh else "en").splitlines()[1:]
     emit(state, versions, "\n".join(lines))
 
 

@@ -62,7 +62,8 @@ from hello_pgmem.core.errors import InvalidInputError
 
 class MemoryItem(BaseModel):
     """One memory. A search result also carries its ``score`` and each of its ``components``
-    (the columns the SQL ranking returns: ``vector_score``, ``text_score``, …)."""
+    (the columns the SQL ranking returns: ``vector_score``, ``text_score``, …). A hit of an as-of
+    search that is an earlier version of memory ``id`` names that version: ``version_id``."""
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
@@ -77,6 +78,7 @@ class MemoryItem(BaseModel):
     modality: str | None = None
     score: float | None = None
     components: dict[str, float] = Field(default_factory=dict)
+    version_id: UUID | None = None
 
     @field_validator("content")
     @classmethod

@@ -41,6 +41,7 @@ TOOLS: dict[str, Access] = {
     "memory_stats": READ,
     "memory_graph": READ,
     "memory_sessions": READ,
+    "memory_history": READ,
     "memory_add": Access("write"),
     "memory_update": Access("write", destructive=True, idempotent=True),
     "memory_remove": Access("write", destructive=True, idempotent=True),

@@ -24,8 +24,10 @@ def update(
     metadata: dict[str, Any] | None,
     change: Change,
 ) -> bool:
-    """Change a memory of any type; False when the user has none with this id."""
+    """Change a memory of any type (or the memory of an earlier version's id); False when the user
+    has none with this id."""
     with parts.db.transaction(parts.user_id) as conn:
+        memory_id = ids.memory_of(conn, parts.user_id, memory_id)
         found = ids.locate(conn, parts.working, memory_id)
     if found is None:
         return False
@@ -51,10 +53,12 @@ def forget(
 
 
 def remove(parts: MemoryParts, memory_id: UUID) -> bool:
-    """Delete a memory for good, its earlier versions and what the graph holds of them."""
+    """Delete a memory for good (or the memory of an earlier version's id), its earlier versions
+    and what the graph holds of them."""
     if parts.working.remove(memory_id):
         return True
     with parts.db.transaction(parts.user_id) as conn:
+        memory_id = ids.memory_of(conn, parts.user_id, memory_id)
         params = {"user_id": parts.user_id, "ids": [memory_id]}
         earlier = [row[0] for row in conn.execute(q.VERSION_IDS, params)]
         parts.graph.unlink(conn, [memory_id, *earlier])

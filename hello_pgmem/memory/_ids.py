@@ -28,13 +28,20 @@ def as_uuid(memory_id: UUID | str) -> UUID:
         raise InvalidInputError("memory_id", f"must be a UUID, got {memory_id!r}") from exc
 
 
+def memory_of(conn: Conn, user_id: str, memory_id: UUID) -> UUID:
+    """The memory ``memory_id`` names: the one it is an earlier version of, else itself."""
+    row = conn.execute(q.MEMORY_OF, {"user_id": user_id, "id": memory_id}).fetchone()
+    return memory_id if row is None else UUID(str(row[0]))
+
+
 def resolve(conn: Conn, working: WorkingMemory, text: object) -> UUID:
-    """A full id, or the one live memory of the user whose id starts with ``text``."""
+    """The memory ``text`` names: a full id, or the one memory of the user whose id starts with
+    ``text``; the id (or prefix) of an earlier version names the memory it belongs to."""
     if not isinstance(text, str) or not text.strip():
         raise InvalidInputError("memory_id", "must be a memory id")
     candidate = text.strip().lower()
     if _FULL_UUID.fullmatch(candidate):
-        return UUID(candidate)
+        return memory_of(conn, working.user_id, UUID(candidate))
     if len(candidate) < MIN_PREFIX or not _HEX_PREFIX.match(candidate):
         raise InvalidInputError(
             "memory_id", f"must be a full id or a prefix of at least {MIN_PREFIX} hex characters"

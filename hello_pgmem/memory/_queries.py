@@ -171,10 +171,17 @@ SELECT memory_type FROM memories WHERE user_id = %(user_id)s AND id = %(id)s AND
 """
 
 IDS_WITH_PREFIX = """
-SELECT id FROM memories
-WHERE user_id = %(user_id)s AND forgotten_at IS NULL AND starts_with(id::text, %(prefix)s)
+SELECT DISTINCT coalesce(version_of, id) FROM memories
+WHERE user_id = %(user_id)s AND (forgotten_at IS NULL OR version_of IS NOT NULL)
+  AND starts_with(id::text, %(prefix)s)
 LIMIT 2
 """
+"""The live memories whose id, or the id of one of whose earlier versions, starts with ``prefix``."""
+
+MEMORY_OF = """
+SELECT version_of FROM memories WHERE user_id = %(user_id)s AND id = %(id)s AND version_of IS NOT NULL
+"""
+"""The memory an earlier version (its id) belongs to; no row for any other id."""
 
 FIND_BY_METADATA = """
 SELECT id FROM memories

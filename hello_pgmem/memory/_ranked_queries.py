@@ -33,17 +33,22 @@ AS_OF_COLUMNS = (
     "recency_score",
     "importance_weight",
     "score",
+    "version_id",
 )
 """The columns of ``SEARCH_AS_OF``, in order."""
 
 SEARCH_AS_OF = f"""
-SELECT {", ".join(AS_OF_COLUMNS)}
+SELECT coalesce(m.version_of, s.id) AS id, {", ".join("s." + c for c in AS_OF_COLUMNS[1:-1])},
+       CASE WHEN m.version_of IS NOT NULL THEN s.id END AS version_id
 FROM search_memories_as_of(
     %(user_id)s, %(model)s, %(query)s, %(query_text)s, %(limit)s, %(types)s,
     coalesce(%(valid_at)s::timestamptz, now()), coalesce(%(known_at)s::timestamptz, now()),
-    %(min_importance)s)
+    %(min_importance)s) AS s
+JOIN memories m ON m.user_id = %(user_id)s AND m.id = s.id
+ORDER BY s.score DESC, s.importance DESC, s.id
 """
-"""A search of what held at ``valid_at`` as known at ``known_at`` (docs/temporal.md)."""
+"""A search of what held at ``valid_at`` as known at ``known_at`` (docs/temporal.md): each hit by
+its memory's id, and an earlier version's own id as ``version_id``."""
 
 _SEARCH_CALL = """search_memories(
     %(user_id)s, %(model)s, %(query)s, %(query_text)s, %(limit)s, %(types)s, %(session_id)s, %(since)s,

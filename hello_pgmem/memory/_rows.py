@@ -12,6 +12,8 @@ from psycopg.rows import RowMaker
 from hello_pgmem.core.models import MemoryItem
 
 FIELDS = ("id", "memory_type", "content", "importance", "session_id", "modality", "metadata", "created_at")
+VERSION = "version_id"
+"""The column of an as-of search's hit that is an earlier version: its own id (``id`` is its memory's)."""
 """The columns that are fields of a memory; a ranked statement adds its score components and
 ``score`` after them."""
 
@@ -22,6 +24,7 @@ def memory_from_row(user_id: str, names: Sequence[str], values: Sequence[Any]) -
     score, and every other column one of its score ``components``."""
     row = dict(zip(names, values, strict=True))
     score = row.pop("score", None)
+    version = row.pop(VERSION, None)
     components = {name: float(value) for name, value in row.items() if name not in FIELDS}
     return MemoryItem.model_construct(
         id=row["id"],
@@ -35,6 +38,7 @@ def memory_from_row(user_id: str, names: Sequence[str], values: Sequence[Any]) -
         modality=row.get("modality"),
         score=None if score is None else float(score),
         components=components,
+        version_id=version,
     )
 
 

@@ -282,10 +282,11 @@ class MemoryManager(SharesDatabase):
             return _ids.find_by_metadata(conn, self.user_id, key, value)
 
     def memory_history(self, memory_id: UUID | str) -> list[MemoryVersion]:
-        """Every version of a long-term memory, oldest recorded first, the memory itself among them;
-        [] for an unknown id."""
+        """Every version of a long-term memory (``memory_id``: its id, or an earlier version's),
+        oldest recorded first, the memory itself among them; [] for an unknown id."""
         with self.transaction() as conn:
-            return _versions.history(conn, self.user_id, _ids.as_uuid(memory_id))
+            found = _ids.memory_of(conn, self.user_id, _ids.as_uuid(memory_id))
+            return _versions.history(conn, self.user_id, found)
 
     def list_memories(
         self, memory_type: str, limit: int = 1000, min_importance: float = 0.0

@@ -4,11 +4,12 @@ in the reference's Chinese."""
 from __future__ import annotations
 
 from typing import Any
+from uuid import UUID
 
 from hello_pgmem.core.i18n import Language, say
 from hello_pgmem.core.models import MemoryItem, MemoryStats
 from hello_pgmem.graph.store import Neighbourhood
-from hello_pgmem.memory import SessionHit
+from hello_pgmem.memory import MemoryVersion, SessionHit
 
 LABELS = {
     "zh": {"working": "工作记忆", "episodic": "情景记忆", "semantic": "语义记忆", "perceptual": "感知记忆"},
@@ -27,6 +28,7 @@ FAILED = {
     "stats": ("The statistics failed", "获取统计信息失败"),
     "update": ("Updating the memory failed", "更新记忆失败"),
     "remove": ("Removing the memory failed", "删除记忆失败"),
+    "history": ("Reading the memory's versions failed", "读取记忆版本失败"),
     "forget": ("Forgetting failed", "遗忘记忆失败"),
     "consolidate": ("Consolidation failed", "整合记忆失败"),
     "clear_all": ("Clearing the memories failed", "清空记忆失败"),
@@ -49,6 +51,7 @@ def memory_data(item: MemoryItem) -> dict[str, Any]:
         "session_id": item.session_id,
         "score": item.score,
         "components": item.components,
+        **({"version_id": str(item.version_id)} if item.version_id else {}),
     }
 
 
@@ -56,7 +59,22 @@ def memory_line(item: MemoryItem, size: int, language: Language = "en") -> str:
     """One memory as the tool lists it: type label, preview, importance and full id."""
     label = LABELS[language].get(item.memory_type, item.memory_type)
     importance = say(language, "importance", "重要性")
-    return f"[{label}] {preview(item.content, size)} ({importance}: {item.importance:.2f}) [ID: {item.id}]"
+    line = f"[{label}] {preview(item.content, size)} ({importance}: {item.importance:.2f}) [ID: {item.id}]"
+    if item.version_id is not None:
+        line += say(language, f" (an earlier version: {item.version_id})", f"（早先版本: {item.version_id}）")
+    return line
+
+
+def history_text(memory_id: UUID, versions: list[MemoryVersion], language: Language) -> str:
+    """Every version of one memory, a line each (``*`` the current one): what it said, when that
+    held, and when the store believed it."""
+    held_word, known_word = say(language, "held", "成立"), say(language, "known", "记录")
+    lines = [say(language, f"📜 Versions of memory {memory_id}:", f"📜 记忆 {memory_id} 的版本:")]
+    for v in versions:
+        held = f"{v.valid_from.isoformat()} .. {v.valid_to.isoformat() if v.valid_to else ''}"
+        known = f"{v.recorded_at.isoformat()} .. {v.superseded_at.isoformat() if v.superseded_at else ''}"
+        lines.append(f"{'*' if v.current else ' '} {v.content}  ({held_word} {held}; {known_word} {known})")
+    return "\n".join(lines)
 
 
 def search_text(query: str, results: list[MemoryItem], language: Language) -> str:

@@ -29,6 +29,7 @@ from hello_pgmem.tools.memory_reading import ReadingActions
 from hello_pgmem.tools.memory_text import (
     CLEAR_ALL_WARNING,
     FAILED,
+    history_text,
     memory_data,
     search_text,
     stats_text,
@@ -261,6 +262,28 @@ class MemoryTool(ReadingActions):
         return failed(
             self.say(f"❌ No such memory to update: {memory_id}", f"❌ 未找到要更新的记忆: {memory_id}")
         )
+
+    @tool_action(
+        "history",
+        "Every version of a memory: what it said, when that held and when it was believed",
+        zh="一条记忆的所有版本：内容、成立时间和被相信的时间",
+    )
+    def history(self, memory_id: str) -> str:
+        """Every version of a memory.
+
+        Args:
+            memory_id: the memory's id or an earlier version's (in full, or a prefix of at least 8
+                characters)
+                zh: 记忆ID或其早先版本的ID（完整ID或至少8位的前缀）
+        """
+        manager = self.memory_manager
+        uid = manager.resolve_id(memory_id)
+        versions = manager.memory_history(uid)
+        if versions:
+            return history_text(uid, versions, self.language)
+        if manager.get_memory(uid) is None:
+            return failed(self.say(f"❌ No such memory: {memory_id}", f"❌ 未找到记忆: {memory_id}"))
+        return self.say(f"A working memory keeps no versions: {uid}", f"工作记忆不保留版本: {uid}")
 
     @tool_action("remove", "Remove a memory", zh="删除记忆")
     def remove(self, memory_id: str) -> str:
