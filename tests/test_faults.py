@@ -12,7 +12,7 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +56,14 @@ def migrated_database(server: ScratchServer, **settings: Any) -> Settings:
     return result
 
 
+def wait_until(condition: Callable[[], bool], timeout: float = 30) -> None:
+    """Poll ``condition`` until it holds (a test that waits for an event, not for a fixed time)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "waited too long"
+        time.sleep(0.02)
+
+
 @pytest.mark.parametrize("mode", ["fast", "immediate"])
 def test_a_server_restart_under_load(scratch: ScratchServer, mode: str) -> None:
     """Writers keep adding while the server stops (cleanly, or as a crash) and comes back."""
@@ -83,9 +91,10 @@ def test_a_server_restart_under_load(scratch: ScratchServer, mode: str) -> None:
         writers = [threading.Thread(target=writer, args=(n,)) for n in range(2)]
         for thread in writers:
             thread.start()
-        time.sleep(1.0)
+        warmed = len(acked)
+        wait_until(lambda: len(acked) >= warmed + 20)  # the writers are under way
         scratch.stop(mode)
-        time.sleep(2.0)
+        wait_until(lambda: len(failures) >= len(writers))  # the outage is seen
         failed_during_outage = len(failures)
         scratch.start()
         resumed_at = len(acked)
