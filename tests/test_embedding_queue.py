@@ -18,6 +18,7 @@ import pytest
 
 from hello_pgmem import Database, HashingEmbedder, Store
 from hello_pgmem.core.errors import EmbeddingError
+from hello_pgmem.dev.trace import count_round_trips
 from hello_pgmem.memory import MemoryManager
 from hello_pgmem.ops.check import check_integrity
 from hello_pgmem.vectors import EmbeddingWorker, wait_for_embeddings
@@ -120,6 +121,53 @@ def test_a_search_right_after_an_add_embeds_the_few_queued_memories_itself(clean
         found = memory.retrieve_memories("sourdough", track_access=False)
         assert found.pending_embeddings == 0 and found[0].components["vector_score"] > 0
         assert all(vectors_of(store.db, "ida").values())
+
+
+def accesses_logged(db: Database, user: str) -> dict[str, int]:
+    """How often each memory of the user was logged as found (by its text)."""
+    with db.transaction(user) as conn:
+        rows = conn.execute(
+            "SELECT m.content, count(*) FROM memory_accesses a"
+            " JOIN memories m ON m.user_id = a.user_id AND m.id = a.memory_id GROUP BY 1"
+        ).fetchall()
+    return {content: count for content, count in rows}
+
+
+@pytest.mark.parametrize("scoring", ["vector", "hybrid"])
+def test_a_search_of_a_queued_model_counts_what_waits_in_its_own_round_trip(
+    clean: Database, scoring: str
+) -> None:
+    """Nothing waiting: one round trip (the count beside the ranking). Few fresh rows waiting: the
+    search embeds them and ranks again, and every memory it returns is logged once, not twice."""
+    with queued_store(clean, HashingEmbedder(), pool_min_size=1, pool_max_size=1) as store:
+        memory = store.memory("una", types=["episodic"])
+        memory.add_memories(["Una bakes sourdough bread", "Una swims in the lake"], "episodic")
+        memory.wait_for_embeddings()
+        memory.retrieve_memories("warm-up", track_access=False)
+        found: list[Any] = []
+        trips = count_round_trips(
+            store.db, lambda: found.append(memory.retrieve_memories("bread", scoring=scoring))
+        )
+        assert trips["round_trips"] == 1, trips
+        assert found[0].pending_embeddings == 0 and found[0][0].content == "Una bakes sourdough bread"
+        assert accesses_logged(store.db, "una") == {item.content: 1 for item in found[0]}
+        memory.add_memory("Una plays the cello on Sundays", "episodic")  # waits for its vector
+        caught = memory.retrieve_memories("cello music", scoring=scoring)
+        assert caught.pending_embeddings == 0 and caught[0].content == "Una plays the cello on Sundays"
+        assert caught[0].components["vector_score"] > 0, "embedded by the search, then ranked"
+        before = {item.content for item in found[0]}
+        assert accesses_logged(store.db, "una") == {
+            item.content: 1 + (item.content in before) for item in caught
+        }
+
+
+def test_a_search_leaves_many_waiting_rows_to_the_workers_and_logs_once(clean: Database) -> None:
+    with queued_store(clean, HashingEmbedder(), search_catch_up=2) as store:
+        memory = store.memory("vic", types=["episodic"])
+        memory.add_memories([f"Vic's note {i} about the harbour" for i in range(3)], "episodic")
+        found = memory.retrieve_memories("harbour", limit=3)
+        assert found.pending_embeddings == 3, "three wait: more than a search embeds itself"
+        assert accesses_logged(store.db, "vic") == {item.content: 1 for item in found}
 
 
 def test_a_row_edited_while_its_vector_is_made_gets_the_vector_of_its_new_text(clean: Database) -> None:

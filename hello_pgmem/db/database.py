@@ -286,6 +286,7 @@ class Database:
         namespace: str | None = None,
         all_rows: bool = False,
         embedding_model: str | None = None,
+        one_snapshot: bool = False,
     ) -> Iterator[psycopg.Connection[Any]]:
         """One transaction, scoped for row-level security for its duration (SET LOCAL).
 
@@ -301,6 +302,7 @@ class Database:
         A cursor's rows can be read after the block instead, once the COMMIT has been answered:
         one round trip (``rows_in_one_trip``). ``rowcount`` is only there once something is
         fetched.
+        With ``one_snapshot`` the transaction is REPEATABLE READ: its statements see one snapshot.
         """
         scope = (user_id or "", namespace or "", "on" if all_rows else "off", embedding_model or "")
         scoped = bool(
@@ -314,7 +316,7 @@ class Database:
                 conn.autocommit = True
                 try:
                     with conn.pipeline():
-                        conn.execute("BEGIN")
+                        conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ" if one_snapshot else "BEGIN")
                         if scoped:
                             set_scope(conn, scope, self.citus)
                         self._limit_to_deadline(conn)
@@ -329,6 +331,8 @@ class Database:
                         conn.autocommit = False
                 return
             with conn.transaction():
+                if one_snapshot:
+                    conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
                 if scoped:
                     set_scope(conn, scope, self.citus)
                 self._limit_to_deadline(conn)
@@ -391,8 +395,21 @@ class Database:
         round trip: BEGIN, the scope, the statements ``before`` it (their results unread, e.g.
         settings), the statement and COMMIT leave together, and its rows are read once the
         server has answered them all."""
-        with self.transaction(user_id, pipeline=True) as conn:
+        return self.reads_in_one_trip(user_id, [(statement, params)], before)[0]
+
+    def reads_in_one_trip(
+        self,
+        user_id: str,
+        statements: Sequence[tuple[str, Mapping[str, Any]]],
+        before: Sequence[tuple[str, Mapping[str, Any]]] = (),
+        *,
+        one_snapshot: bool = False,
+    ) -> list[list[Any]]:
+        """The rows of each of ``statements``, as ``rows_in_one_trip`` reads one: in one
+        transaction (with ``one_snapshot``, REPEATABLE READ: they see the same rows) and one
+        round trip."""
+        with self.transaction(user_id, pipeline=True, one_snapshot=one_snapshot) as conn:
             for earlier, earlier_params in before:
                 conn.execute(earlier, earlier_params)
-            cursor = conn.execute(statement, params)
-        return cursor.fetchall()  # received at the pipeline's sync: no trip of its own
+            cursors = [conn.execute(statement, params) for statement, params in statements]
+        return [cursor.fetchall() for cursor in cursors]  # received at the pipeline's sync

@@ -63,10 +63,21 @@ FROM {_SEARCH_CALL}
 SEARCH_DELEGATED = f"SELECT {_SEARCH_CALL}"
 """``SEARCH`` as Citus delegates it, whole, to the worker that holds the user (``Database.call_rows``)."""
 
+LOGGED_UNLESS_CATCHING_UP = """(%(catch_up)s::integer IS NULL OR NOT EXISTS (
+        SELECT 1 FROM (SELECT q.attempts FROM memory_embedding_queue q
+                       WHERE q.user_id = %(user_id)s AND (q.model = %(model)s OR q.model IS NULL)
+                       LIMIT %(catch_up)s::integer + 1) AS w
+        HAVING count(*) FILTER (WHERE w.attempts = 0) > 0 AND count(*) <= %(catch_up)s::integer))"""
+"""Whether a search logs the accesses of what it returns: always, unless ``catch_up`` (the most
+rows a search embeds itself, ``PGMEM_SEARCH_CATCH_UP``) is given and the user's waiting rows call
+for a catch-up (``vectors.catch_up_due``, read in the same snapshot): the search then runs again
+after it, and that one logs."""
+
 SEARCH_AND_LOG = f"""
 WITH found AS MATERIALIZED ({SEARCH}), logged AS (
     INSERT INTO memory_accesses (user_id, memory_id, accessed_at)
     SELECT %(user_id)s, f.id, %(now)s FROM found f
+    WHERE {LOGGED_UNLESS_CATCHING_UP}
 )
 SELECT * FROM found ORDER BY score DESC, id
 """
@@ -110,7 +121,7 @@ WITH few AS MATERIALIZED (
 ), logged AS (
     INSERT INTO memory_accesses (user_id, memory_id, accessed_at)
     SELECT %(user_id)s, a.id, %(now)s FROM answer a
-    WHERE %(log)s
+    WHERE %(log)s AND {logged_unless}
 )
 SELECT * FROM answer ORDER BY score DESC, id
 """
@@ -160,6 +171,7 @@ def vector_ranked(model: str, dimension: int) -> str:
         distance=sql.SQL(_VECTOR_DISTANCE).format(**vector),
         columns=columns,
         call=sql.SQL(_SEARCH_CALL),
+        logged_unless=sql.SQL(LOGGED_UNLESS_CATCHING_UP),
     )
     return composed.as_string()  # composed once: each search sends the same text
 

@@ -18,6 +18,7 @@ from uuid import UUID
 import numpy as np
 from psycopg import ClientCursor
 
+from hello_pgmem import vectors
 from hello_pgmem.core.errors import InvalidInputError
 from hello_pgmem.core.models import (
     LONG_TERM_TYPES,
@@ -216,6 +217,7 @@ def statement(
         "limit": search.limit,
         "types": list(types),
         "min_importance": search.floor,
+        "catch_up": None,  # LOGGED_UNLESS_CATCHING_UP: logged
     }
     as_of = search.as_of
     if as_of is not None:
@@ -294,6 +296,33 @@ def run(parts: MemoryParts, sent: SearchSQL, log_access: bool = False) -> list[M
     return [memory_from_row(user_id, sent.columns, row) for row in rows]
 
 
+def run_counting_waits(
+    parts: MemoryParts, sent: SearchSQL, log_access: bool, degraded: list[Degraded]
+) -> tuple[list[MemoryItem], int, list[Degraded]]:
+    """``run`` for a model whose vectors are made after the write: the user's waiting rows are
+    counted in the same round trip and snapshot, and the statement logs nothing when they call for
+    a catch-up (``vectors.catch_up_due``); the search then embeds them and runs again, as
+    ``stages.waiting_rows`` does before a search. The memories found, how many rows wait, and the
+    stages left out (``degraded`` and the catch-up's)."""
+    db, embedder, user_id = parts.db, parts.registered_embedder, parts.user_id
+    catch_up = None if db.settings.read_only else db.settings.search_catch_up
+    counted, ranked = db.reads_in_one_trip(
+        user_id,
+        [
+            vectors.pending_query("memory", user_id, embedder.model_name),
+            (sent.text, {**sent.params, "catch_up": catch_up}),
+        ],
+        sent.before,
+        one_snapshot=True,
+    )
+    waiting = vectors.Pending(*counted[0])
+    if vectors.catch_up_due(db, waiting):
+        left, caught = stages.waiting_rows(parts)
+        return run(parts, sent, log_access), left, [*degraded, *caught]
+    vectors.waiting_after_search(db, embedder, waiting)
+    return [memory_from_row(user_id, sent.columns, row) for row in ranked], waiting.rows, degraded
+
+
 def run_search(parts: MemoryParts, search: MemorySearch, track_access: bool = True) -> Results[MemoryItem]:
     """The best ``limit`` memories of a checked search (each type at most ``per_type_limit``), best
     first: working memory by its own scoring, a file query by its modality's space, the long-term
@@ -326,7 +355,9 @@ def run_search(parts: MemoryParts, search: MemorySearch, track_access: bool = Tr
     if search.query_modality != "text":
         results += reference.by_file(parts, search)
     elif any(kind != "working" for kind in search.types):
-        waiting, degraded = stages.waiting_rows(parts)
+        # the queue is counted in the ranking's own round trip where the ranking is one statement
+        counted_here = bool(search.long_term()[0]) and not parts.embeds_now and not parts.db.citus
+        waiting, degraded = (0, []) if counted_here else stages.waiting_rows(parts)
         vector = stages.query_vector(parts, search.ranked_text, degraded)
         if vector is None:  # ranked by words alone, the vector a placeholder of the right shape
             search = dataclasses.replace(search, scoring="lexical")
@@ -334,7 +365,12 @@ def run_search(parts: MemoryParts, search: MemorySearch, track_access: bool = Tr
         joint, separate = search.long_term()
         logged = track_access and not results and not separate and reranker is None
         if joint:
-            results += run(parts, statement(parts, search, joint, vector, logged), logged)
+            sent = statement(parts, search, joint, vector, logged)
+            if counted_here:
+                found, waiting, degraded = run_counting_waits(parts, sent, logged, degraded)
+                results += found
+            else:
+                results += run(parts, sent, logged)
         for kind in separate:
             if search.scoring == "reference":
                 results += reference.ranked(parts, search, kind, vector)

@@ -71,6 +71,12 @@ def pending_in(conn: Conn, kind: Kind, scope: str, model: str) -> Pending:
     return Pending(*row) if row else Pending()
 
 
+def pending_query(kind: Kind, scope: str, model: str) -> tuple[str, dict[str, Any]]:
+    """The statement (and its parameters) that counts a scope's waiting rows, in ``Pending``'s
+    columns: for a caller that sends it with others, in a transaction scoped to ``scope``."""
+    return q.STATEMENTS[kind].pending, {"scope": scope, "model": model}
+
+
 def pending(db: Database, kind: Kind, scope: str, model: str) -> Pending:
     with scoped(db, kind, scope) as conn:
         return pending_in(conn, kind, scope, model)
@@ -112,6 +118,20 @@ def catch_up(db: Database, embedder: Embedder, kind: Kind, scope: str) -> Pass:
     return done
 
 
+def catch_up_due(db: Database, waiting: Pending) -> bool:
+    """Whether a search embeds its scope's waiting rows itself before it ranks: a few
+    (``PGMEM_SEARCH_CATCH_UP`` at most), some never tried, in a store that may write. The search
+    statements decide the same in SQL (``memory._ranked_queries.LOGGED_UNLESS_CATCHING_UP``)."""
+    return not db.settings.read_only and waiting.fresh > 0 and waiting.rows <= db.settings.search_catch_up
+
+
+def waiting_after_search(db: Database, embedder: Embedder, waiting: Pending) -> None:
+    """After a search that counted its scope's waiting rows itself and needed no catch-up: the
+    process's workers are woken for them."""
+    if waiting.rows and not db.settings.read_only:
+        queued(db, embedder)
+
+
 def waiting_for_search(db: Database, embedder: Embedder, kind: Kind, scope: str) -> tuple[int, str | None]:
     """What a search of a scope is told before it ranks: how many of its rows wait for a vector of
     ``embedder``'s model, after the search embedded them itself when few wait (:func:`catch_up`),
@@ -121,7 +141,7 @@ def waiting_for_search(db: Database, embedder: Embedder, kind: Kind, scope: str)
     if db.settings.read_only or not waiting.rows:
         return waiting.rows, None
     failure = None
-    if waiting.fresh and waiting.rows <= db.settings.search_catch_up:
+    if catch_up_due(db, waiting):
         try:
             failure = catch_up(db, embedder, kind, scope).error
         except HelloPgmemError as exc:  # the database: the search says so and goes on
