@@ -10,7 +10,8 @@ embedder, 384 dimensions). For each: plain pgvector (`WHERE user_id = … ORDER 
 LIMIT 10` on the same partial HNSW index, iterative scan on), and hello_pgmem's
 `retrieve_memories` through the public API (hybrid ranking, the default: the hashing embedder's
 `weighted` fusion; the `spread` fusion that every model of meaning gets, over the same hashing
-vectors; and `scoring="vector"`); and the hybrid SQL a pgvector user writes by hand (``HAND_HYBRID``, on a
+vectors; and `scoring="vector"`; the vector and spread searches again through a store whose writes
+queue their vectors, the path of every model whose vectors come after the write); and the hybrid SQL a pgvector user writes by hand (``HAND_HYBRID``, on a
 generated tsvector column present during the load, and its GIN index); warm, queries spread over
 the users, held-out memories as questions. Both hand-written queries run twice: one statement
 each on a connection whose settings were made once (the bare query), and in a transaction of
@@ -99,6 +100,11 @@ BY_HAND = {"plain pgvector": PLAIN, "hand-written hybrid": HAND_HYBRID}
 """The queries a pgvector user writes by hand, each timed bare and in its own transaction."""
 OWN = ", own transaction"
 """The suffix of a hand-written query's name when it runs in a transaction of its own."""
+QUEUED: list[tuple[str, str, Fusion | None]] = [
+    ("hello_pgmem vector, queued model", "vector", None),
+    ("hello_pgmem hybrid, spread, queued model", "hybrid", "spread"),
+]
+"""The searches timed again through a store whose writes queue their vectors."""
 RANKED = """
 SELECT s.id, m.content, round((1 - (m.embedding::vector(384) <=> %(q)s::vector(384)))::numeric, 6) AS cosine
 FROM search_memories(%(user)s, %(model)s, %(q)s, %(text)s, %(k)s, ARRAY['episodic'], p_mode => %(mode)s) s
@@ -270,6 +276,12 @@ def scenario(name: str, queries: int, database: str | None = None, keep: bool = 
         result["hello_pgmem hybrid"] = through_the_api(db, embedder, asked, "hybrid")
         result["hello_pgmem hybrid, spread"] = through_the_api(db, embedder, asked, "hybrid", "spread")
         result["hello_pgmem vector"] = through_the_api(db, embedder, asked, "vector")
+        # the path of a model whose vectors come after the write (E5, MiniLM, an API): the same
+        # searches through a store that queues (nothing waits: the load embedded every row)
+        queued = db.settings.model_copy(update={"embed": "queue", "embed_workers": 0})
+        with Database(queued) as queued_db:
+            for system, scoring, fusion in QUEUED:
+                result[system] = through_the_api(queued_db, embedder, asked, scoring, fusion)
         for mode in ("hybrid", "vector"):
             result[f"{mode} recall@10 vs exact"] = ranking_recall(
                 db, embedder, asked[: min(50, queries)], mode
@@ -297,6 +309,7 @@ def main() -> None:
             "hello_pgmem hybrid",
             "hello_pgmem hybrid, spread",
             "hello_pgmem vector",
+            *(system for system, _, _ in QUEUED),
         ):
             measured = result[system]
             # each ranking beside its hand-written counterparts: the hybrids, and the vector
