@@ -3,6 +3,8 @@ scope, one connection without the pool, and how failed or dead connections are r
 
 import logging
 import selectors
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -234,3 +236,23 @@ def discard_unless_rolled_back(conn: psycopg.Connection[Any]) -> None:
         return
     if conn.info.transaction_status != TransactionStatus.IDLE:
         conn.close()
+
+
+@contextmanager
+def pipelined(conn: psycopg.Connection[Any], begin: str = "BEGIN") -> Iterator[None]:
+    """One transaction in libpq pipeline mode: ``begin``, the block's statements and COMMIT leave in
+    one batch with one sync (psycopg's own transaction handling would wait for the BEGIN first); a
+    failure ends it with ``discard_unless_rolled_back``."""
+    conn.autocommit = True
+    try:
+        with conn.pipeline():
+            conn.execute(begin)
+            yield
+            conn.execute("COMMIT")
+    except BaseException:
+        discard_unless_rolled_back(conn)
+        raise
+    finally:
+        # A connection the server dropped mid-pipeline is not idle: the pool discards it.
+        if not conn.broken and conn.info.transaction_status == TransactionStatus.IDLE:
+            conn.autocommit = False

@@ -10,7 +10,6 @@ from contextlib import contextmanager
 from typing import Any
 
 import psycopg
-from psycopg.pq import TransactionStatus
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from hello_pgmem.core.deadline import check_deadline, remaining_ms
@@ -27,8 +26,8 @@ from hello_pgmem.db.connections import (
     check_idle_connection,
     configure,
     connect,
-    discard_unless_rolled_back,
     our_error,
+    pipelined,
     probe,
     set_scope,
 )
@@ -311,24 +310,11 @@ class Database:
         check_deadline()
         with self.connection() as conn:
             if pipeline:
-                # BEGIN, the statements and COMMIT leave in one batch with one sync: psycopg's own
-                # transaction handling would wait for the BEGIN first.
-                conn.autocommit = True
-                try:
-                    with conn.pipeline():
-                        conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ" if one_snapshot else "BEGIN")
-                        if scoped:
-                            set_scope(conn, scope, self.citus)
-                        self._limit_to_deadline(conn)
-                        yield conn
-                        conn.execute("COMMIT")
-                except BaseException:
-                    discard_unless_rolled_back(conn)
-                    raise
-                finally:
-                    # A connection the server dropped mid-pipeline is not idle: the pool discards it.
-                    if not conn.broken and conn.info.transaction_status == TransactionStatus.IDLE:
-                        conn.autocommit = False
+                with pipelined(conn, "BEGIN ISOLATION LEVEL REPEATABLE READ" if one_snapshot else "BEGIN"):
+                    if scoped:
+                        set_scope(conn, scope, self.citus)
+                    self._limit_to_deadline(conn)
+                    yield conn
                 return
             with conn.transaction():
                 if one_snapshot:
@@ -405,9 +391,8 @@ class Database:
         *,
         one_snapshot: bool = False,
     ) -> list[list[Any]]:
-        """The rows of each of ``statements``, as ``rows_in_one_trip`` reads one: in one
-        transaction (with ``one_snapshot``, REPEATABLE READ: they see the same rows) and one
-        round trip."""
+        """The rows of each of ``statements`` in one transaction and round trip, as
+        ``rows_in_one_trip`` reads one (``one_snapshot``: REPEATABLE READ, the same rows for all)."""
         with self.transaction(user_id, pipeline=True, one_snapshot=one_snapshot) as conn:
             for earlier, earlier_params in before:
                 conn.execute(earlier, earlier_params)

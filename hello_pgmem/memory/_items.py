@@ -20,7 +20,7 @@ from hello_pgmem.core.retry import retry_transient
 from hello_pgmem.db import Conn
 from hello_pgmem.memory import _versions as versions
 from hello_pgmem.memory._parts import MemoryParts
-from hello_pgmem.memory._search import fusion_params
+from hello_pgmem.memory._search_sql import fusion_params
 
 Row = tuple[UUID, dict[str, Any], datetime, datetime]
 """An item: its id, its ``langgraph`` metadata, when it was created and last updated."""

@@ -44,20 +44,13 @@ from hello_pgmem.db import Conn, Database, SharesDatabase
 from hello_pgmem.embedding import Embedder
 from hello_pgmem.graph.extracted import Extraction, Extractor
 from hello_pgmem.graph.store import NOW, AsOf, EntityRef, Neighbourhood, PathStep
-from hello_pgmem.memory import (
-    _adding,
-    _changes,
-    _consolidate,
-    _ids,
-    _sessions,
-    _summary,
-    _versions,
-)
+from hello_pgmem.memory import _adding, _changes, _consolidate, _ids, _sessions, _summary, _versions
 from hello_pgmem.memory import _search as search_module
 from hello_pgmem.memory._in_transaction import InTransaction
 from hello_pgmem.memory._items import ItemStore
 from hello_pgmem.memory._parts import MemoryParts, Store
-from hello_pgmem.memory._search import MemorySearch, SearchSQL
+from hello_pgmem.memory._search import MemorySearch
+from hello_pgmem.memory._search_sql import SearchSQL
 from hello_pgmem.memory._sessions import SessionHit
 from hello_pgmem.memory._user_graph import UserGraph
 from hello_pgmem.memory._versions import Change, MemoryVersion

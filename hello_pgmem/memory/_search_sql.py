@@ -1,0 +1,139 @@
+"""The one statement that ranks a search's long-term types, as it is sent: ``search_memories``
+(lexical, vector and graph branches, a time the query names favoured), its lean vector form, or
+the as-of search; with its parameters (the filters, the names the query gives, the time it names,
+the mode and the fusion) and the settings of its transaction (:class:`SearchSQL`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from psycopg import ClientCursor
+
+from hello_pgmem.core.models import Scoring
+from hello_pgmem.db import Conn
+from hello_pgmem.graph.normalize import name_candidates
+from hello_pgmem.memory import _ranked_queries as rq
+from hello_pgmem.memory._counting import asks_for_a_count
+from hello_pgmem.memory._parts import MemoryParts
+from hello_pgmem.memory._when import time_range as named_time_range
+
+if TYPE_CHECKING:
+    from hello_pgmem.memory._search import MemorySearch
+
+
+@dataclass(frozen=True)
+class SearchSQL:
+    """A search as it is sent: ``before`` (settings of its transaction), then ``text`` with
+    ``params``."""
+
+    text: str
+    params: dict[str, Any]
+    before: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    columns: tuple[str, ...] = rq.SEARCH_COLUMNS
+    delegated: str | None = None
+    """The call as Citus delegates it to the user's worker (``Database.call_rows``), for a
+    statement that calls ``search_memories``; None: sent as it is everywhere."""
+
+    def literal(self, conn: Conn) -> str:
+        """The statements with their parameters as literals, to paste into psql as they are: in
+        one transaction that sets the connection's search_path and names the user, as row-level
+        security needs of an application role."""
+        cursor = ClientCursor(conn)
+        row = conn.execute("SELECT current_setting('search_path')").fetchone()
+        scope = [
+            ("SELECT set_config('search_path', %(path)s, true)", {"path": row[0] if row else "public"}),
+            ("SELECT set_config('pgmem.user_id', %(user_id)s, true)", {"user_id": self.params["user_id"]}),
+        ]
+        sent = [*scope, *self.before, (self.text, self.params)]
+        return "BEGIN;\n" + ";\n".join(cursor.mogrify(text, params) for text, params in sent) + ";\nCOMMIT;"
+
+
+def statement(
+    parts: MemoryParts,
+    search: MemorySearch,
+    types: Sequence[str],
+    vector: np.ndarray,
+    log_access: bool,
+    *,
+    modality: str | None = None,
+) -> SearchSQL:
+    """The one statement that ranks ``types`` for ``search``: ``search_memories`` (lexical, vector
+    and graph branches, a time the query names favoured), its lean vector form, or with ``as_of``
+    the search of what held then, as known then. With ``log_access`` it also logs an access of
+    each memory it returns; with ``modality``, perceptual memories of that modality alone, by
+    their descriptions."""
+    embedder = parts.registered_embedder
+    common = {
+        "user_id": parts.user_id,
+        "model": embedder.model_name,
+        "query": vector,
+        "query_text": search.ranked_text,
+        "limit": search.limit,
+        "types": list(types),
+        "min_importance": search.floor,
+        "catch_up": None,  # LOGGED_UNLESS_CATCHING_UP: logged
+    }
+    as_of = search.as_of
+    if as_of is not None:
+        return SearchSQL(rq.SEARCH_AS_OF, {**common, **as_of.params()}, columns=rq.AS_OF_COLUMNS)
+    scoring: Scoring = search.scoring or parts.config.scoring  # type: ignore[assignment]
+    params = {**common, **_ranking_params(parts, search, scoring, modality)}
+    filtered = any(v is not None for v in (search.session_id, search.since, search.until, search.floor))
+    lean = (
+        not parts.db.citus
+        and scoring == "vector"
+        and set(types) <= {"episodic", "semantic"}
+        and (search.per_type_limit is None or search.per_type_limit >= search.limit)
+        and not filtered
+        and modality is None
+    )
+    if not lean:
+        text = rq.SEARCH_AND_LOG if log_access and not parts.db.citus else rq.SEARCH
+        return SearchSQL(text, params, delegated=rq.SEARCH_DELEGATED)
+    pool = search.limit if params["time_from"] is None else max(40, search.limit)
+    settings = (rq.VECTOR_SCAN, {"model": embedder.model_name, "pool": pool})
+    text = rq.vector_ranked(embedder.model_name, embedder.dimension)
+    return SearchSQL(text, {**params, "pool": pool, "log": log_access}, [settings])
+
+
+def fusion_params(parts: MemoryParts, query: str) -> dict[str, Any]:
+    """The fusion of the hybrid search (the config's, else the embedder's) and its vector weight
+    (the config's, else None: the fusion's own); a spread search that asks for a count ranks by
+    minmax (the vector undamped, at its weight)."""
+    fusion = parts.config.fusion or parts.registered_embedder.fusion
+    weight = parts.config.vector_weight
+    if fusion == "spread" and weight is None and asks_for_a_count(query):
+        fusion = "minmax"
+    return {
+        "fusion": fusion,
+        "vector_weight": weight,  # None: the fusion's own (ranking_weights())
+    }
+
+
+def _ranking_params(
+    parts: MemoryParts, search: MemorySearch, scoring: Scoring, modality: str | None
+) -> dict[str, Any]:
+    """``search_memories``' parameters beyond the query's: filters, the names the query gives
+    (speakers and graph seeds), the time it names, the mode and the fusion."""
+    config, now = parts.config, parts.clock()
+    named = named_time_range(search.query, now)
+    names = None if scoring == "vector" else name_candidates(search.ranked_text)
+    return {
+        "session_id": search.session_id,
+        "since": search.since,
+        "until": search.until,
+        "modality": modality,
+        "space": "text" if modality is None else "text_embedding",
+        "now": now,
+        "names": names,
+        "seeds": names if config.graph_search else None,
+        "max_hops": 2,
+        "time_from": named[0] if named else None,
+        "time_to": named[1] if named else None,
+        "mode": "hybrid" if scoring == "reference" else scoring,
+        **fusion_params(parts, search.ranked_text),
+        "per_type": search.per_type_limit,
+    }
