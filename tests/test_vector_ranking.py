@@ -108,7 +108,6 @@ def statement_params(
         "limit": limit,
         "types": ["episodic", "semantic"],
         "log": False,
-        "catch_up": None,
         "pool": limit,
         "time_from": None,
         "time_to": None,

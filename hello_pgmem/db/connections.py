@@ -239,14 +239,14 @@ def discard_unless_rolled_back(conn: psycopg.Connection[Any]) -> None:
 
 
 @contextmanager
-def pipelined(conn: psycopg.Connection[Any], begin: str = "BEGIN") -> Iterator[None]:
-    """One transaction in libpq pipeline mode: ``begin``, the block's statements and COMMIT leave in
+def pipelined(conn: psycopg.Connection[Any]) -> Iterator[None]:
+    """One transaction in libpq pipeline mode: BEGIN, the block's statements and COMMIT leave in
     one batch with one sync (psycopg's own transaction handling would wait for the BEGIN first); a
     failure ends it with ``discard_unless_rolled_back``."""
     conn.autocommit = True
     try:
         with conn.pipeline():
-            conn.execute(begin)
+            conn.execute("BEGIN")
             yield
             conn.execute("COMMIT")
     except BaseException:

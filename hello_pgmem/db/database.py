@@ -285,7 +285,6 @@ class Database:
         namespace: str | None = None,
         all_rows: bool = False,
         embedding_model: str | None = None,
-        one_snapshot: bool = False,
     ) -> Iterator[psycopg.Connection[Any]]:
         """One transaction, scoped for row-level security for its duration (SET LOCAL).
 
@@ -301,7 +300,6 @@ class Database:
         A cursor's rows can be read after the block instead, once the COMMIT has been answered:
         one round trip (``rows_in_one_trip``). ``rowcount`` is only there once something is
         fetched.
-        With ``one_snapshot`` the transaction is REPEATABLE READ: its statements see one snapshot.
         """
         scope = (user_id or "", namespace or "", "on" if all_rows else "off", embedding_model or "")
         scoped = bool(
@@ -310,15 +308,13 @@ class Database:
         check_deadline()
         with self.connection() as conn:
             if pipeline:
-                with pipelined(conn, "BEGIN ISOLATION LEVEL REPEATABLE READ" if one_snapshot else "BEGIN"):
+                with pipelined(conn):
                     if scoped:
                         set_scope(conn, scope, self.citus)
                     self._limit_to_deadline(conn)
                     yield conn
                 return
             with conn.transaction():
-                if one_snapshot:
-                    conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
                 if scoped:
                     set_scope(conn, scope, self.citus)
                 self._limit_to_deadline(conn)
@@ -388,12 +384,10 @@ class Database:
         user_id: str,
         statements: Sequence[tuple[str, Mapping[str, Any]]],
         before: Sequence[tuple[str, Mapping[str, Any]]] = (),
-        *,
-        one_snapshot: bool = False,
     ) -> list[list[Any]]:
         """The rows of each of ``statements`` in one transaction and round trip, as
-        ``rows_in_one_trip`` reads one (``one_snapshot``: REPEATABLE READ, the same rows for all)."""
-        with self.transaction(user_id, pipeline=True, one_snapshot=one_snapshot) as conn:
+        ``rows_in_one_trip`` reads one."""
+        with self.transaction(user_id, pipeline=True) as conn:
             for earlier, earlier_params in before:
                 conn.execute(earlier, earlier_params)
             cursors = [conn.execute(statement, params) for statement, params in statements]

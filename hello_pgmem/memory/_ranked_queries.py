@@ -63,15 +63,10 @@ FROM {_SEARCH_CALL}
 SEARCH_DELEGATED = f"SELECT {_SEARCH_CALL}"
 """``SEARCH`` as Citus delegates it, whole, to the worker that holds the user (``Database.call_rows``)."""
 
-LOGGED_UNLESS_CATCHING_UP = """(%(catch_up)s::integer IS NULL OR NOT EXISTS (
-        SELECT 1 FROM (SELECT q.attempts FROM memory_embedding_queue q
-                       WHERE q.user_id = %(user_id)s AND (q.model = %(model)s OR q.model IS NULL)
-                       LIMIT %(catch_up)s::integer + 1) AS w
-        HAVING count(*) FILTER (WHERE w.attempts = 0) > 0 AND count(*) <= %(catch_up)s::integer))"""
-"""Whether a search logs the accesses of what it returns: always, unless ``catch_up`` (the most
-rows a search embeds itself, ``PGMEM_SEARCH_CATCH_UP``) is given and the user's waiting rows call
-for a catch-up (``vectors.catch_up_due``, read in the same snapshot): the search then runs again
-after it, and that one logs."""
+LOGGED_UNLESS_CATCHING_UP = "current_setting('pgmem.catch_up_due', true) IS DISTINCT FROM 'true'"
+"""Whether a search logs the accesses of what it returns: always, unless the user's waiting rows,
+counted earlier in its transaction (the queue's ``pending`` statement), call for a catch-up: the
+search then runs again after it, and that one logs."""
 
 SEARCH_AND_LOG = f"""
 WITH found AS MATERIALIZED ({SEARCH}), logged AS (

@@ -179,23 +179,15 @@ def run_counting_waits(
     parts: MemoryParts, sent: SearchSQL, log_access: bool, degraded: list[Degraded]
 ) -> tuple[list[MemoryItem], int, list[Degraded]]:
     """``run`` for a model whose vectors are made after the write: the user's waiting rows are
-    counted in the same round trip and snapshot, and the statement logs nothing when they call for
-    a catch-up (``vectors.catch_up_due``); the search then embeds them and runs again, as
-    ``stages.waiting_rows`` does before a search. The memories found, how many rows wait, and the
-    stages left out (``degraded`` and the catch-up's)."""
+    counted first in the same transaction and round trip, and when they call for a catch-up the
+    statement logs nothing (``LOGGED_UNLESS_CATCHING_UP``); the search then embeds them and runs
+    again, as ``stages.waiting_rows`` does before a search. The memories found, how many rows
+    wait, and the stages left out (``degraded`` and the catch-up's)."""
     db, embedder, user_id = parts.db, parts.registered_embedder, parts.user_id
-    catch_up = None if db.settings.read_only else db.settings.search_catch_up
-    counted, ranked = db.reads_in_one_trip(
-        user_id,
-        [
-            vectors.pending_query("memory", user_id, embedder.model_name),
-            (sent.text, {**sent.params, "catch_up": catch_up}),
-        ],
-        sent.before,
-        one_snapshot=True,
-    )
-    waiting = vectors.Pending(*counted[0])
-    if vectors.catch_up_due(db, waiting):
+    counted = vectors.pending_query("memory", user_id, embedder.model_name, vectors.search_catch_up(db))
+    waits, ranked = db.reads_in_one_trip(user_id, [counted, (sent.text, sent.params)], sent.before)
+    waiting = vectors.Pending(*waits[0])
+    if waiting.due:
         left, caught = stages.waiting_rows(parts)
         return run(parts, sent, log_access), left, [*degraded, *caught]
     vectors.waiting_after_search(db, embedder, waiting)

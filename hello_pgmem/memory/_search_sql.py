@@ -74,7 +74,6 @@ def statement(
         "limit": search.limit,
         "types": list(types),
         "min_importance": search.floor,
-        "catch_up": None,  # LOGGED_UNLESS_CATCHING_UP: logged
     }
     as_of = search.as_of
     if as_of is not None:

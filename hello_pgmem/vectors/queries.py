@@ -71,12 +71,18 @@ WHERE q.{scope} = %(scope)s AND q.{key} = d.id AND q.generation = d.generation
 """
 
 # How many of the scope's rows wait for a vector of the model, and how many of them never failed
-# (what a search may embed itself), counted up to a cap.
+# (what a search may embed itself), counted up to a cap; and whether a search embeds them itself
+# before it ranks (a catch-up: some never tried, at most ``most`` in all; NULL: never), also left in
+# the transaction's pgmem.catch_up_due for the search statement that follows (it logs no access
+# then: it runs again after the catch-up).
 _PENDING = """
-SELECT count(*), count(*) FILTER (WHERE w.attempts = 0)
-FROM (SELECT c.attempts FROM {queue} c
-      WHERE c.{scope} = %(scope)s AND (c.model = %(model)s OR c.model IS NULL)
-      LIMIT 100000) AS w
+SELECT p.rows, p.fresh,
+       set_config('pgmem.catch_up_due',
+                  coalesce(p.fresh > 0 AND p.rows <= %(most)s::integer, false)::text, true)::boolean
+FROM (SELECT count(*) AS rows, count(*) FILTER (WHERE w.attempts = 0) AS fresh
+      FROM (SELECT c.attempts FROM {queue} c
+            WHERE c.{scope} = %(scope)s AND (c.model = %(model)s OR c.model IS NULL)
+            LIMIT 100000) AS w) AS p
 """
 
 

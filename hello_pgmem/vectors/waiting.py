@@ -47,10 +47,12 @@ class ScopeQueue:
 
 @dataclass(frozen=True)
 class Pending:
-    """A scope's rows waiting for a vector of one model; ``fresh`` of them never failed."""
+    """A scope's rows waiting for a vector of one model; ``fresh`` of them never failed; ``due``:
+    a search embeds them itself before it ranks (the queue's ``pending`` statement decides)."""
 
     rows: int = 0
     fresh: int = 0
+    due: bool = False
 
 
 def queue_status(db: Database) -> list[QueueStatus]:
@@ -65,21 +67,23 @@ def scope_queue(conn: Conn, kind: Kind, scope: str) -> ScopeQueue:
     return ScopeQueue(*row) if row else ScopeQueue()
 
 
-def pending_in(conn: Conn, kind: Kind, scope: str, model: str) -> Pending:
-    """The scope's waiting rows, read in the caller's transaction (scoped to it)."""
-    row = conn.execute(q.STATEMENTS[kind].pending, {"scope": scope, "model": model}).fetchone()
+def pending_in(conn: Conn, kind: Kind, scope: str, model: str, most: int | None = None) -> Pending:
+    """The scope's waiting rows, read in the caller's transaction (scoped to it); ``most``: the
+    most rows a search embeds itself (None: it embeds none)."""
+    text, params = pending_query(kind, scope, model, most)
+    row = conn.execute(text, params).fetchone()
     return Pending(*row) if row else Pending()
 
 
-def pending_query(kind: Kind, scope: str, model: str) -> tuple[str, dict[str, Any]]:
+def pending_query(kind: Kind, scope: str, model: str, most: int | None = None) -> tuple[str, dict[str, Any]]:
     """The statement (and its parameters) that counts a scope's waiting rows, in ``Pending``'s
     columns: for a caller that sends it with others, in a transaction scoped to ``scope``."""
-    return q.STATEMENTS[kind].pending, {"scope": scope, "model": model}
+    return q.STATEMENTS[kind].pending, {"scope": scope, "model": model, "most": most}
 
 
-def pending(db: Database, kind: Kind, scope: str, model: str) -> Pending:
+def pending(db: Database, kind: Kind, scope: str, model: str, most: int | None = None) -> Pending:
     with scoped(db, kind, scope) as conn:
-        return pending_in(conn, kind, scope, model)
+        return pending_in(conn, kind, scope, model, most)
 
 
 def queue_errors(db: Database, kind: Kind, scope: str, limit: int = 5) -> list[dict[str, Any]]:
@@ -118,11 +122,10 @@ def catch_up(db: Database, embedder: Embedder, kind: Kind, scope: str) -> Pass:
     return done
 
 
-def catch_up_due(db: Database, waiting: Pending) -> bool:
-    """Whether a search embeds its scope's waiting rows itself before it ranks: a few
-    (``PGMEM_SEARCH_CATCH_UP`` at most), some never tried, in a store that may write. The search
-    statements decide the same in SQL (``memory._ranked_queries.LOGGED_UNLESS_CATCHING_UP``)."""
-    return not db.settings.read_only and waiting.fresh > 0 and waiting.rows <= db.settings.search_catch_up
+def search_catch_up(db: Database) -> int | None:
+    """The most waiting rows a search of this store embeds itself (``PGMEM_SEARCH_CATCH_UP``);
+    None in a store that may not write."""
+    return None if db.settings.read_only else db.settings.search_catch_up
 
 
 def waiting_after_search(db: Database, embedder: Embedder, waiting: Pending) -> None:
@@ -137,11 +140,11 @@ def waiting_for_search(db: Database, embedder: Embedder, kind: Kind, scope: str)
     ``embedder``'s model, after the search embedded them itself when few wait (:func:`catch_up`),
     and why that failed, if it did (the search goes on without those vectors). The process's
     workers are woken for what still waits; a read-only store only counts."""
-    waiting = pending(db, kind, scope, embedder.model_name)
+    waiting = pending(db, kind, scope, embedder.model_name, search_catch_up(db))
     if db.settings.read_only or not waiting.rows:
         return waiting.rows, None
     failure = None
-    if catch_up_due(db, waiting):
+    if waiting.due:
         try:
             failure = catch_up(db, embedder, kind, scope).error
         except HelloPgmemError as exc:  # the database: the search says so and goes on
