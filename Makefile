@@ -11,7 +11,8 @@ CITUS_SUITE := tests/test_episodic.py tests/test_working.py tests/test_manager.p
 	tests/test_ops.py tests/test_store.py tests/test_temporal.py tests/test_citus.py
 
 # make test runs the test files on every core (pytest-xdist; a file's tests stay on one worker, which
-# sets up the file's fixtures once); TEST_PARALLEL= runs them in one process.
+# sets up the file's fixtures once), then the files marked "alone" (they drop AGE graphs) by
+# themselves; TEST_PARALLEL= runs the first part in one process too.
 TEST_PARALLEL ?= -n auto --dist loadfile
 
 .PHONY: install db demo test test-citus lint bench
@@ -35,7 +36,8 @@ demo: install  ## bring the database up, migrate it and run the demo
 
 test: install  ## the test suite, against the real database (brought up by the tests) and a headless Chromium
 	scripts/install-browser
-	$(BIN)/pytest $(TEST_PARALLEL) --durations=15
+	$(BIN)/pytest $(TEST_PARALLEL) -m "not alone" --durations=15
+	$(BIN)/pytest -m alone
 
 test-citus: install  ## the Citus suite on the local cluster, or on PGMEM_CITUS_URL's coordinator (docs/citus.md)
 	@[ -n "$$PGMEM_CITUS_URL" ] || scripts/devdb citus installed || { echo "no Citus is installed in the development root and PGMEM_CITUS_URL is not set (docs/citus.md)"; exit 2; }
