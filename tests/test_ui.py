@@ -12,6 +12,7 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -355,10 +356,16 @@ def test_the_view_cannot_write(served: Served, seeded: Seeded) -> None:
         assert memory.get_memory_stats().total_memories == before
 
 
-def test_pages_speak_chinese_with_language_zh(seeded: Seeded) -> None:
-    settings = seeded.app.model_copy(update={"read_only": True, "language": "zh"})
+@contextmanager
+def viewed(seeded: Seeded, language: str = "en") -> Iterator[TestClient]:
+    """The view of Alice without a token (a fixed login), in ``language``, on a store of its own."""
+    settings = seeded.app.model_copy(update={"read_only": True, "language": language})
     with Store(settings) as store:
-        client = TestClient(ui_app(store, Login(Identity("alice", ("team_a",)))), base_url="http://127.0.0.1")
+        yield TestClient(ui_app(store, Login(Identity("alice", ("team_a",)))), base_url="http://127.0.0.1")
+
+
+def test_pages_speak_chinese_with_language_zh(seeded: Seeded) -> None:
+    with viewed(seeded, "zh") as client:
         page = client.get("/memories")
         assert page.status_code == 200
         assert "记忆" in page.text and "知识图谱" in page.text and "只读视图" in page.text
@@ -371,8 +378,7 @@ def test_the_view_refuses_a_writable_store(seeded: Seeded) -> None:
 
 
 def test_the_pages_forbid_scripts_and_framing(seeded: Seeded) -> None:
-    with Store(seeded.app.model_copy(update={"read_only": True})) as store:
-        client = TestClient(ui_app(store, Login(Identity("alice", ("team_a",)))), base_url="http://127.0.0.1")
+    with viewed(seeded) as client:
         page = client.get("/search", params={"q": "<script>alert(1)</script>"})
         assert "<script>alert(1)</script>" not in page.text  # escaped
         assert "&lt;script&gt;" in page.text
@@ -551,9 +557,7 @@ TOFU = """(text) => {
 
 
 def test_a_chinese_page_draws_chinese_glyphs_not_boxes(seeded: Seeded, browser: Browser) -> None:
-    settings = seeded.app.model_copy(update={"read_only": True, "language": "zh"})
-    with Store(settings) as store:
-        client = TestClient(ui_app(store, Login(Identity("alice", ("team_a",)))), base_url="http://127.0.0.1")
+    with viewed(seeded, "zh") as client:
         html = client.get("/memories").text
     page = browser.new_page()
     try:
@@ -566,32 +570,20 @@ def test_a_chinese_page_draws_chinese_glyphs_not_boxes(seeded: Seeded, browser: 
         page.close()
 
 
-def viewed(seeded: Seeded, language: str = "en") -> TestClient:
-    """The view of Alice without a token (a fixed login), in ``language``."""
-    settings = seeded.app.model_copy(update={"read_only": True, "language": language})
-    store = Store(settings)
-    return TestClient(ui_app(store, Login(Identity("alice", ("team_a",)))), base_url="http://127.0.0.1")
-
-
 def test_entities_no_live_memory_mentions_are_not_listed(seeded: Seeded) -> None:
-    client = viewed(seeded)
-    for address in ("/graph", "/stats"):
-        page = client.get(address).text
+    with viewed(seeded) as client:
+        pages = {address: client.get(address).text for address in ("/graph", "/stats")}
+    for address, page in pages.items():
         assert "Acme" in page and "Globex" not in page, address  # Carol's old employer: retired
 
 
 def test_each_page_has_a_title_of_its_own(seeded: Seeded) -> None:
-    client = viewed(seeded)
+    addresses = ("/memories", "/search", "/graph", "/knowledge", "/stats", f"/memories/{seeded.alice_fact}")
+    with viewed(seeded) as client:
+        pages = {address: client.get(address).text for address in addresses}
     titles = {}
-    for address in (
-        "/memories",
-        "/search",
-        "/graph",
-        "/knowledge",
-        "/stats",
-        f"/memories/{seeded.alice_fact}",
-    ):
-        found = re.search(r"<title>(.*?)</title>", client.get(address).text, re.S)
+    for address, page in pages.items():
+        found = re.search(r"<title>(.*?)</title>", page, re.S)
         assert found is not None, address
         titles[address] = found.group(1)
     assert len(set(titles.values())) == len(titles), titles
@@ -599,7 +591,8 @@ def test_each_page_has_a_title_of_its_own(seeded: Seeded) -> None:
 
 
 def test_the_chinese_search_names_its_components_in_chinese(seeded: Seeded) -> None:
-    page = viewed(seeded, "zh").get("/search", params={"q": "Carol works where"}).text
+    with viewed(seeded, "zh") as client:
+        page = client.get("/search", params={"q": "Carol works where"}).text
     heads = re.findall(r'<th class="component"[^>]*>(.*?)</th>', page)
     assert "向量" in heads and "文本" in heads, heads
     assert not any(re.fullmatch(r"[a-z ]+", head) for head in heads), heads
@@ -607,7 +600,8 @@ def test_the_chinese_search_names_its_components_in_chinese(seeded: Seeded) -> N
 
 def test_a_missing_page_is_a_page_of_the_view(seeded: Seeded) -> None:
     for language, words in (("en", "There is no such page here."), ("zh", "这里没有这个页面。")):
-        answer = viewed(seeded, language).get("/no/such/page")
+        with viewed(seeded, language) as client:
+            answer = client.get("/no/such/page")
         assert answer.status_code == 404
         assert words in answer.text and 'id="viewer"' in answer.text and "<title>" in answer.text
 

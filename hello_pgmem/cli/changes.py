@@ -64,10 +64,9 @@ def history(state: State, memory_id: str) -> None:
         none = "工作记忆不保留版本" if state.zh else "a working memory keeps no versions"
         emit(state, versions, f"{none}: {found}")
         return
-    from hello_pgmem.tools.memory_text import history_text
+    from hello_pgmem.tools.memory_text import history_lines
 
-    lines = history_text(found, versions, "zh" if state.zh else "en").splitlines()[1:]
-    emit(state, versions, "\n".join(lines))
+    emit(state, versions, "\n".join(history_lines(versions, "zh" if state.zh else "en")))
 
 
 def _no_such_memory(state: State, memory_id: UUID) -> NotFoundError:

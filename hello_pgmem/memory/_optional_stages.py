@@ -20,13 +20,15 @@ log = logging.getLogger(__name__)
 _LOGGED: set[tuple[str, str]] = set()
 
 
-def waiting_rows(parts: MemoryParts) -> tuple[int, list[Degraded]]:
-    """How many of the user's memories wait for a vector of the search's model, after the search
-    embedded them itself when few wait (``vectors.waiting_for_search``); a catch-up that failed is
-    said, not raised. None wait where writes embed at once."""
+def waiting_rows(parts: MemoryParts, counted: vectors.Pending | None = None) -> tuple[int, list[Degraded]]:
+    """How many of the user's memories wait for a vector of the search's model (``counted``: as
+    the search already counted them), after the search embedded them itself when few wait
+    (``vectors.waiting_for_search``); a catch-up that failed is said, not raised. None wait where
+    writes embed at once."""
     if parts.embeds_now:
         return 0, []
-    left, failure = vectors.waiting_for_search(parts.db, parts.registered_embedder, "memory", parts.user_id)
+    embedder = parts.registered_embedder
+    left, failure = vectors.waiting_for_search(parts.db, embedder, "memory", parts.user_id, counted)
     return left, [] if failure is None else [Degraded("catch_up", failure)]
 
 

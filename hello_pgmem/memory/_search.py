@@ -183,15 +183,15 @@ def run_counting_waits(
     statement logs nothing (``LOGGED_UNLESS_CATCHING_UP``); the search then embeds them and runs
     again, as ``stages.waiting_rows`` does before a search. The memories found, how many rows
     wait, and the stages left out (``degraded`` and the catch-up's)."""
-    db, embedder, user_id = parts.db, parts.registered_embedder, parts.user_id
-    counted = vectors.pending_query("memory", user_id, embedder.model_name, vectors.search_catch_up(db))
+    db, user_id = parts.db, parts.user_id
+    model = parts.registered_embedder.model_name
+    counted = vectors.pending_query("memory", user_id, model, vectors.search_catch_up(db))
     waits, ranked = db.reads_in_one_trip(user_id, [counted, (sent.text, sent.params)], sent.before)
     waiting = vectors.Pending(*waits[0])
-    if waiting.due:
-        left, caught = stages.waiting_rows(parts)
+    left, caught = stages.waiting_rows(parts, waiting)  # embeds the few waiting rows when due
+    if waiting.due:  # the statement logged nothing: it runs again, with their vectors
         return run(parts, sent, log_access), left, [*degraded, *caught]
-    vectors.waiting_after_search(db, embedder, waiting)
-    return [memory_from_row(user_id, sent.columns, row) for row in ranked], waiting.rows, degraded
+    return [memory_from_row(user_id, sent.columns, row) for row in ranked], left, degraded
 
 
 def run_search(parts: MemoryParts, search: MemorySearch, track_access: bool = True) -> Results[MemoryItem]:

@@ -129,9 +129,9 @@ def keep_earlier(
     """Keep the memory as it is now before its content is replaced, in the caller's transaction:
     retired as of now, and with ``until`` (the world changed then) also closed there. Returns
     the time the new version holds from (``until`` when it is later than the memory's own time,
-    else None: the memory keeps its time), or None when there is no such live memory. An
-    ``until`` the caller ``asked`` for that is not after the memory's own time is an error (the
-    caller's transaction rolls back): the old content would hold for no time at all."""
+    else None: the memory keeps its time), or None when there is no such live memory. When the
+    caller ``asked`` for ``until`` (not the default, now), one that is not after the memory's own
+    time is an error (the caller's transaction rolls back): the old content would hold for no time."""
     params: dict[str, Any] = {"user_id": user_id, "id": memory_id}
     if conn.execute(LOCK, params).fetchone() is None:
         return None  # nothing to keep; and a row committed since is not ours to copy unlocked
@@ -140,13 +140,13 @@ def keep_earlier(
     assert row is not None  # the row is locked: it is still there
     retired, held_from = row
     _copy_links(conn, params, retired, None)
-    if until is not None and until <= held_from and asked:
-        raise InvalidInputError(
-            "valid_from",
-            f"must be after the memory's own time ({held_from.isoformat()}): the old content held "
-            "until then; to say it was never true, update it as a correction",
-        )
     if until is None or until <= held_from:
+        if asked:
+            raise InvalidInputError(
+                "valid_from",
+                f"must be after the memory's own time ({held_from.isoformat()}): the old content held "
+                "until then; to say it was never true, update it as a correction",
+            )
         return None
     closed = conn.execute(CLOSE, {**params, "until": until}).fetchone()
     assert closed is not None

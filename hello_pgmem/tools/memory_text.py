@@ -41,7 +41,8 @@ def preview(text: str, size: int) -> str:
 
 
 def memory_data(item: MemoryItem) -> dict[str, Any]:
-    """A found memory as JSON: what the text line shows, in full."""
+    """A found memory as JSON: what the text line shows, in full (``version_id`` as the command
+    line's JSON has it: null unless the hit is an earlier version)."""
     return {
         "id": str(item.id),
         "memory_type": item.memory_type,
@@ -51,7 +52,7 @@ def memory_data(item: MemoryItem) -> dict[str, Any]:
         "session_id": item.session_id,
         "score": item.score,
         "components": item.components,
-        **({"version_id": str(item.version_id)} if item.version_id else {}),
+        "version_id": None if item.version_id is None else str(item.version_id),
     }
 
 
@@ -65,16 +66,22 @@ def memory_line(item: MemoryItem, size: int, language: Language = "en") -> str:
     return line
 
 
-def history_text(memory_id: UUID, versions: list[MemoryVersion], language: Language) -> str:
+def history_lines(versions: list[MemoryVersion], language: Language) -> list[str]:
     """Every version of one memory, a line each (``*`` the current one): what it said, when that
     held, and when the store believed it."""
     held_word, known_word = say(language, "held", "成立"), say(language, "known", "记录")
-    lines = [say(language, f"📜 Versions of memory {memory_id}:", f"📜 记忆 {memory_id} 的版本:")]
+    lines = []
     for v in versions:
         held = f"{v.valid_from.isoformat()} .. {v.valid_to.isoformat() if v.valid_to else ''}"
         known = f"{v.recorded_at.isoformat()} .. {v.superseded_at.isoformat() if v.superseded_at else ''}"
         lines.append(f"{'*' if v.current else ' '} {v.content}  ({held_word} {held}; {known_word} {known})")
-    return "\n".join(lines)
+    return lines
+
+
+def history_text(memory_id: UUID, versions: list[MemoryVersion], language: Language) -> str:
+    """:func:`history_lines` under a heading that names the memory (the tool's answer)."""
+    heading = say(language, f"📜 Versions of memory {memory_id}:", f"📜 记忆 {memory_id} 的版本:")
+    return "\n".join([heading, *history_lines(versions, language)])
 
 
 def search_text(query: str, results: list[MemoryItem], language: Language) -> str:

@@ -185,6 +185,11 @@ class BarChart:
     bar_width: float
 
 
+MAX_CHART_WIDTH = 1200.0
+"""About how wide the monthly chart may grow: its bars narrow as the months it spans grow."""
+MIN_BAR_STEP = 2.0
+
+
 def monthly_bars(rows: Sequence[Mapping[str, Any]], height: float = 180.0) -> BarChart:
     """Stacked bars of the live memories created each month, by type, each at its month's place on
     a time axis (months without memories are gaps, not adjacent bars); bars narrow as the span
@@ -208,10 +213,6 @@ def monthly_bars(rows: Sequence[Mapping[str, Any]], height: float = 180.0) -> Ba
         bars.append(Bar(month.strftime("%Y-%m"), 40 + _months_between(ordered[0], month) * step, segments))
     width = 40 + span * step + 20
     return BarChart(bars, max(width, 360.0), height, top, bar_width)
-
-
-MAX_CHART_WIDTH = 1200.0
-MIN_BAR_STEP = 2.0
 
 
 def _months_between(first: datetime, later: datetime) -> int:

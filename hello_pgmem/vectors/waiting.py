@@ -129,20 +129,20 @@ def search_catch_up(db: Database) -> int | None:
 
 
 def waiting_after_search(db: Database, embedder: Embedder, waiting: Pending) -> None:
-    """After a search that counted its scope's waiting rows itself and needed no catch-up: the
-    process's workers are woken for them."""
+    """After a search counted its scope's waiting rows: the process's workers are woken for them
+    (a read-only store only counts)."""
     if waiting.rows and not db.settings.read_only:
-        queued(db, embedder)
+        queued(db, embedder)  # a worker of this process takes them, if none does yet
 
 
-def waiting_for_search(db: Database, embedder: Embedder, kind: Kind, scope: str) -> tuple[int, str | None]:
+def waiting_for_search(
+    db: Database, embedder: Embedder, kind: Kind, scope: str, counted: Pending | None = None
+) -> tuple[int, str | None]:
     """What a search of a scope is told before it ranks: how many of its rows wait for a vector of
-    ``embedder``'s model, after the search embedded them itself when few wait (:func:`catch_up`),
-    and why that failed, if it did (the search goes on without those vectors). The process's
-    workers are woken for what still waits; a read-only store only counts."""
-    waiting = pending(db, kind, scope, embedder.model_name, search_catch_up(db))
-    if db.settings.read_only or not waiting.rows:
-        return waiting.rows, None
+    ``embedder``'s model (``counted``: as the search already counted them), after the search
+    embedded them itself when few wait (:func:`catch_up`), and why that failed, if it did (the
+    search goes on without those vectors). The process's workers are woken for what still waits."""
+    waiting = counted or pending(db, kind, scope, embedder.model_name, search_catch_up(db))
     failure = None
     if waiting.due:
         try:
@@ -150,8 +150,7 @@ def waiting_for_search(db: Database, embedder: Embedder, kind: Kind, scope: str)
         except HelloPgmemError as exc:  # the database: the search says so and goes on
             failure = str(exc)
         waiting = pending(db, kind, scope, embedder.model_name)
-    if waiting.rows:
-        queued(db, embedder)  # a worker of this process takes them, if none does yet
+    waiting_after_search(db, embedder, waiting)
     return waiting.rows, failure
 
 
