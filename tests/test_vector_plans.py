@@ -63,6 +63,14 @@ def one_connection(
 
 
 @pytest.fixture()
+def with_middle(test_server: TestServer, new_database: Callable[[], str], clock: Clock) -> Iterator[Database]:
+    """ "middle" (60 memories: under the threshold, 7 % of the index) among "large" and twelve
+    users of 30 (4 % each)."""
+    users = [("large", 400), ("middle", 60), *((f"small{n}", 30) for n in range(SMALL_USERS))]
+    yield from one_connection_over(test_server, new_database, clock, users)
+
+
+@pytest.fixture()
 def large_alone(test_server: TestServer, new_database: Callable[[], str], clock: Clock) -> Iterator[Database]:
     """ "large" alone: the average user, which a generic plan assumes, holds every row."""
     yield from one_connection_over(test_server, new_database, clock, [("large", 400)])
@@ -142,3 +150,35 @@ def test_a_large_user_alone_is_read_by_key_after_the_index(large_alone: Database
         and not str(n.get("Index Name", "")).startswith("memories_embedding_")
     ]
     assert sum(read) <= 10, f"rows of memories read besides the index scan: {read}"
+
+
+def test_a_user_with_a_large_share_of_the_index_is_read_through_it(with_middle: Database, clock: Clock) -> None:
+    """Few memories are read exactly only while they are a small share of the index: a user holding
+    5 % of it or more is read through the HNSW index (the filtered scan then visits few rows), by
+    the statement and by memory_candidates alike, with the function's ranking."""
+    embedder = HashingEmbedder()
+    model = embedder.model_name
+    with with_middle.connection() as conn:
+        index_rows = conn.execute("SELECT vector_index_rows(%s)", (model,)).fetchone()
+        assert index_rows is not None and index_rows[0] == 400 + 60 + 30 * SMALL_USERS, "ANALYZE counted"
+        decided = conn.execute(
+            "SELECT reads_exactly(60, vector_index_rows(%(m)s)), reads_exactly(30, vector_index_rows(%(m)s)),"
+            " reads_exactly(30, -1), reads_exactly(400, -1)",
+            {"m": model},
+        ).fetchone()
+    assert decided == (False, True, True, False), "middle by index, small exactly; unknown size: by rows"
+    question = "garden party with cake"
+    for user, by_index in (("middle", True), ("small0", False)):
+        manager = MemoryManager(user_id=user, database=with_middle, embedder=embedder, clock=clock)
+        for _ in range(6):
+            manager.retrieve_memories(question, limit=10, scoring="vector")
+        found: list[Any] = []
+
+        def search(m: MemoryManager = manager, into: list[Any] = found) -> None:
+            into.extend(m.retrieve_memories(question, limit=10, scoring="vector"))
+
+        plan = vector_plan(with_middle, search)
+        assert ran(plan, "memories_embedding_") == by_index, user
+        assert [(i.id, round(i.score or 0.0, 9)) for i in found] == by_function(
+            with_middle, manager, question, 10, exact=not by_index
+        )

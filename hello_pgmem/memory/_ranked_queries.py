@@ -79,16 +79,13 @@ SELECT * FROM found ORDER BY score DESC, id
 """``SEARCH`` that also logs an access of every memory it returns, in the same statement."""
 
 _VECTOR_RANKED = """
-WITH few AS MATERIALIZED (
-    SELECT coalesce((SELECT t.memories FROM memory_text_totals t WHERE t.user_id = %(user_id)s), 0)
-           <= exact_scan_rows() AS few
-), nearest AS MATERIALIZED (  -- ids and distances: whole rows are read for the pool alone
-    (SELECT m.id, {distance} AS distance FROM memories m
-     WHERE {kept} AND NOT (SELECT f.few FROM few f)
+WITH nearest AS MATERIALIZED (  -- the pool, whole rows, as the scan finds them: nothing joined after
+    (SELECT {row}, {distance} AS distance FROM memories m
+     WHERE {kept} AND {exact} IS DISTINCT FROM 'true'
      ORDER BY {distance} LIMIT %(pool)s)
-    UNION ALL  -- a user with few memories: read exactly (+ 0 keeps the planner off the index)
-    (SELECT m.id, {distance} AS distance FROM memories m
-     WHERE {kept} AND (SELECT f.few FROM few f)
+    UNION ALL  -- a user that reads_exactly(): every row read (+ 0 keeps the planner off the index)
+    (SELECT {row}, {distance} AS distance FROM memories m
+     WHERE {kept} AND {exact} = 'true'
      ORDER BY ({distance}) + 0 LIMIT %(pool)s)
 ), found AS MATERIALIZED (
     SELECT s.id, s.memory_type, s.content, s.importance, s.session_id, s.modality, s.metadata,
@@ -97,14 +94,11 @@ WITH few AS MATERIALIZED (
            s.in_time::float8 AS time_score, s.recency AS recency_score, importance_weight(s.importance),
            ranking_score(vector_relevance(s.vector_n, s.in_time), s.recency, s.importance) AS score,
            s.candidates
-    FROM (SELECT m.id, m.memory_type, m.content, m.importance, m.session_id, m.modality, m.metadata,
-                 m.created_at, coalesce(n.similarity / nullif(max(n.similarity) OVER (), 0), 0) AS vector_n,
+    FROM (SELECT n.*, coalesce(n.similarity / nullif(max(n.similarity) OVER (), 0), 0) AS vector_n,
                  count(*) OVER () AS candidates,
-                 in_time_range(m.created_at, %(time_from)s, %(time_to)s) AS in_time,
-                 memory_recency(%(now)s, m.created_at) AS recency
-          FROM (SELECT id, greatest(0, 1 - distance) AS similarity FROM nearest) AS n
-          CROSS JOIN LATERAL (  -- by key: a generic plan cannot make it a scan of the user's rows
-              SELECT * FROM memories x WHERE x.user_id = %(user_id)s AND x.id = n.id OFFSET 0) AS m) AS s
+                 in_time_range(n.created_at, %(time_from)s, %(time_to)s) AS in_time,
+                 memory_recency(%(now)s, n.created_at) AS recency
+          FROM (SELECT *, greatest(0, 1 - distance) AS similarity FROM nearest) AS n) AS s
     ORDER BY score DESC, s.id
     LIMIT %(limit)s
 ), answer AS MATERIALIZED (  -- a short scan is not the answer: the function's exact fallback is
@@ -121,12 +115,21 @@ WITH few AS MATERIALIZED (
 SELECT * FROM answer ORDER BY score DESC, id
 """
 
+_VECTOR_ROW = (
+    "m.id, m.memory_type, m.content, m.importance, m.session_id, m.modality, m.metadata, m.created_at"
+)
 _VECTOR_DISTANCE = "m.embedding::{type}({dimension}) <=> %(query)s::{type}({dimension})"
 _VECTOR_KEPT = """m.user_id = %(user_id)s AND m.embedding_model = {model} AND m.forgotten_at IS NULL
            AND m.memory_type = ANY (%(types)s)"""
 
+EXACT_SCAN = "current_setting('pgmem.exact_scan', true)"
+"""Whether ``vector_ranked`` reads the user exactly: set by ``VECTOR_SCAN`` (reads_exactly())."""
+
 VECTOR_SCAN = """
 SELECT set_config('hnsw.ef_search', hnsw_ef_search(%(model)s, %(pool)s)::text, true),
+       set_config('pgmem.exact_scan', reads_exactly(
+           coalesce((SELECT t.memories FROM memory_text_totals t WHERE t.user_id = %(user_id)s), 0),
+           vector_index_rows(%(model)s))::text, true),
        set_config('hnsw.iterative_scan', 'relaxed_order', true),
        set_config('plan_cache_mode', 'force_generic_plan', true),
        set_config('enable_sort', 'off', true),
@@ -134,10 +137,11 @@ SELECT set_config('hnsw.ef_search', hnsw_ef_search(%(model)s, %(pool)s)::text, t
        set_config('jit', 'off', true)
 """
 """The settings of ``vector_ranked``'s transaction: the HNSW scan's (those memory_candidates sets),
+whether the user is read exactly (``EXACT_SCAN``, by reads_exactly() as memory_candidates decides),
 and one plan for every user. The statement is prepared on its connection and kept as a generic plan
 (planning it took as long as running it), which must not depend on the user who prepared it: with
-sorts and sequential scans forbidden, the only plan left reads a large user through the HNSW index
-and a small one through the user's index, however many rows the planner guesses a user has (a
+sorts and sequential scans forbidden, the only plan left reads a user through the HNSW index or
+through the user's index, as the setting says, however many rows the planner guesses a user has (a
 guess from the average user, in a generic plan). Forbidden, they still run where nothing else
 can, at a cost that would start JIT compiling: JIT is off too. search_memories, called when a
 scan is short, turns both back on for itself."""
@@ -149,12 +153,12 @@ def vector_ranked(model: str, dimension: int) -> str:
     as one plain statement: the same rows and scores in ``SEARCH``'s columns, planned once per
     connection (``VECTOR_SCAN``) where the function's dynamic SQL is planned on every call.
     ``pool`` is the function's: the limit, or at least 40 when the query names a time
-    (``time_from``, ``time_to``), which lifts a memory in that range. A user with at most
-    ``exact_scan_rows()`` live memories (2,000) is read exactly, as memory_candidates does: both
-    branches are planned, a one-time filter runs one. An HNSW scan can come back with fewer than
-    the pool: the statement then answers with the function itself (``SEARCH``'s parameters),
-    whose exact fallback fills it, and the function is not run otherwise. The nearest memories
-    are found by id and distance, and only the pool's rows are read whole. The model is a literal
+    (``time_from``, ``time_to``), which lifts a memory in that range. A user that reads_exactly()
+    (at most 2,000 live memories, under 5 % of the index) is read exactly, as memory_candidates
+    does: both branches are planned, a one-time filter on ``EXACT_SCAN`` runs one. An HNSW scan
+    can come back with fewer than the pool: the statement then answers with the function itself
+    (``SEARCH``'s parameters), whose exact fallback fills it, and the function is not run
+    otherwise. The scan returns the pool's rows whole, so nothing is joined to it. The model is a literal
     so that the planner matches its partial HNSW index; the type and typmod are those of the index
     (halfvec above 2,000 dimensions, as ``vector_type_for``). With ``log`` true it logs an access
     of each memory it returns. Its transaction runs ``VECTOR_SCAN`` first."""
@@ -163,6 +167,8 @@ def vector_ranked(model: str, dimension: int) -> str:
     vector = {"type": sql.SQL(kind), "dimension": sql.Literal(int(dimension)), "model": sql.Literal(model)}
     composed = sql.SQL(_VECTOR_RANKED).format(
         kept=sql.SQL(_VECTOR_KEPT).format(**vector),
+        row=sql.SQL(_VECTOR_ROW),
+        exact=sql.SQL(EXACT_SCAN),
         distance=sql.SQL(_VECTOR_DISTANCE).format(**vector),
         columns=columns,
         call=sql.SQL(_SEARCH_CALL),

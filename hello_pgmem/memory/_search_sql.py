@@ -93,7 +93,7 @@ def statement(
         text = rq.SEARCH_AND_LOG if log_access and not parts.db.citus else rq.SEARCH
         return SearchSQL(text, params, delegated=rq.SEARCH_DELEGATED)
     pool = search.limit if params["time_from"] is None else max(40, search.limit)
-    settings = (rq.VECTOR_SCAN, {"model": embedder.model_name, "pool": pool})
+    settings = (rq.VECTOR_SCAN, {"user_id": parts.user_id, "model": embedder.model_name, "pool": pool})
     text = rq.vector_ranked(embedder.model_name, embedder.dimension)
     return SearchSQL(text, {**params, "pool": pool, "log": log_access}, [settings])
 
