@@ -47,36 +47,50 @@ COMMENT ON FUNCTION _passes_filters(text, text, timestamptz, double precision, t
     'Internal: whether a memory meets a search''s filters (types, session, time, importance, modality, '
     'session prefix, metadata predicate); each filter NULL passes all.';
 
-CREATE OR REPLACE FUNCTION hnsw_ef_search(p_model text, p_pool integer, p_space text DEFAULT 'embedding')
+DROP FUNCTION IF EXISTS hnsw_ef_search(text, integer, text);
+CREATE OR REPLACE FUNCTION hnsw_ef_search(p_model text, p_pool integer, p_space text DEFAULT 'embedding',
+                                          p_user_rows bigint DEFAULT NULL)
 RETURNS integer
 LANGUAGE plpgsql STABLE  -- PL/pgSQL keeps its plan; a SQL function's was made on every call (0.25 ms)
 SET search_path FROM CURRENT
 AS $$
+DECLARE
+    v_index double precision := greatest(vector_index_rows(p_model, p_space), 0);
 BEGIN
-    RETURN least(1000, greatest(40, 2 * p_pool, ceil(greatest(vector_index_rows(p_model, p_space), 0) / 5000)::integer));
+    RETURN least(1000, greatest(40, 2 * p_pool, ceil(v_index / 5000)::integer,
+                                CASE WHEN p_user_rows > 0 THEN ceil(p_pool * v_index / p_user_rows)::integer END));
 END $$;
-COMMENT ON FUNCTION hnsw_ef_search(text, integer, text) IS
+COMMENT ON FUNCTION hnsw_ef_search(text, integer, text, bigint) IS
     'hnsw.ef_search for a scan of p_pool rows of the partial HNSW index of p_model on memories '
-    '(p_space embedding or text_embedding): twice the pool, at least 40, and at least one per 5,000 '
-    'rows the index holds (pg_class.reltuples), at most 1000.';
+    '(p_space embedding or text_embedding): twice the pool, at least 40, at least one per 5,000 '
+    'rows the index holds (pg_class.reltuples), and, for a user of p_user_rows memories, the pool '
+    'over the user''s share of the index, so that the scan''s candidate list holds about a pool of '
+    'the user''s rows (at 40, a user holding a fifth of it lost about 5 % of LoCoMo''s 20 nearest turns); at '
+    'most 1000.';
 
 CREATE OR REPLACE FUNCTION exact_scan_rows()
 RETURNS integer
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN 2000;
 COMMENT ON FUNCTION exact_scan_rows() IS
-    'A user with at most this many live memories, and a small share of the index '
-    '(exact_scan_share()), has their vector candidates read exactly, not through the HNSW index.';
+    'A user with more live memories than this is always read through the HNSW index; one with at '
+    'most this many, exactly unless the index is the cheaper read (reads_exactly()).';
 
-CREATE OR REPLACE FUNCTION exact_scan_share()
+CREATE OR REPLACE FUNCTION hnsw_visit_cost()
 RETURNS double precision
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN 0.05;
-COMMENT ON FUNCTION exact_scan_share() IS
-    'A user holding at least this share of a model''s HNSW index is read through it: the index '
-    'scan, filtered to the user, then visits about the pool over the share (1,000 memories of '
-    '10,000: 0.3 ms where the exact read took 1.2); below it, reading the user''s few rows exactly '
-    'is cheaper (1,000 of 100,000: 1.1 ms where the filtered index scan took 6).';
+RETURN 0.6;
+COMMENT ON FUNCTION hnsw_visit_cost() IS
+    'What an HNSW scan pays for each row it visits, as a share of what an exact read pays for each '
+    'of the user''s rows (0.75 against 1.2 microseconds, measured at 10 users of 1,000 memories).';
+
+CREATE OR REPLACE FUNCTION hybrid_vector_pool(p_limit integer)
+RETURNS integer
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN greatest(ranking_weight('nearest')::integer, coalesce(p_limit, 0));
+COMMENT ON FUNCTION hybrid_vector_pool(integer) IS
+    'How many memories the hybrid search takes nearest by vector for a limit: the limit, at least '
+    'ranking_weight(''nearest'').';
 
 CREATE OR REPLACE FUNCTION vector_index_rows(p_model text, p_space text DEFAULT 'embedding')
 RETURNS double precision
@@ -96,17 +110,38 @@ COMMENT ON FUNCTION vector_index_rows(text, text) IS
     'The rows of the partial HNSW index of p_model on memories (p_space embedding or text_embedding) '
     'as the planner''s statistics count them (pg_class.reltuples); -1 while they are unknown.';
 
-CREATE OR REPLACE FUNCTION reads_exactly(p_user_rows bigint, p_index_rows double precision)
+DROP FUNCTION IF EXISTS reads_exactly(bigint, double precision);
+DROP FUNCTION IF EXISTS exact_scan_share();
+CREATE OR REPLACE FUNCTION reads_exactly(p_user_rows bigint, p_index_rows double precision, p_ef integer)
 RETURNS boolean
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN p_user_rows <= exact_scan_rows()
-   AND (p_index_rows <= 0 OR p_user_rows < exact_scan_share() * p_index_rows);
-COMMENT ON FUNCTION reads_exactly(bigint, double precision) IS
+   AND (p_index_rows <= 0
+        OR p_user_rows < hnsw_visit_cost() * p_ef * p_index_rows / greatest(p_user_rows, 1));
+COMMENT ON FUNCTION reads_exactly(bigint, double precision, integer) IS
     'Whether an unfiltered vector search of a user with p_user_rows live memories reads them exactly '
-    'rather than through an HNSW index of p_index_rows rows (vector_index_rows): at most '
-    'exact_scan_rows() memories and less than exact_scan_share() of the index (every user of at '
-    'most exact_scan_rows() while the index''s size is unknown). memory_candidates and the API''s '
-    'vector statement both follow it.';
+    'rather than through an HNSW index of p_index_rows rows (vector_index_rows) scanned with '
+    'hnsw.ef_search p_ef: at most exact_scan_rows() memories, and fewer than the index scan would '
+    'visit (about p_ef over the user''s share of the index), each visit weighed by hnsw_visit_cost(). '
+    'While the index''s size is unknown, every user of at most exact_scan_rows() is read exactly. '
+    'memory_candidates and the API''s planned statements both follow it (vector_scan_plan).';
+
+CREATE OR REPLACE FUNCTION vector_scan_plan(p_user_id text, p_model text, p_pool integer)
+RETURNS TABLE (ef integer, exact boolean)
+LANGUAGE plpgsql STABLE
+SET search_path FROM CURRENT
+AS $$
+DECLARE
+    v_rows bigint := coalesce((SELECT t.memories FROM memory_text_totals t WHERE t.user_id = p_user_id), 0);
+BEGIN
+    ef := hnsw_ef_search(p_model, p_pool, 'embedding', v_rows);
+    exact := reads_exactly(v_rows, vector_index_rows(p_model), ef);
+    RETURN NEXT;
+END $$;
+COMMENT ON FUNCTION vector_scan_plan(text, text, integer) IS
+    'How an unfiltered search of p_user_id''s p_pool nearest memories by p_model reads them: '
+    'hnsw.ef_search for an HNSW scan (hnsw_ef_search), and whether it reads them exactly instead '
+    '(reads_exactly).';
 
 CREATE OR REPLACE FUNCTION memory_candidates(
     p_user_id text, p_model text, p_query vector, p_pool integer,
@@ -134,6 +169,7 @@ DECLARE
     v_user_rows bigint;  -- the user's live memories (memory_text_totals)
     v_filtered boolean;
     v_exact boolean;  -- read exactly, not through the HNSW index (reads_exactly)
+    v_ef integer;  -- hnsw.ef_search of an index scan (hnsw_ef_search)
 BEGIN
     PERFORM _require_text(p_user_id, 'user_id');
     PERFORM _require_range(p_pool, 'pool', 1, 10000);
@@ -149,8 +185,9 @@ BEGIN
                   OR p_session_prefix IS NOT NULL OR p_where IS NOT NULL;
     -- a user of at most exact_scan_rows() searched with filters is read exactly: a filtered index
     -- scan of a small user can visit many rows before it finds the pool
+    v_ef := hnsw_ef_search(p_model, p_pool, p_space, v_user_rows);
     v_exact := CASE WHEN v_filtered THEN v_user_rows <= exact_scan_rows()
-                    ELSE reads_exactly(v_user_rows, vector_index_rows(p_model, p_space)) END;
+                    ELSE reads_exactly(v_user_rows, vector_index_rows(p_model, p_space), v_ef) END;
     IF v_exact AND NOT v_filtered AND p_space = 'embedding' AND v_type = 'vector' THEN
         -- A user with few memories, searched in the common space and type by types alone: read
         -- exactly by a static statement, planned once per session where the dynamic one below is
@@ -181,7 +218,7 @@ BEGIN
               AND ($10::text IS NULL OR starts_with(m.session_id, $10))
               AND ($11::jsonpath IS NULL OR jsonb_path_match(m.metadata, $11, coalesce($12, '{}'), true))$f$, p_model, p_space || '_model');
     IF NOT v_exact THEN
-        PERFORM set_config('hnsw.ef_search', hnsw_ef_search(p_model, p_pool, p_space)::text, true);
+        PERFORM set_config('hnsw.ef_search', v_ef::text, true);
         EXECUTE format($sql$
             SELECT coalesce(array_agg(n.id ORDER BY n.distance), '{}'),
                    coalesce(array_agg(n.distance ORDER BY n.distance), '{}')
@@ -228,8 +265,8 @@ COMMENT ON FUNCTION memory_candidates(text, text, vector, integer, text[], text,
     'a jsonpath predicate on the metadata with its variables) applied inside the vector scan. '
     'p_space picks the vector column: embedding (default) or text_embedding (descriptions of '
     'perceptual memories). vector_score is the cosine similarity. Forgotten memories never appear. '
-    'A user that reads_exactly() (at most exact_scan_rows() live memories and a small share of the '
-    'index; with filters, at most exact_scan_rows()) is read exactly (searched by types alone in the '
+    'A user that reads_exactly() (at most exact_scan_rows() live memories, fewer than an index scan '
+    'would visit; with filters, at most exact_scan_rows()) is read exactly (searched by types alone in the '
     'embedding space of a model stored as vector, by a statement planned once per session); '
     'otherwise the HNSW index is scanned, and when it returns fewer than p_pool rows but the filters keep more, the '
     'query runs again as an exact scan, so the pool is always full when the user has that many memories.';
@@ -658,6 +695,10 @@ COMMENT ON FUNCTION search_memories_by_vector(text, text, vector, integer, text[
 -- query term and their neighbours. w is p_vector_weight, or the fusion's own. Recency and
 -- importance only break near-ties (ranking_score). p_mode => 'lexical' or 'vector' keeps one branch
 -- (search_memories_by_vector). The reference's formulas stay in search_by_recency and search_semantic.
+DROP FUNCTION IF EXISTS search_memories(text, text, vector, text, integer, text[], text, timestamptz, timestamptz,
+                                          double precision, text, text, timestamptz, text[], text[], integer,
+                                          timestamptz, timestamptz, text, text, integer, integer, text, jsonpath,
+                                          jsonb, double precision);
 CREATE OR REPLACE FUNCTION search_memories(
     p_user_id text, p_model text, p_query vector, p_query_text text, p_limit integer DEFAULT 10,
     p_memory_types text[] DEFAULT NULL, p_session_id text DEFAULT NULL,
@@ -668,7 +709,8 @@ CREATE OR REPLACE FUNCTION search_memories(
     p_time_from timestamptz DEFAULT NULL, p_time_to timestamptz DEFAULT NULL,
     p_mode text DEFAULT 'hybrid', p_fusion text DEFAULT 'weighted', p_per_type integer DEFAULT NULL,
     p_pool integer DEFAULT NULL, p_session_prefix text DEFAULT NULL, p_where jsonpath DEFAULT NULL,
-    p_where_vars jsonb DEFAULT NULL, p_vector_weight double precision DEFAULT NULL)
+    p_where_vars jsonb DEFAULT NULL, p_vector_weight double precision DEFAULT NULL,
+    p_nearest uuid[] DEFAULT NULL, p_nearest_cosines double precision[] DEFAULT NULL)
 RETURNS TABLE (id uuid, memory_type text, content text, importance double precision, session_id text,
                modality text, metadata jsonb, created_at timestamptz,
                vector_score double precision, text_score double precision,
@@ -691,7 +733,7 @@ DECLARE
     v_terms text[] := CASE WHEN p_mode <> 'vector' THEN query_terms(coalesce(p_query_text, '')) END;
     v_any tsquery := terms_query(v_terms);  -- any query term
     v_plan record;
-    v_pool integer := coalesce(p_pool, greatest(ranking_weight('nearest')::integer, coalesce(p_limit, 0)));
+    v_pool integer := coalesce(p_pool, hybrid_vector_pool(p_limit));
     v_types text[] := CASE WHEN p_space = 'text'  -- the types searched by their embedding
                            THEN array_remove(coalesce(p_memory_types, ARRAY['episodic', 'semantic']), 'perceptual')
                            ELSE p_memory_types END;
@@ -723,9 +765,13 @@ BEGIN
     IF p_mode <> 'lexical' THEN
         SELECT array_agg(v.id), array_agg(v.vector_score), array_agg(v.core), array_agg(v.id) FILTER (WHERE v.core)
         INTO v_nearest, v_cosines, v_core, v_core_ids
-        FROM memory_vector_pool(p_user_id, p_model, p_query, v_pool, v_types, v_perceptual, p_space, p_session_id,
-                                p_since, p_until, p_min_importance, p_modality, p_session_prefix, p_where,
-                                p_where_vars) AS v;
+        FROM (SELECT * FROM memory_vector_pool(p_user_id, p_model, p_query, v_pool, v_types, v_perceptual, p_space,
+                                               p_session_id, p_since, p_until, p_min_importance, p_modality,
+                                               p_session_prefix, p_where, p_where_vars)
+              WHERE p_nearest IS NULL
+              UNION ALL  -- the caller's scan of the same pool (the API's planned statement)
+              SELECT n.*, row_number() OVER (ORDER BY n.cosine DESC, n.id) <= ranking_weight('nearest')::integer
+              FROM unnest(p_nearest, p_nearest_cosines) AS n(id, cosine) WHERE p_nearest IS NOT NULL) AS v;
     END IF;
     RETURN QUERY
     WITH by_vector AS MATERIALIZED (
@@ -804,7 +850,7 @@ END $$;
 COMMENT ON FUNCTION search_memories(text, text, vector, text, integer, text[], text, timestamptz, timestamptz,
                                    double precision, text, text, timestamptz, text[], text[], integer,
                                    timestamptz, timestamptz, text, text, integer, integer, text, jsonpath, jsonb,
-                                   double precision) IS
+                                   double precision, uuid[], double precision[]) IS
     'Hybrid search of one user''s long-term memories, composed of stages that are functions of their '
     'own (memory_term_plan, memory_vector_pool, memory_lexical_branch, graph_memories; sql/search.sql '
     'explains it): BM25 of the memory, of its context window (the two memories before and the two '
@@ -817,7 +863,9 @@ COMMENT ON FUNCTION search_memories(text, text, vector, text, integer, text[], t
     'ranking), minmax (each memory''s own cosine spread, undamped) or rrf; p_vector_weight the vector''s '
     'weight (NULL: the fusion''s own); p_per_type caps each memory type; p_session_prefix, p_where (a '
     'jsonpath predicate on the metadata, with the variables p_where_vars) filter the candidates before '
-    'any limit. Every component is returned.';
+    'any limit; p_nearest and p_nearest_cosines, the vector branch''s pool of an unfiltered search of '
+    'episodic and semantic memories as memory_candidates would find it (hybrid_vector_pool() of them, '
+    'nearest first), spare the function that scan. Every component is returned.';
 
 -- The reference's episodic and perceptual searches: limit * 5 candidates nearest by vector with the
 -- filters inside, each scored (vector_score * 0.8 + recency * 0.2) * importance_weight; episodic

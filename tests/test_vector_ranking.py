@@ -211,7 +211,7 @@ def test_ef_search_grows_with_the_model_s_index(
             assert conn.execute(ef, (model, 10, "embedding")).fetchone() == (expected,)
         assert conn.execute(ef, (model, 10, "text_embedding")).fetchone() == (40,), "another index"
         assert conn.execute(ef, ("no such model", 10, "embedding")).fetchone() == (40,)
-        conn.execute(rq.VECTOR_SCAN, {"user_id": "alice", "model": model, "pool": 10})
+        conn.execute(rq.VECTOR_SCAN, {"user_id": "alice", "model": model, "pool": 10, "limit": 10})
         assert conn.execute("SELECT current_setting('hnsw.ef_search')").fetchone() == ("1000",)
         conn.rollback()
 
@@ -299,7 +299,7 @@ def test_a_user_with_few_memories_is_read_exactly(few_memories: Database, clock:
     question = "garden party with cake"
     params = statement_params("me", embedder, question, clock(), 20)
     with few_memories.transaction("me") as conn:
-        conn.execute(rq.VECTOR_SCAN, {"user_id": "me", "model": embedder.model_name, "pool": 20})
+        conn.execute(rq.VECTOR_SCAN, {"user_id": "me", "model": embedder.model_name, "pool": 20, "limit": 20})
         statement = rq.vector_ranked(embedder.model_name, embedder.dimension)
         assert not function_ran(conn, statement, params), "no short scan: no fallback"
     found = me.retrieve_memories(question, limit=20, scoring="vector")
@@ -314,7 +314,7 @@ def test_a_short_hnsw_scan_still_fills_the_limit(short_scans: Database, clock: C
     question = "garden party with cake"
     params = statement_params("me", embedder, question, clock(), 20)
     with short_scans.transaction("me") as conn:
-        conn.execute(rq.VECTOR_SCAN, {"user_id": "me", "model": embedder.model_name, "pool": 20})
+        conn.execute(rq.VECTOR_SCAN, {"user_id": "me", "model": embedder.model_name, "pool": 20, "limit": 20})
         scan_only = sql.SQL(SCAN_ONLY).format(model=sql.Literal(embedder.model_name))
         scan = conn.execute(scan_only, params).fetchone()
         assert scan is not None and scan[0] < 20, "the setup must make the statement's index scan short"

@@ -123,20 +123,19 @@ _VECTOR_KEPT = """m.user_id = %(user_id)s AND m.embedding_model = {model} AND m.
            AND m.memory_type = ANY (%(types)s)"""
 
 EXACT_SCAN = "current_setting('pgmem.exact_scan', true)"
-"""Whether ``vector_ranked`` reads the user exactly: set by ``VECTOR_SCAN`` (reads_exactly())."""
+"""Whether ``vector_ranked`` reads the user exactly: set by ``VECTOR_SCAN`` (vector_scan_plan())."""
 
 VECTOR_SCAN = """
-SELECT set_config('hnsw.ef_search', hnsw_ef_search(%(model)s, %(pool)s)::text, true),
-       set_config('pgmem.exact_scan', reads_exactly(
-           coalesce((SELECT t.memories FROM memory_text_totals t WHERE t.user_id = %(user_id)s), 0),
-           vector_index_rows(%(model)s))::text, true),
+SELECT set_config('hnsw.ef_search', s.ef::text, true), set_config('pgmem.exact_scan', s.exact::text, true),
        set_config('hnsw.iterative_scan', 'relaxed_order', true),
        set_config('plan_cache_mode', 'force_generic_plan', true),
        set_config('enable_sort', 'off', true),
        set_config('enable_seqscan', 'off', true),
        set_config('jit', 'off', true)
+FROM vector_scan_plan(%(user_id)s, %(model)s, coalesce(%(pool)s, hybrid_vector_pool(%(limit)s))) AS s
 """
-"""The settings of ``vector_ranked``'s transaction: the HNSW scan's (those memory_candidates sets),
+"""The settings of ``vector_ranked``'s and ``pooled_hybrid``'s transaction: the HNSW scan's (those
+memory_candidates sets, for ``pool`` rows or, None, the hybrid's ``hybrid_vector_pool(limit)``),
 whether the user is read exactly (``EXACT_SCAN``, by reads_exactly() as memory_candidates decides),
 and one plan for every user. The statement is prepared on its connection and kept as a generic plan
 (planning it took as long as running it), which must not depend on the user who prepared it: with
@@ -154,24 +153,71 @@ def vector_ranked(model: str, dimension: int) -> str:
     connection (``VECTOR_SCAN``) where the function's dynamic SQL is planned on every call.
     ``pool`` is the function's: the limit, or at least 40 when the query names a time
     (``time_from``, ``time_to``), which lifts a memory in that range. A user that reads_exactly()
-    (at most 2,000 live memories, under 5 % of the index) is read exactly, as memory_candidates
-    does: both branches are planned, a one-time filter on ``EXACT_SCAN`` runs one. An HNSW scan
-    can come back with fewer than the pool: the statement then answers with the function itself
-    (``SEARCH``'s parameters), whose exact fallback fills it, and the function is not run
-    otherwise. The scan returns the pool's rows whole, so nothing is joined to it. The model is a literal
-    so that the planner matches its partial HNSW index; the type and typmod are those of the index
-    (halfvec above 2,000 dimensions, as ``vector_type_for``). With ``log`` true it logs an access
-    of each memory it returns. Its transaction runs ``VECTOR_SCAN`` first."""
+    (at most 2,000 live memories, fewer than the index scan would visit) is read exactly, as
+    memory_candidates does: both branches are planned, a one-time filter on ``EXACT_SCAN`` runs
+    one. An HNSW scan can come back with fewer than the pool: the statement then answers with the
+    function itself (``SEARCH``'s parameters), whose exact fallback fills it, and the function is
+    not run otherwise. The scan returns the pool's rows whole, so nothing is joined to it. With
+    ``log`` true it logs an access of each memory it returns. Its transaction runs ``VECTOR_SCAN``
+    first."""
+    return _composed(_VECTOR_RANKED, model, dimension, call=sql.SQL(_SEARCH_CALL))
+
+
+_POOLED_HYBRID = """
+WITH nearest AS MATERIALIZED (  -- the vector branch's pool, as memory_candidates would find it
+    (SELECT m.id, {distance} AS distance FROM memories m
+     WHERE {kept} AND {exact} IS DISTINCT FROM 'true'
+     ORDER BY {distance} LIMIT hybrid_vector_pool(%(limit)s))
+    UNION ALL  -- a user that reads_exactly(): every row read (+ 0 keeps the planner off the index)
+    (SELECT m.id, {distance} AS distance FROM memories m
+     WHERE {kept} AND {exact} = 'true'
+     ORDER BY ({distance}) + 0 LIMIT hybrid_vector_pool(%(limit)s))
+), pool AS (  -- a short HNSW scan is no pool: the function then finds it, with its exact fallback
+    SELECT array_agg(n.id ORDER BY n.distance) AS ids,
+           array_agg(1 - n.distance ORDER BY n.distance) AS cosines
+    FROM nearest n
+    HAVING count(*) >= hybrid_vector_pool(%(limit)s) OR {exact} = 'true'
+), found AS MATERIALIZED (
+    SELECT {columns} FROM {call}
+), logged AS (
+    INSERT INTO memory_accesses (user_id, memory_id, accessed_at)
+    SELECT %(user_id)s, f.id, %(now)s FROM found f
+    WHERE %(log)s AND {logged_unless}
+)
+SELECT * FROM found ORDER BY score DESC, id
+"""
+
+_POOL_ARGUMENTS = (
+    ", p_nearest => (SELECT p.ids FROM pool p), p_nearest_cosines => (SELECT p.cosines FROM pool p))"
+)
+
+
+@functools.cache
+def pooled_hybrid(model: str, dimension: int) -> str:
+    """``SEARCH`` of episodic and semantic memories without filters, its vector branch's pool found
+    by a scan planned once per connection (``VECTOR_SCAN``) and handed to search_memories
+    (``p_nearest``), which otherwise finds it with dynamic SQL planned on every call: the same
+    rows, read exactly or through the HNSW index as reads_exactly() says. A short HNSW scan hands
+    nothing, and the function finds the pool itself. With ``log`` true it logs an access of each
+    memory it returns."""
+    call = _SEARCH_CALL.rstrip()
+    assert call.endswith(")")
+    return _composed(_POOLED_HYBRID, model, dimension, call=sql.SQL(call[:-1] + _POOL_ARGUMENTS))
+
+
+def _composed(template: str, model: str, dimension: int, call: sql.Composable) -> str:
+    """``template`` with the model's scan filled in: the filters, the distance in the type and typmod
+    of its index (halfvec above 2,000 dimensions, as ``vector_type_for``), the model a literal so
+    that the planner matches its partial HNSW index."""
     kind = "halfvec" if dimension > 2000 else "vector"
-    columns = sql.SQL(", ").join(map(sql.Identifier, SEARCH_COLUMNS))
     vector = {"type": sql.SQL(kind), "dimension": sql.Literal(int(dimension)), "model": sql.Literal(model)}
-    composed = sql.SQL(_VECTOR_RANKED).format(
+    composed = sql.SQL(template).format(
         kept=sql.SQL(_VECTOR_KEPT).format(**vector),
         row=sql.SQL(_VECTOR_ROW),
         exact=sql.SQL(EXACT_SCAN),
         distance=sql.SQL(_VECTOR_DISTANCE).format(**vector),
-        columns=columns,
-        call=sql.SQL(_SEARCH_CALL),
+        columns=sql.SQL(", ").join(map(sql.Identifier, SEARCH_COLUMNS)),
+        call=call,
         logged_unless=sql.SQL(LOGGED_UNLESS_CATCHING_UP),
     )
     return composed.as_string()  # composed once: each search sends the same text

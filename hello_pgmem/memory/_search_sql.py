@@ -81,21 +81,29 @@ def statement(
     scoring: Scoring = search.scoring or parts.config.scoring  # type: ignore[assignment]
     params = {**common, **_ranking_params(parts, search, scoring, modality)}
     filtered = any(v is not None for v in (search.session_id, search.since, search.until, search.floor))
+    planned = (
+        not parts.db.citus and set(types) <= {"episodic", "semantic"} and not filtered and modality is None
+    )
+    if planned and params["mode"] == "hybrid":  # the vector branch's pool found by a planned scan
+        settings = (rq.VECTOR_SCAN, {**_scan_params(parts), "pool": None, "limit": search.limit})
+        text = rq.pooled_hybrid(embedder.model_name, embedder.dimension)
+        return SearchSQL(text, {**params, "log": log_access}, [settings])
     lean = (
-        not parts.db.citus
+        planned
         and scoring == "vector"
-        and set(types) <= {"episodic", "semantic"}
         and (search.per_type_limit is None or search.per_type_limit >= search.limit)
-        and not filtered
-        and modality is None
     )
     if not lean:
         text = rq.SEARCH_AND_LOG if log_access and not parts.db.citus else rq.SEARCH
         return SearchSQL(text, params, delegated=rq.SEARCH_DELEGATED)
     pool = search.limit if params["time_from"] is None else max(40, search.limit)
-    settings = (rq.VECTOR_SCAN, {"user_id": parts.user_id, "model": embedder.model_name, "pool": pool})
+    settings = (rq.VECTOR_SCAN, {**_scan_params(parts), "pool": pool, "limit": search.limit})
     text = rq.vector_ranked(embedder.model_name, embedder.dimension)
     return SearchSQL(text, {**params, "pool": pool, "log": log_access}, [settings])
+
+
+def _scan_params(parts: MemoryParts) -> dict[str, Any]:
+    return {"user_id": parts.user_id, "model": parts.registered_embedder.model_name}
 
 
 def fusion_params(parts: MemoryParts, query: str) -> dict[str, Any]:

@@ -173,6 +173,7 @@ BEGIN
     -- plan"): the memory search, generic on one server (its plan_cache_mode), plans each call here.
     ALTER FUNCTION search_memories(text, text, vector, text, integer, text[], text, timestamptz, timestamptz,
                                    double precision, text, text, timestamptz, text[], text[], integer,
-                                   timestamptz, timestamptz, text, text, integer, integer, text, jsonpath, jsonb)
+                                   timestamptz, timestamptz, text, text, integer, integer, text, jsonpath, jsonb,
+                                   double precision, uuid[], double precision[])
         SET plan_cache_mode = force_custom_plan;
 END $functions$;
