@@ -75,7 +75,7 @@ def test_a_short_scan_hands_no_pool(short_scans: Database, clock: Clock) -> None
         for earlier, params in shown.before:
             conn.execute(earlier, params)
         pool = conn.execute(
-            "WITH " + shown.text.split("WITH", 1)[1].split("), found AS", 1)[0] + ") SELECT ids FROM pool",
+            "WITH " + shown.text.split("WITH", 1)[1].split("), answer AS", 1)[0] + ") SELECT ids FROM pool",
             shown.params,
         ).fetchall()
     assert pool == [], "the short scan hands no pool"

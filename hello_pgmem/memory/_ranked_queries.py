@@ -80,13 +80,7 @@ SELECT * FROM found ORDER BY score DESC, id
 
 _VECTOR_RANKED = """
 WITH nearest AS MATERIALIZED (  -- the pool, whole rows, as the scan finds them: nothing joined after
-    (SELECT {row}, {distance} AS distance FROM memories m
-     WHERE {kept} AND {exact} IS DISTINCT FROM 'true'
-     ORDER BY {distance} LIMIT %(pool)s)
-    UNION ALL  -- a user that reads_exactly(): every row read (+ 0 keeps the planner off the index)
-    (SELECT {row}, {distance} AS distance FROM memories m
-     WHERE {kept} AND {exact} = 'true'
-     ORDER BY ({distance}) + 0 LIMIT %(pool)s)
+{scan}
 ), found AS MATERIALIZED (
     SELECT s.id, s.memory_type, s.content, s.importance, s.session_id, s.modality, s.metadata,
            s.created_at, s.vector_n AS vector_score, 0::float8 AS text_score, 0::float8 AS context_score,
@@ -107,12 +101,7 @@ WITH nearest AS MATERIALIZED (  -- the pool, whole rows, as the scan finds them:
     UNION ALL
     SELECT {columns} FROM {call}
     WHERE (SELECT coalesce(max(candidates), 0) FROM found) < %(pool)s
-), logged AS (
-    INSERT INTO memory_accesses (user_id, memory_id, accessed_at)
-    SELECT %(user_id)s, a.id, %(now)s FROM answer a
-    WHERE %(log)s AND {logged_unless}
-)
-SELECT * FROM answer ORDER BY score DESC, id
+), {logged}
 """
 
 _VECTOR_ROW = (
@@ -160,32 +149,46 @@ def vector_ranked(model: str, dimension: int) -> str:
     not run otherwise. The scan returns the pool's rows whole, so nothing is joined to it. With
     ``log`` true it logs an access of each memory it returns. Its transaction runs ``VECTOR_SCAN``
     first."""
-    return _composed(_VECTOR_RANKED, model, dimension, call=sql.SQL(_SEARCH_CALL))
+    return _composed(
+        _VECTOR_RANKED,
+        model,
+        dimension,
+        call=sql.SQL(_SEARCH_CALL),
+        row=sql.SQL(_VECTOR_ROW),
+        pool=sql.SQL("%(pool)s"),
+    )
 
 
 _POOLED_HYBRID = """
 WITH nearest AS MATERIALIZED (  -- the vector branch's pool, as memory_candidates would find it
-    (SELECT m.id, {distance} AS distance FROM memories m
-     WHERE {kept} AND {exact} IS DISTINCT FROM 'true'
-     ORDER BY {distance} LIMIT hybrid_vector_pool(%(limit)s))
-    UNION ALL  -- a user that reads_exactly(): every row read (+ 0 keeps the planner off the index)
-    (SELECT m.id, {distance} AS distance FROM memories m
-     WHERE {kept} AND {exact} = 'true'
-     ORDER BY ({distance}) + 0 LIMIT hybrid_vector_pool(%(limit)s))
+{scan}
 ), pool AS (  -- a short HNSW scan is no pool: the function then finds it, with its exact fallback
     SELECT array_agg(n.id ORDER BY n.distance) AS ids,
            array_agg(1 - n.distance ORDER BY n.distance) AS cosines
     FROM nearest n
     HAVING count(*) >= hybrid_vector_pool(%(limit)s) OR {exact} = 'true'
-), found AS MATERIALIZED (
+), answer AS MATERIALIZED (
     SELECT {columns} FROM {call}
-), logged AS (
+), {logged}
+"""
+
+_SCAN = """    (SELECT {row}, {distance} AS distance FROM memories m
+     WHERE {kept} AND {exact} IS DISTINCT FROM 'true'
+     ORDER BY {distance} LIMIT {pool})
+    UNION ALL  -- a user that reads_exactly(): every row read (+ 0 keeps the planner off the index)
+    (SELECT {row}, {distance} AS distance FROM memories m
+     WHERE {kept} AND {exact} = 'true'
+     ORDER BY ({distance}) + 0 LIMIT {pool})"""
+"""The scan of a user's nearest memories: through the HNSW index, or exactly as ``EXACT_SCAN`` says."""
+
+_LOGGED = """logged AS (
     INSERT INTO memory_accesses (user_id, memory_id, accessed_at)
-    SELECT %(user_id)s, f.id, %(now)s FROM found f
+    SELECT %(user_id)s, a.id, %(now)s FROM answer a
     WHERE %(log)s AND {logged_unless}
 )
-SELECT * FROM found ORDER BY score DESC, id
-"""
+SELECT * FROM answer ORDER BY score DESC, id"""
+"""The end of a planned statement: the access of each memory of ``answer`` logged, unless a
+catch-up is due, and the answer best first."""
 
 _POOL_ARGUMENTS = (
     ", p_nearest => (SELECT p.ids FROM pool p), p_nearest_cosines => (SELECT p.cosines FROM pool p))"
@@ -202,23 +205,33 @@ def pooled_hybrid(model: str, dimension: int) -> str:
     memory it returns."""
     call = _SEARCH_CALL.rstrip()
     assert call.endswith(")")
-    return _composed(_POOLED_HYBRID, model, dimension, call=sql.SQL(call[:-1] + _POOL_ARGUMENTS))
+    return _composed(
+        _POOLED_HYBRID,
+        model,
+        dimension,
+        call=sql.SQL(call[:-1] + _POOL_ARGUMENTS),
+        row=sql.SQL("m.id"),
+        pool=sql.SQL("hybrid_vector_pool(%(limit)s)"),
+    )
 
 
-def _composed(template: str, model: str, dimension: int, call: sql.Composable) -> str:
+def _composed(
+    template: str, model: str, dimension: int, call: sql.Composable, row: sql.Composable, pool: sql.Composable
+) -> str:
     """``template`` with the model's scan filled in: the filters, the distance in the type and typmod
     of its index (halfvec above 2,000 dimensions, as ``vector_type_for``), the model a literal so
     that the planner matches its partial HNSW index."""
     kind = "halfvec" if dimension > 2000 else "vector"
     vector = {"type": sql.SQL(kind), "dimension": sql.Literal(int(dimension)), "model": sql.Literal(model)}
+    distance = sql.SQL(_VECTOR_DISTANCE).format(**vector)
+    kept = sql.SQL(_VECTOR_KEPT).format(**vector)
+    scan = sql.SQL(_SCAN).format(row=row, distance=distance, kept=kept, exact=sql.SQL(EXACT_SCAN), pool=pool)
     composed = sql.SQL(template).format(
-        kept=sql.SQL(_VECTOR_KEPT).format(**vector),
-        row=sql.SQL(_VECTOR_ROW),
+        scan=scan,
         exact=sql.SQL(EXACT_SCAN),
-        distance=sql.SQL(_VECTOR_DISTANCE).format(**vector),
         columns=sql.SQL(", ").join(map(sql.Identifier, SEARCH_COLUMNS)),
         call=call,
-        logged_unless=sql.SQL(LOGGED_UNLESS_CATCHING_UP),
+        logged=sql.SQL(_LOGGED).format(logged_unless=sql.SQL(LOGGED_UNLESS_CATCHING_UP)),
     )
     return composed.as_string()  # composed once: each search sends the same text
 
