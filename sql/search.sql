@@ -47,42 +47,35 @@ COMMENT ON FUNCTION _passes_filters(text, text, timestamptz, double precision, t
     'Internal: whether a memory meets a search''s filters (types, session, time, importance, modality, '
     'session prefix, metadata predicate); each filter NULL passes all.';
 
-DROP FUNCTION IF EXISTS hnsw_ef_search(text, integer, text);
-CREATE OR REPLACE FUNCTION hnsw_ef_search(p_model text, p_pool integer, p_space text DEFAULT 'embedding',
-                                          p_user_rows bigint DEFAULT NULL)
+DROP FUNCTION IF EXISTS hnsw_ef_search(text, integer, text, bigint);
+CREATE OR REPLACE FUNCTION hnsw_ef_search(p_model text, p_pool integer, p_space text DEFAULT 'embedding')
 RETURNS integer
 LANGUAGE plpgsql STABLE  -- PL/pgSQL keeps its plan; a SQL function's was made on every call (0.25 ms)
 SET search_path FROM CURRENT
 AS $$
-DECLARE
-    v_index double precision := greatest(vector_index_rows(p_model, p_space), 0);
 BEGIN
-    RETURN least(1000, greatest(40, 2 * p_pool, ceil(v_index / 5000)::integer,
-                                CASE WHEN p_user_rows > 0 THEN ceil(p_pool * v_index / p_user_rows)::integer END));
+    RETURN (
+        SELECT least(1000, greatest(40, 2 * p_pool, ceil(greatest(coalesce(max(c.reltuples), 0), 0) / 5000)::integer))
+        FROM embedding_models m
+        LEFT JOIN pg_class c ON c.oid = to_regclass(quote_ident(
+            CASE p_space WHEN 'text_embedding' THEN 'memories_text_embedding_' ELSE 'memories_embedding_' END
+            || m.index_suffix))
+        WHERE m.model = p_model);
 END $$;
-COMMENT ON FUNCTION hnsw_ef_search(text, integer, text, bigint) IS
+COMMENT ON FUNCTION hnsw_ef_search(text, integer, text) IS
     'hnsw.ef_search for a scan of p_pool rows of the partial HNSW index of p_model on memories '
-    '(p_space embedding or text_embedding): twice the pool, at least 40, at least one per 5,000 '
-    'rows the index holds (pg_class.reltuples), and, for a user of p_user_rows memories, the pool '
-    'over the user''s share of the index, so that the scan''s candidate list holds about a pool of '
-    'the user''s rows (at 40, a user holding a fifth of it lost about 5 % of LoCoMo''s 20 nearest turns); at '
-    'most 1000.';
+    '(p_space embedding or text_embedding): twice the pool, at least 40, and at least one per 5,000 '
+    'rows the index holds (pg_class.reltuples), at most 1000.';
 
 CREATE OR REPLACE FUNCTION exact_scan_rows()
 RETURNS integer
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN 2000;
 COMMENT ON FUNCTION exact_scan_rows() IS
-    'A user with more live memories than this is always read through the HNSW index; one with at '
-    'most this many, exactly unless the index is the cheaper read (reads_exactly()).';
-
-CREATE OR REPLACE FUNCTION hnsw_visit_cost()
-RETURNS double precision
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN 0.6;
-COMMENT ON FUNCTION hnsw_visit_cost() IS
-    'What an HNSW scan pays for each row it visits, as a share of what an exact read pays for each '
-    'of the user''s rows (0.75 against 1.2 microseconds, measured at 10 users of 1,000 memories).';
+    'A user with at most this many live memories has their vector candidates read exactly, not '
+    'through the HNSW index: every nearest memory found, where an HNSW scan filtered to a small '
+    'user misses some (at the 40 candidates of hnsw.ef_search, a LoCoMo conversation holding a fifth '
+    'of the index lost about 5 % of its 20 nearest turns), and at that size about as fast.';
 
 CREATE OR REPLACE FUNCTION hybrid_vector_pool(p_limit integer)
 RETURNS integer
@@ -92,56 +85,27 @@ COMMENT ON FUNCTION hybrid_vector_pool(integer) IS
     'How many memories the hybrid search takes nearest by vector for a limit: the limit, at least '
     'ranking_weight(''nearest'').';
 
-CREATE OR REPLACE FUNCTION vector_index_rows(p_model text, p_space text DEFAULT 'embedding')
-RETURNS double precision
-LANGUAGE plpgsql STABLE  -- PL/pgSQL keeps its plan; a SQL function's was made on every call
-SET search_path FROM CURRENT
-AS $$
-BEGIN
-    RETURN (
-        SELECT coalesce(max(c.reltuples), -1)
-        FROM embedding_models m
-        LEFT JOIN pg_class c ON c.oid = to_regclass(quote_ident(
-            CASE p_space WHEN 'text_embedding' THEN 'memories_text_embedding_' ELSE 'memories_embedding_' END
-            || m.index_suffix))
-        WHERE m.model = p_model);
-END $$;
-COMMENT ON FUNCTION vector_index_rows(text, text) IS
-    'The rows of the partial HNSW index of p_model on memories (p_space embedding or text_embedding) '
-    'as the planner''s statistics count them (pg_class.reltuples); -1 while they are unknown.';
-
 DROP FUNCTION IF EXISTS reads_exactly(bigint, double precision);
+DROP FUNCTION IF EXISTS reads_exactly(bigint, double precision, integer);
 DROP FUNCTION IF EXISTS exact_scan_share();
-CREATE OR REPLACE FUNCTION reads_exactly(p_user_rows bigint, p_index_rows double precision, p_ef integer)
-RETURNS boolean
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN p_user_rows <= exact_scan_rows()
-   AND (p_index_rows <= 0
-        OR p_user_rows < hnsw_visit_cost() * p_ef * p_index_rows / greatest(p_user_rows, 1));
-COMMENT ON FUNCTION reads_exactly(bigint, double precision, integer) IS
-    'Whether an unfiltered vector search of a user with p_user_rows live memories reads them exactly '
-    'rather than through an HNSW index of p_index_rows rows (vector_index_rows) scanned with '
-    'hnsw.ef_search p_ef: at most exact_scan_rows() memories, and fewer than the index scan would '
-    'visit (about p_ef over the user''s share of the index), each visit weighed by hnsw_visit_cost(). '
-    'While the index''s size is unknown, every user of at most exact_scan_rows() is read exactly. '
-    'memory_candidates and the API''s planned statements both follow it (vector_scan_plan).';
+DROP FUNCTION IF EXISTS hnsw_visit_cost();
+DROP FUNCTION IF EXISTS vector_index_rows(text, text);
 
 CREATE OR REPLACE FUNCTION vector_scan_plan(p_user_id text, p_model text, p_pool integer)
 RETURNS TABLE (ef integer, exact boolean)
 LANGUAGE plpgsql STABLE
 SET search_path FROM CURRENT
 AS $$
-DECLARE
-    v_rows bigint := coalesce((SELECT t.memories FROM memory_text_totals t WHERE t.user_id = p_user_id), 0);
 BEGIN
-    ef := hnsw_ef_search(p_model, p_pool, 'embedding', v_rows);
-    exact := reads_exactly(v_rows, vector_index_rows(p_model), ef);
+    ef := hnsw_ef_search(p_model, p_pool);
+    exact := coalesce((SELECT t.memories FROM memory_text_totals t WHERE t.user_id = p_user_id), 0)
+             <= exact_scan_rows();
     RETURN NEXT;
 END $$;
 COMMENT ON FUNCTION vector_scan_plan(text, text, integer) IS
-    'How an unfiltered search of p_user_id''s p_pool nearest memories by p_model reads them: '
-    'hnsw.ef_search for an HNSW scan (hnsw_ef_search), and whether it reads them exactly instead '
-    '(reads_exactly).';
+    'How an unfiltered search of p_user_id''s p_pool nearest memories by p_model reads them, as '
+    'memory_candidates does: hnsw.ef_search for an HNSW scan (hnsw_ef_search), or exactly, for a user '
+    'of at most exact_scan_rows() live memories. The API''s planned statements read it first.';
 
 CREATE OR REPLACE FUNCTION memory_candidates(
     p_user_id text, p_model text, p_query vector, p_pool integer,
@@ -167,9 +131,6 @@ DECLARE
     v_distances double precision[];
     v_matching bigint;
     v_user_rows bigint;  -- the user's live memories (memory_text_totals)
-    v_filtered boolean;
-    v_exact boolean;  -- read exactly, not through the HNSW index (reads_exactly)
-    v_ef integer;  -- hnsw.ef_search of an index scan (hnsw_ef_search)
 BEGIN
     PERFORM _require_text(p_user_id, 'user_id');
     PERFORM _require_range(p_pool, 'pool', 1, 10000);
@@ -180,15 +141,9 @@ BEGIN
     v_dimension := _query_dimension(p_model, p_query);
     v_type := vector_type_for(v_dimension);
     SELECT coalesce(max(t.memories), 0) INTO v_user_rows FROM memory_text_totals t WHERE t.user_id = p_user_id;
-    v_filtered := p_session_id IS NOT NULL OR p_since IS NOT NULL OR p_until IS NOT NULL
-                  OR p_min_importance IS NOT NULL OR p_modality IS NOT NULL
-                  OR p_session_prefix IS NOT NULL OR p_where IS NOT NULL;
-    -- a user of at most exact_scan_rows() searched with filters is read exactly: a filtered index
-    -- scan of a small user can visit many rows before it finds the pool
-    v_ef := hnsw_ef_search(p_model, p_pool, p_space, v_user_rows);
-    v_exact := CASE WHEN v_filtered THEN v_user_rows <= exact_scan_rows()
-                    ELSE reads_exactly(v_user_rows, vector_index_rows(p_model, p_space), v_ef) END;
-    IF v_exact AND NOT v_filtered AND p_space = 'embedding' AND v_type = 'vector' THEN
+    IF v_user_rows <= exact_scan_rows() AND p_space = 'embedding' AND v_type = 'vector'
+       AND p_session_id IS NULL AND p_since IS NULL AND p_until IS NULL AND p_min_importance IS NULL
+       AND p_modality IS NULL AND p_session_prefix IS NULL AND p_where IS NULL THEN
         -- A user with few memories, searched in the common space and type by types alone: read
         -- exactly by a static statement, planned once per session where the dynamic one below is
         -- planned per call (+ 0 keeps the planner off the index)
@@ -217,8 +172,8 @@ BEGIN
               AND ($8::text IS NULL OR m.modality = $8)
               AND ($10::text IS NULL OR starts_with(m.session_id, $10))
               AND ($11::jsonpath IS NULL OR jsonb_path_match(m.metadata, $11, coalesce($12, '{}'), true))$f$, p_model, p_space || '_model');
-    IF NOT v_exact THEN
-        PERFORM set_config('hnsw.ef_search', v_ef::text, true);
+    IF v_user_rows > exact_scan_rows() THEN
+        PERFORM set_config('hnsw.ef_search', hnsw_ef_search(p_model, p_pool, p_space)::text, true);
         EXECUTE format($sql$
             SELECT coalesce(array_agg(n.id ORDER BY n.distance), '{}'),
                    coalesce(array_agg(n.distance ORDER BY n.distance), '{}')
@@ -265,10 +220,10 @@ COMMENT ON FUNCTION memory_candidates(text, text, vector, integer, text[], text,
     'a jsonpath predicate on the metadata with its variables) applied inside the vector scan. '
     'p_space picks the vector column: embedding (default) or text_embedding (descriptions of '
     'perceptual memories). vector_score is the cosine similarity. Forgotten memories never appear. '
-    'A user that reads_exactly() (at most exact_scan_rows() live memories, fewer than an index scan '
-    'would visit; with filters, at most exact_scan_rows()) is read exactly (searched by types alone in the '
-    'embedding space of a model stored as vector, by a statement planned once per session); '
-    'otherwise the HNSW index is scanned, and when it returns fewer than p_pool rows but the filters keep more, the '
+    'A user with at most exact_scan_rows() live memories is read exactly (searched by types alone '
+    'in the embedding space of a model stored as vector, by a statement planned once per session); '
+    'above that the HNSW '
+    'index is scanned, and when it returns fewer than p_pool rows but the filters keep more, the '
     'query runs again as an exact scan, so the pool is always full when the user has that many memories.';
 
 CREATE OR REPLACE FUNCTION graph_memories(p_user_id text, p_seeds text[], p_max_hops integer DEFAULT 2,

@@ -22,21 +22,17 @@ SMALL_USERS = 12
 
 
 def one_connection_over(
-    test_server: TestServer,
-    new_database: Callable[[], str],
-    clock: Clock,
-    users: list[tuple[str, int]],
-    threshold: int = 100,
+    test_server: TestServer, new_database: Callable[[], str], clock: Clock, users: list[tuple[str, int]]
 ) -> Iterator[Database]:
     """A pool of one connection over ``users`` (name, memories), with an exact-scan threshold of
-    ``threshold``, and auto_explain reporting the plans it runs."""
+    100, and auto_explain reporting the plans it runs."""
     settings = test_server.settings(new_database())
     test_server.migrate(settings)
     with psycopg.connect(settings.database_url, autocommit=True) as conn:
         conn.execute(
             sql.SQL(
-                "CREATE OR REPLACE FUNCTION {}.exact_scan_rows() RETURNS integer LANGUAGE sql IMMUTABLE RETURN {}"
-            ).format(sql.Identifier(settings.schema_name), sql.Literal(threshold))
+                "CREATE OR REPLACE FUNCTION {}.exact_scan_rows() RETURNS integer LANGUAGE sql IMMUTABLE RETURN 100"
+            ).format(sql.Identifier(settings.schema_name))
         )
     one = Settings(**{**settings.model_dump(), "pool_min_size": 1, "pool_max_size": 1})
     embedder = HashingEmbedder()
@@ -64,14 +60,6 @@ def one_connection(
     which a generic plan assumes, is small."""
     users = [("large", 400), *((f"small{n}", 30) for n in range(SMALL_USERS))]
     yield from one_connection_over(test_server, new_database, clock, users)
-
-
-@pytest.fixture()
-def with_middle(test_server: TestServer, new_database: Callable[[], str], clock: Clock) -> Iterator[Database]:
-    """ "middle" (250 memories, under a threshold of 300, two thirds of the index) and four users of
-    30."""
-    users = [("middle", 250), *((f"small{n}", 30) for n in range(4))]
-    yield from one_connection_over(test_server, new_database, clock, users, threshold=300)
 
 
 @pytest.fixture()
@@ -154,37 +142,3 @@ def test_a_large_user_alone_is_read_by_key_after_the_index(large_alone: Database
         and not str(n.get("Index Name", "")).startswith("memories_embedding_")
     ]
     assert sum(read) <= 10, f"rows of memories read besides the index scan: {read}"
-
-
-def test_a_user_with_a_large_share_of_the_index_is_read_through_it(with_middle: Database, clock: Clock) -> None:
-    """Few memories are read exactly only while that reads fewer rows than the index scan would
-    visit (about hnsw.ef_search over the user's share of the index): a user holding most of it
-    is read through the HNSW index, by the statement and by memory_candidates alike, with the
-    function's ranking; its scan's candidate list grows as the user's share shrinks."""
-    embedder = HashingEmbedder()
-    model = embedder.model_name
-    with with_middle.connection() as conn:
-        index_rows = conn.execute("SELECT vector_index_rows(%s)", (model,)).fetchone()
-        assert index_rows is not None and index_rows[0] == 250 + 4 * 30, "ANALYZE counted"
-        plans = [
-            conn.execute("SELECT ef, exact FROM vector_scan_plan(%s, %s, 10)", (user, model)).fetchone()
-            for user in ("middle", "small0")
-        ]
-        unknown = conn.execute("SELECT reads_exactly(30, -1, 40), reads_exactly(400, -1, 40)").fetchone()
-    assert plans == [(40, False), (124, True)], "middle by index; small0 exactly, its ef the pool over its share"
-    assert unknown == (True, False), "the index's size unknown: by rows alone"
-    question = "garden party with cake"
-    for user, by_index in (("middle", True), ("small0", False)):
-        manager = MemoryManager(user_id=user, database=with_middle, embedder=embedder, clock=clock)
-        for _ in range(6):
-            manager.retrieve_memories(question, limit=10, scoring="vector")
-        found: list[Any] = []
-
-        def search(m: MemoryManager = manager, into: list[Any] = found) -> None:
-            into.extend(m.retrieve_memories(question, limit=10, scoring="vector"))
-
-        plan = vector_plan(with_middle, search)
-        assert ran(plan, "memories_embedding_") == by_index, user
-        assert [(i.id, round(i.score or 0.0, 9)) for i in found] == by_function(
-            with_middle, manager, question, 10, exact=not by_index
-        )

@@ -125,7 +125,7 @@ FROM vector_scan_plan(%(user_id)s, %(model)s, coalesce(%(pool)s, hybrid_vector_p
 """
 """The settings of ``vector_ranked``'s and ``pooled_hybrid``'s transaction: the HNSW scan's (those
 memory_candidates sets, for ``pool`` rows or, None, the hybrid's ``hybrid_vector_pool(limit)``),
-whether the user is read exactly (``EXACT_SCAN``, by reads_exactly() as memory_candidates decides),
+whether the user is read exactly (``EXACT_SCAN``, by vector_scan_plan() as memory_candidates decides),
 and one plan for every user. The statement is prepared on its connection and kept as a generic plan
 (planning it took as long as running it), which must not depend on the user who prepared it: with
 sorts and sequential scans forbidden, the only plan left reads a user through the HNSW index or
@@ -141,14 +141,13 @@ def vector_ranked(model: str, dimension: int) -> str:
     as one plain statement: the same rows and scores in ``SEARCH``'s columns, planned once per
     connection (``VECTOR_SCAN``) where the function's dynamic SQL is planned on every call.
     ``pool`` is the function's: the limit, or at least 40 when the query names a time
-    (``time_from``, ``time_to``), which lifts a memory in that range. A user that reads_exactly()
-    (at most 2,000 live memories, fewer than the index scan would visit) is read exactly, as
-    memory_candidates does: both branches are planned, a one-time filter on ``EXACT_SCAN`` runs
-    one. An HNSW scan can come back with fewer than the pool: the statement then answers with the
-    function itself (``SEARCH``'s parameters), whose exact fallback fills it, and the function is
-    not run otherwise. The scan returns the pool's rows whole, so nothing is joined to it. With
-    ``log`` true it logs an access of each memory it returns. Its transaction runs ``VECTOR_SCAN``
-    first."""
+    (``time_from``, ``time_to``), which lifts a memory in that range. A user with at most
+    ``exact_scan_rows()`` live memories (2,000) is read exactly, as memory_candidates does: both
+    branches are planned, a one-time filter on ``EXACT_SCAN`` runs one. An HNSW scan can come back
+    with fewer than the pool: the statement then answers with the function itself (``SEARCH``'s
+    parameters), whose exact fallback fills it, and the function is not run otherwise. The scan
+    returns the pool's rows whole, so nothing is joined to it. With ``log`` true it logs an access
+    of each memory it returns. Its transaction runs ``VECTOR_SCAN`` first."""
     return _composed(
         _VECTOR_RANKED,
         model,
@@ -175,7 +174,7 @@ WITH nearest AS MATERIALIZED (  -- the vector branch's pool, as memory_candidate
 _SCAN = """    (SELECT {row}, {distance} AS distance FROM memories m
      WHERE {kept} AND {exact} IS DISTINCT FROM 'true'
      ORDER BY {distance} LIMIT {pool})
-    UNION ALL  -- a user that reads_exactly(): every row read (+ 0 keeps the planner off the index)
+    UNION ALL  -- a user of at most exact_scan_rows(): read exactly (+ 0 keeps the planner off the index)
     (SELECT {row}, {distance} AS distance FROM memories m
      WHERE {kept} AND {exact} = 'true'
      ORDER BY ({distance}) + 0 LIMIT {pool})"""
@@ -200,7 +199,7 @@ def pooled_hybrid(model: str, dimension: int) -> str:
     """``SEARCH`` of episodic and semantic memories without filters, its vector branch's pool found
     by a scan planned once per connection (``VECTOR_SCAN``) and handed to search_memories
     (``p_nearest``), which otherwise finds it with dynamic SQL planned on every call: the same
-    rows, read exactly or through the HNSW index as reads_exactly() says. A short HNSW scan hands
+    rows, read exactly or through the HNSW index as vector_scan_plan() says. A short HNSW scan hands
     nothing, and the function finds the pool itself. With ``log`` true it logs an access of each
     memory it returns."""
     call = _SEARCH_CALL.rstrip()
