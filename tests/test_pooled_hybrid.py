@@ -15,7 +15,7 @@ from hello_pgmem.memory import _ranked_queries as rq
 from tests.conftest import Clock
 from tests.deployments import TestServer
 from tests.test_vector_plans import SMALL_USERS, one_connection_over, ran, vector_plan
-from tests.test_vector_ranking import short_scan_database
+from tests.test_vector_ranking import sentences, short_scan_database
 
 QUESTION = "garden party with cake"
 
@@ -82,3 +82,20 @@ def test_a_short_scan_hands_no_pool(short_scans: Database, clock: Clock) -> None
     found = manager.retrieve_memories(QUESTION, limit=20, track_access=False)
     assert len(found) == 20
     assert ranked(found) == by_function(manager, search)
+
+
+@pytest.mark.parametrize("scoring", ["hybrid", "vector"])
+def test_a_read_only_store_searches_with_the_planned_statements(
+    make_manager: Callable[..., MemoryManager], clean: Database, clock: Clock, scoring: str
+) -> None:
+    """A store that may not write (PGMEM_READ_ONLY, the web view's) sends the planned statements
+    without their INSERT of accesses: PostgreSQL refuses any INSERT in a read-only transaction, even
+    one that inserts nothing."""
+    writer = make_manager()
+    writer.add_memories(sentences(30, 3), "episodic", importance=0.5)
+    expected = ranked(writer.retrieve_memories(QUESTION, limit=5, scoring=scoring, track_access=False))
+    read_only = clean.settings.model_copy(update={"read_only": True})
+    with Database(read_only) as db:
+        reader = MemoryManager(user_id="alice", database=db, embedder=HashingEmbedder(), clock=clock)
+        found = reader.retrieve_memories(QUESTION, limit=5, scoring=scoring, track_access=False)
+    assert ranked(found) == expected and len(expected) == 5

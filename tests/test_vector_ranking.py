@@ -107,7 +107,6 @@ def statement_params(
         "now": now,
         "limit": limit,
         "types": ["episodic", "semantic"],
-        "log": False,
         "pool": limit,
         "time_from": None,
         "time_to": None,
@@ -178,7 +177,7 @@ def test_the_statement_returns_the_function_s_rows_and_columns(
     manager = make_manager()
     manager.add_memories(sentences(60, 5), "episodic", importance=0.3)
     params = statement_params("alice", embedder, "beach trip", clock(), 10, types=["episodic"], per_type=10)
-    statement = rq.vector_ranked(embedder.model_name, embedder.dimension)
+    statement = rq.vector_ranked(embedder.model_name, embedder.dimension, False)
     with clean.transaction("alice") as conn:
         conn.execute(rq.VECTOR_SCAN, params)
         fast = conn.execute(statement, params)
@@ -300,7 +299,7 @@ def test_a_user_with_few_memories_is_read_exactly(few_memories: Database, clock:
     params = statement_params("me", embedder, question, clock(), 20)
     with few_memories.transaction("me") as conn:
         conn.execute(rq.VECTOR_SCAN, {"user_id": "me", "model": embedder.model_name, "pool": 20, "limit": 20})
-        statement = rq.vector_ranked(embedder.model_name, embedder.dimension)
+        statement = rq.vector_ranked(embedder.model_name, embedder.dimension, False)
         assert not function_ran(conn, statement, params), "no short scan: no fallback"
     found = me.retrieve_memories(question, limit=20, scoring="vector")
     assert [(i.id, round(i.score or 0.0, 9)) for i in found] == by_function(
@@ -318,7 +317,7 @@ def test_a_short_hnsw_scan_still_fills_the_limit(short_scans: Database, clock: C
         scan_only = sql.SQL(SCAN_ONLY).format(model=sql.Literal(embedder.model_name))
         scan = conn.execute(scan_only, params).fetchone()
         assert scan is not None and scan[0] < 20, "the setup must make the statement's index scan short"
-        statement = rq.vector_ranked(embedder.model_name, embedder.dimension)
+        statement = rq.vector_ranked(embedder.model_name, embedder.dimension, False)
         assert function_ran(conn, statement, params), "a short scan is answered by the function"
     before = accesses(short_scans, "me")
     found = me.retrieve_memories(question, limit=20, scoring="vector")

@@ -101,7 +101,7 @@ WITH nearest AS MATERIALIZED (  -- the pool, whole rows, as the scan finds them:
     UNION ALL
     SELECT {columns} FROM {call}
     WHERE (SELECT coalesce(max(candidates), 0) FROM found) < %(pool)s
-), {logged}
+){tail}
 """
 
 _VECTOR_ROW = (
@@ -115,12 +115,14 @@ EXACT_SCAN = "current_setting('pgmem.exact_scan', true)"
 """Whether ``vector_ranked`` reads the user exactly: set by ``VECTOR_SCAN`` (vector_scan_plan())."""
 
 VECTOR_SCAN = """
-SELECT set_config('hnsw.ef_search', s.ef::text, true), set_config('pgmem.exact_scan', s.exact::text, true),
-       set_config('hnsw.iterative_scan', 'relaxed_order', true),
-       set_config('plan_cache_mode', 'force_generic_plan', true),
-       set_config('enable_sort', 'off', true),
-       set_config('enable_seqscan', 'off', true),
-       set_config('jit', 'off', true)
+SELECT num_nonnulls(
+           set_config('hnsw.ef_search', s.ef::text, true),
+           set_config('pgmem.exact_scan', s.exact::text, true),
+           set_config('hnsw.iterative_scan', 'relaxed_order', true),
+           set_config('plan_cache_mode', 'force_generic_plan', true),
+           set_config('enable_sort', 'off', true),
+           set_config('enable_seqscan', 'off', true),
+           set_config('jit', 'off', true)) AS settings
 FROM vector_scan_plan(%(user_id)s, %(model)s, coalesce(%(pool)s, hybrid_vector_pool(%(limit)s))) AS s
 """
 """The settings of ``vector_ranked``'s and ``pooled_hybrid``'s transaction: the HNSW scan's (those
@@ -136,7 +138,7 @@ scan is short, turns both back on for itself."""
 
 
 @functools.cache
-def vector_ranked(model: str, dimension: int) -> str:
+def vector_ranked(model: str, dimension: int, logged: bool) -> str:
     """``search_memories(…, p_mode => 'vector')`` of episodic and semantic memories, without filters,
     as one plain statement: the same rows and scores in ``SEARCH``'s columns, planned once per
     connection (``VECTOR_SCAN``) where the function's dynamic SQL is planned on every call.
@@ -146,12 +148,13 @@ def vector_ranked(model: str, dimension: int) -> str:
     branches are planned, a one-time filter on ``EXACT_SCAN`` runs one. An HNSW scan can come back
     with fewer than the pool: the statement then answers with the function itself (``SEARCH``'s
     parameters), whose exact fallback fills it, and the function is not run otherwise. The scan
-    returns the pool's rows whole, so nothing is joined to it. With ``log`` true it logs an access
+    returns the pool's rows whole, so nothing is joined to it. With ``logged`` it logs an access
     of each memory it returns. Its transaction runs ``VECTOR_SCAN`` first."""
     return _composed(
         _VECTOR_RANKED,
         model,
         dimension,
+        logged,
         call=sql.SQL(_SEARCH_CALL),
         row=sql.SQL(_VECTOR_ROW),
         pool=sql.SQL("%(pool)s"),
@@ -168,7 +171,7 @@ WITH nearest AS MATERIALIZED (  -- the vector branch's pool, as memory_candidate
     HAVING count(*) >= hybrid_vector_pool(%(limit)s) OR {exact} = 'true'
 ), answer AS MATERIALIZED (
     SELECT {columns} FROM {call}
-), {logged}
+){tail}
 """
 
 _SCAN = """    (SELECT {row}, {distance} AS distance FROM memories m
@@ -180,14 +183,13 @@ _SCAN = """    (SELECT {row}, {distance} AS distance FROM memories m
      ORDER BY ({distance}) + 0 LIMIT {pool})"""
 """The scan of a user's nearest memories: through the HNSW index, or exactly as ``EXACT_SCAN`` says."""
 
-_LOGGED = """logged AS (
+_LOGGED = """, logged AS (
     INSERT INTO memory_accesses (user_id, memory_id, accessed_at)
     SELECT %(user_id)s, a.id, %(now)s FROM answer a
-    WHERE %(log)s AND {logged_unless}
-)
-SELECT * FROM answer ORDER BY score DESC, id"""
-"""The end of a planned statement: the access of each memory of ``answer`` logged, unless a
-catch-up is due, and the answer best first."""
+    WHERE {logged_unless}
+)"""
+"""The access of each memory of ``answer`` logged, unless a catch-up is due; a statement that
+logs nothing has no INSERT, so that it runs in a read-only transaction too."""
 
 _POOL_ARGUMENTS = (
     ", p_nearest => (SELECT p.ids FROM pool p), p_nearest_cosines => (SELECT p.cosines FROM pool p))"
@@ -195,12 +197,12 @@ _POOL_ARGUMENTS = (
 
 
 @functools.cache
-def pooled_hybrid(model: str, dimension: int) -> str:
+def pooled_hybrid(model: str, dimension: int, logged: bool) -> str:
     """``SEARCH`` of episodic and semantic memories without filters, its vector branch's pool found
     by a scan planned once per connection (``VECTOR_SCAN``) and handed to search_memories
     (``p_nearest``), which otherwise finds it with dynamic SQL planned on every call: the same
     rows, read exactly or through the HNSW index as vector_scan_plan() says. A short HNSW scan hands
-    nothing, and the function finds the pool itself. With ``log`` true it logs an access of each
+    nothing, and the function finds the pool itself. With ``logged`` it logs an access of each
     memory it returns."""
     call = _SEARCH_CALL.rstrip()
     assert call.endswith(")")
@@ -208,6 +210,7 @@ def pooled_hybrid(model: str, dimension: int) -> str:
         _POOLED_HYBRID,
         model,
         dimension,
+        logged,
         call=sql.SQL(call[:-1] + _POOL_ARGUMENTS),
         row=sql.SQL("m.id"),
         pool=sql.SQL("hybrid_vector_pool(%(limit)s)"),
@@ -215,7 +218,13 @@ def pooled_hybrid(model: str, dimension: int) -> str:
 
 
 def _composed(
-    template: str, model: str, dimension: int, call: sql.Composable, row: sql.Composable, pool: sql.Composable
+    template: str,
+    model: str,
+    dimension: int,
+    logged: bool,
+    call: sql.Composable,
+    row: sql.Composable,
+    pool: sql.Composable,
 ) -> str:
     """``template`` with the model's scan filled in: the filters, the distance in the type and typmod
     of its index (halfvec above 2,000 dimensions, as ``vector_type_for``), the model a literal so
@@ -225,12 +234,14 @@ def _composed(
     distance = sql.SQL(_VECTOR_DISTANCE).format(**vector)
     kept = sql.SQL(_VECTOR_KEPT).format(**vector)
     scan = sql.SQL(_SCAN).format(row=row, distance=distance, kept=kept, exact=sql.SQL(EXACT_SCAN), pool=pool)
-    composed = sql.SQL(template).format(
+    unless = sql.SQL(LOGGED_UNLESS_CATCHING_UP)
+    tail = sql.SQL(_LOGGED).format(logged_unless=unless) if logged else sql.SQL("")
+    composed = sql.SQL(template + "SELECT * FROM answer ORDER BY score DESC, id\n").format(
         scan=scan,
         exact=sql.SQL(EXACT_SCAN),
         columns=sql.SQL(", ").join(map(sql.Identifier, SEARCH_COLUMNS)),
         call=call,
-        logged=sql.SQL(_LOGGED).format(logged_unless=sql.SQL(LOGGED_UNLESS_CATCHING_UP)),
+        tail=tail,
     )
     return composed.as_string()  # composed once: each search sends the same text
 

@@ -86,8 +86,8 @@ def statement(
     )
     if planned and params["mode"] == "hybrid":  # the vector branch's pool found by a planned scan
         settings = (rq.VECTOR_SCAN, {**_scan_params(parts), "pool": None, "limit": search.limit})
-        text = rq.pooled_hybrid(embedder.model_name, embedder.dimension)
-        return SearchSQL(text, {**params, "log": log_access}, [settings])
+        text = rq.pooled_hybrid(embedder.model_name, embedder.dimension, log_access)
+        return SearchSQL(text, params, [settings])
     lean = (
         planned
         and scoring == "vector"
@@ -98,8 +98,8 @@ def statement(
         return SearchSQL(text, params, delegated=rq.SEARCH_DELEGATED)
     pool = search.limit if params["time_from"] is None else max(40, search.limit)
     settings = (rq.VECTOR_SCAN, {**_scan_params(parts), "pool": pool, "limit": search.limit})
-    text = rq.vector_ranked(embedder.model_name, embedder.dimension)
-    return SearchSQL(text, {**params, "pool": pool, "log": log_access}, [settings])
+    text = rq.vector_ranked(embedder.model_name, embedder.dimension, log_access)
+    return SearchSQL(text, {**params, "pool": pool}, [settings])
 
 
 def _scan_params(parts: MemoryParts) -> dict[str, Any]:
