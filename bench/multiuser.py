@@ -334,7 +334,7 @@ def main() -> None:
                 flush=True,
             )
     RESULTS.mkdir(exist_ok=True)
-    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M")
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")  # two runs in one minute keep their files
     (RESULTS / f"multiuser-{stamp}.json").write_text(json.dumps(report, indent=2, default=str))
 
 

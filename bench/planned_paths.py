@@ -112,7 +112,7 @@ def main() -> None:
                 arm: round(statistics.median(timings[arm]) / reference, 2) for arm in ("planned", "search_memories")
             }
             print(name, timings["ratio to " + hand], flush=True)
-    out = multiuser.RESULTS / f"planned-paths-{dt.datetime.now():%Y%m%d-%H%M}.json"
+    out = multiuser.RESULTS / f"planned-paths-{dt.datetime.now(dt.UTC):%Y%m%d-%H%M%S}.json"
     out.write_text(json.dumps(result, indent=2) + "\n")
     print(f"wrote {out}")
 

@@ -79,7 +79,7 @@ SELECT * FROM found ORDER BY score DESC, id
 """``SEARCH`` that also logs an access of every memory it returns, in the same statement."""
 
 _VECTOR_RANKED = """
-WITH nearest AS MATERIALIZED (  -- the pool, whole rows, as the scan finds them: nothing joined after
+WITH nearest AS MATERIALIZED (  -- the pool, whole rows
 {scan}
 ), found AS MATERIALIZED (
     SELECT s.id, s.memory_type, s.content, s.importance, s.session_id, s.modality, s.metadata,
@@ -156,7 +156,7 @@ def vector_ranked(model: str, dimension: int, logged: bool) -> str:
         dimension,
         logged,
         call=sql.SQL(_SEARCH_CALL),
-        row=sql.SQL(_VECTOR_ROW),
+        whole_rows=True,
         pool=sql.SQL("%(pool)s"),
     )
 
@@ -178,10 +178,17 @@ _SCAN = """    (SELECT {row}, {distance} AS distance FROM memories m
      WHERE {kept} AND {exact} IS DISTINCT FROM 'true'
      ORDER BY {distance} LIMIT {pool})
     UNION ALL  -- a user of at most exact_scan_rows(): read exactly (+ 0 keeps the planner off the index)
-    (SELECT {row}, {distance} AS distance FROM memories m
-     WHERE {kept} AND {exact} = 'true'
-     ORDER BY ({distance}) + 0 LIMIT {pool})"""
-"""The scan of a user's nearest memories: through the HNSW index, or exactly as ``EXACT_SCAN`` says."""
+    (SELECT {exact_row}, n.distance
+     FROM (SELECT m.id, {distance} AS distance FROM memories m
+           WHERE {kept} AND {exact} = 'true'
+           ORDER BY ({distance}) + 0 LIMIT {pool}) AS n{by_key})"""
+"""The scan of a user's nearest memories: through the HNSW index, or exactly as ``EXACT_SCAN`` says.
+The exact read sorts ids and distances, and reads the pool's rows whole after it, by key."""
+
+_BY_KEY = """
+     CROSS JOIN LATERAL (SELECT * FROM memories x
+                         WHERE x.user_id = %(user_id)s AND x.id = n.id OFFSET 0) AS m"""
+"""The exact read's rows whole, by key (a generic plan cannot make it a scan of the user's rows)."""
 
 _LOGGED = """, logged AS (
     INSERT INTO memory_accesses (user_id, memory_id, accessed_at)
@@ -212,7 +219,7 @@ def pooled_hybrid(model: str, dimension: int, logged: bool) -> str:
         dimension,
         logged,
         call=sql.SQL(call[:-1] + _POOL_ARGUMENTS),
-        row=sql.SQL("m.id"),
+        whole_rows=False,
         pool=sql.SQL("hybrid_vector_pool(%(limit)s)"),
     )
 
@@ -223,7 +230,7 @@ def _composed(
     dimension: int,
     logged: bool,
     call: sql.Composable,
-    row: sql.Composable,
+    whole_rows: bool,
     pool: sql.Composable,
 ) -> str:
     """``template`` with the model's scan filled in: the filters, the distance in the type and typmod
@@ -233,7 +240,16 @@ def _composed(
     vector = {"type": sql.SQL(kind), "dimension": sql.Literal(int(dimension)), "model": sql.Literal(model)}
     distance = sql.SQL(_VECTOR_DISTANCE).format(**vector)
     kept = sql.SQL(_VECTOR_KEPT).format(**vector)
-    scan = sql.SQL(_SCAN).format(row=row, distance=distance, kept=kept, exact=sql.SQL(EXACT_SCAN), pool=pool)
+    row = sql.SQL(_VECTOR_ROW if whole_rows else "m.id")
+    scan = sql.SQL(_SCAN).format(
+        row=row,
+        exact_row=row if whole_rows else sql.SQL("n.id"),
+        by_key=sql.SQL(_BY_KEY if whole_rows else ""),
+        distance=distance,
+        kept=kept,
+        exact=sql.SQL(EXACT_SCAN),
+        pool=pool,
+    )
     unless = sql.SQL(LOGGED_UNLESS_CATCHING_UP)
     tail = sql.SQL(_LOGGED).format(logged_unless=unless) if logged else sql.SQL("")
     composed = sql.SQL(template + "SELECT * FROM answer ORDER BY score DESC, id\n").format(
