@@ -1,7 +1,8 @@
 """The one statement that ranks a search's long-term types, as it is sent: ``search_memories``
-(lexical, vector and graph branches, a time the query names favoured), its lean vector form, or
-the as-of search; with its parameters (the filters, the names the query gives, the time it names,
-the mode and the fusion) and the settings of its transaction (:class:`SearchSQL`)."""
+(lexical, vector and graph branches, a time the query names favoured), called with the vector pool
+a planned scan found or alone, its lean vector form, or the as-of search; with its parameters (the
+filters, the names the query gives, the time it names, the mode and the fusion) and the settings of
+its transaction (:class:`SearchSQL`)."""
 
 from __future__ import annotations
 
@@ -62,9 +63,11 @@ def statement(
 ) -> SearchSQL:
     """The one statement that ranks ``types`` for ``search``: ``search_memories`` (lexical, vector
     and graph branches, a time the query names favoured), its lean vector form, or with ``as_of``
-    the search of what held then, as known then. With ``log_access`` it also logs an access of
-    each memory it returns; with ``modality``, perceptual memories of that modality alone, by
-    their descriptions."""
+    the search of what held then, as known then. An unfiltered search of episodic and semantic
+    memories is planned once per connection (not on Citus, which delegates the function call):
+    the vector form whole, the hybrid's vector pool found by a planned scan and handed to the
+    function. With ``log_access`` it also logs an access of each memory it returns; with
+    ``modality``, perceptual memories of that modality alone, by their descriptions."""
     embedder = parts.registered_embedder
     common = {
         "user_id": parts.user_id,
@@ -103,6 +106,7 @@ def statement(
 
 
 def _scan_params(parts: MemoryParts) -> dict[str, Any]:
+    """``VECTOR_SCAN``'s user and model (its pool and limit are the search's)."""
     return {"user_id": parts.user_id, "model": parts.registered_embedder.model_name}
 
 
