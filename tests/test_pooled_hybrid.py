@@ -1,6 +1,7 @@
 """The hybrid search's vector pool found by the API's planned statement (``pooled_hybrid``) and
 handed to search_memories: the same ranking as the function finding the pool itself, for a user
-read through the HNSW index and one read exactly, and nothing handed when the scan is short."""
+read through the HNSW index and one read exactly, and nothing handed when the scan is short. A
+read-only store sends the planned statements without their INSERT of accesses."""
 
 from __future__ import annotations
 
