@@ -47,7 +47,6 @@ COMMENT ON FUNCTION _passes_filters(text, text, timestamptz, double precision, t
     'Internal: whether a memory meets a search''s filters (types, session, time, importance, modality, '
     'session prefix, metadata predicate); each filter NULL passes all.';
 
-DROP FUNCTION IF EXISTS hnsw_ef_search(text, integer, text, bigint);
 CREATE OR REPLACE FUNCTION hnsw_ef_search(p_model text, p_pool integer, p_space text DEFAULT 'embedding')
 RETURNS integer
 LANGUAGE plpgsql STABLE  -- PL/pgSQL keeps its plan; a SQL function's was made on every call (0.25 ms)
@@ -84,12 +83,6 @@ RETURN greatest(ranking_weight('nearest')::integer, coalesce(p_limit, 0));
 COMMENT ON FUNCTION hybrid_vector_pool(integer) IS
     'How many memories the hybrid search takes nearest by vector for a limit: the limit, at least '
     'ranking_weight(''nearest'').';
-
-DROP FUNCTION IF EXISTS reads_exactly(bigint, double precision);
-DROP FUNCTION IF EXISTS reads_exactly(bigint, double precision, integer);
-DROP FUNCTION IF EXISTS exact_scan_share();
-DROP FUNCTION IF EXISTS hnsw_visit_cost();
-DROP FUNCTION IF EXISTS vector_index_rows(text, text);
 
 CREATE OR REPLACE FUNCTION vector_scan_plan(p_user_id text, p_model text, p_pool integer)
 RETURNS TABLE (ef integer, exact boolean)

@@ -1,6 +1,6 @@
-"""The plain vector statement keeps one generic plan per connection, made for whichever user
-searched first: it must still read a large user through the HNSW index and a small one exactly,
-and give the function's ranking, in either order."""
+"""The planned statements keep one generic plan per connection, made for whichever user searched
+first: they must still read a large user through the HNSW index and a small one exactly, and give
+the function's ranking, in either order; the hybrid's, with the vector pool it hands the function."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from hello_pgmem import Database, HashingEmbedder, Settings
-from hello_pgmem.memory import MemoryManager
+from hello_pgmem import Database, HashingEmbedder, MemoryConfig, Settings
+from hello_pgmem.memory import MemoryManager, MemorySearch
 from tests.conftest import Clock
 from tests.deployments import TestServer
-from tests.test_vector_ranking import by_function, nodes, sentences
+from tests.test_vector_ranking import by_function, hybrid_by_function, nodes, ranked, sentences
 
 SMALL_USERS = 12
 
@@ -142,3 +142,30 @@ def test_a_large_user_alone_is_read_by_key_after_the_index(large_alone: Database
         and not str(n.get("Index Name", "")).startswith("memories_embedding_")
     ]
     assert sum(read) <= 10, f"rows of memories read besides the index scan: {read}"
+
+
+@pytest.mark.parametrize("fusion", ["weighted", "spread"])
+def test_the_hybrid_ranks_with_the_pool_its_statement_finds(
+    one_connection: Database, clock: Clock, fusion: str
+) -> None:
+    """The hybrid's vector pool, found by its planned statement and handed to search_memories, ranks
+    as the function finding the pool itself: through the HNSW index for a large user, exactly for a
+    small one."""
+    embedder = HashingEmbedder()
+    question = "garden party with cake"
+    for user, by_index in (("large", True), ("small0", False)):
+        config = MemoryConfig(fusion=fusion)  # type: ignore[arg-type]
+        manager = MemoryManager(user_id=user, database=one_connection, embedder=embedder, clock=clock, config=config)
+        for _ in range(6):  # prepared on the connection: its generic plan
+            manager.retrieve_memories(question, limit=10, track_access=False)
+        shown = manager.search_sql(MemorySearch(question, limit=10))
+        assert "p_nearest =>" in shown.text and shown.before, "the hybrid hands its pool"
+        found: list[Any] = []
+
+        def search(m: MemoryManager = manager, into: list[Any] = found) -> None:
+            into.extend(m.retrieve_memories(question, limit=10, track_access=False))
+
+        plan = vector_plan(one_connection, search)
+        assert ran(plan, "memories_embedding_") == by_index, user
+        assert len(found) == 10
+        assert ranked(found) == hybrid_by_function(manager, MemorySearch(question, limit=10)), user

@@ -1,7 +1,8 @@
 """The vector ranking through the API: one planned statement (queries.vector_ranked) that must
 give what search_memories(…, p_mode => 'vector') gives, log what it returns, and fall back to the
-function when the HNSW scan comes back short; and the round trips of searches and of working
-memory, counted in a libpq trace."""
+function when the HNSW scan comes back short; the hybrid's pool, which a short scan does not hand
+to the function (queries.pooled_hybrid); both without an INSERT in a read-only store; and the round
+trips of searches and of working memory, counted in a libpq trace."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from psycopg import sql
 
 from hello_pgmem import Database, HashingEmbedder, Settings
 from hello_pgmem.dev.trace import count_round_trips
-from hello_pgmem.memory import MemoryManager, time_range
+from hello_pgmem.memory import MemoryManager, MemorySearch, time_range
 from hello_pgmem.memory import _ranked_queries as rq
 from tests.conftest import Clock
 from tests.deployments import TestServer
@@ -91,6 +92,18 @@ FUNCTION_DEFAULTS: dict[str, Any] = {
     "per_type": None,
 }
 """search_memories' other parameters as the API passes them for an unfiltered vector search."""
+
+
+def hybrid_by_function(manager: MemoryManager, search: MemorySearch) -> list[tuple[Any, float]]:
+    """(id, score) of search_memories finding its vector pool itself, with the API's parameters."""
+    shown = manager.search_sql(search)
+    rows = manager.db.rows_in_one_trip(manager.user_id, rq.SEARCH, shown.params)
+    return [(row[0], round(row[-1], 9)) for row in rows]
+
+
+def ranked(found: list[Any]) -> list[tuple[Any, float]]:
+    """(id, score) of the memories a search returned."""
+    return [(item.id, round(item.score or 0.0, 9)) for item in found]
 
 
 def statement_params(
@@ -325,3 +338,40 @@ def test_a_short_hnsw_scan_still_fills_the_limit(short_scans: Database, clock: C
         short_scans, me, question, 20, exact=True
     )
     assert accesses(short_scans, "me") == before + 20, "logged once, after the fallback"
+
+
+def test_a_short_scan_hands_no_pool(short_scans: Database, clock: Clock) -> None:
+    """The hybrid's HNSW scan that stops before the pool is full hands nothing: the function finds
+    the pool itself, with its exact fallback, and the limit is filled."""
+    manager = MemoryManager(user_id="me", database=short_scans, embedder=HashingEmbedder(), clock=clock)
+    search = MemorySearch("garden party with cake", limit=20)
+    shown = manager.search_sql(search)
+    with short_scans.transaction("me") as conn:
+        for earlier, params in shown.before:
+            conn.execute(earlier, params)
+        pool = conn.execute(
+            "WITH " + shown.text.split("WITH", 1)[1].split("), answer AS", 1)[0] + ") SELECT ids FROM pool",
+            shown.params,
+        ).fetchall()
+    assert pool == [], "the short scan hands no pool"
+    found = manager.retrieve_memories(search.query, limit=20, track_access=False)
+    assert len(found) == 20
+    assert ranked(found) == hybrid_by_function(manager, search)
+
+
+@pytest.mark.parametrize("scoring", ["hybrid", "vector"])
+def test_a_read_only_store_searches_with_the_planned_statements(
+    make_manager: Callable[..., MemoryManager], clean: Database, clock: Clock, scoring: str
+) -> None:
+    """A store that may not write (PGMEM_READ_ONLY, the web view's) sends the planned statements
+    without their INSERT of accesses: PostgreSQL refuses any INSERT in a read-only transaction, even
+    one that inserts nothing."""
+    question = "garden party with cake"
+    writer = make_manager()
+    writer.add_memories(sentences(30, 3), "episodic", importance=0.5)
+    expected = ranked(writer.retrieve_memories(question, limit=5, scoring=scoring, track_access=False))
+    read_only = clean.settings.model_copy(update={"read_only": True})
+    with Database(read_only) as db:
+        reader = MemoryManager(user_id="alice", database=db, embedder=HashingEmbedder(), clock=clock)
+        found = reader.retrieve_memories(question, limit=5, scoring=scoring, track_access=False)
+    assert ranked(found) == expected and len(expected) == 5

@@ -50,10 +50,11 @@ ORDER BY s.score DESC, s.importance DESC, s.id
 """A search of what held at ``valid_at`` as known at ``known_at`` (docs/temporal.md): each hit by
 its memory's id, and an earlier version's own id as ``version_id``."""
 
-_SEARCH_CALL = """search_memories(
+_SEARCH_ARGUMENTS = """
     %(user_id)s, %(model)s, %(query)s, %(query_text)s, %(limit)s, %(types)s, %(session_id)s, %(since)s,
     %(until)s, %(min_importance)s, %(modality)s, %(space)s, %(now)s, %(names)s, %(seeds)s, %(max_hops)s,
-    %(time_from)s, %(time_to)s, %(mode)s, %(fusion)s, %(per_type)s, p_vector_weight => %(vector_weight)s)"""
+    %(time_from)s, %(time_to)s, %(mode)s, %(fusion)s, %(per_type)s, p_vector_weight => %(vector_weight)s"""
+_SEARCH_CALL = f"search_memories({_SEARCH_ARGUMENTS})"
 
 SEARCH = f"""
 SELECT {", ".join(SEARCH_COLUMNS)}
@@ -198,9 +199,9 @@ _LOGGED = """, logged AS (
 """The access of each memory of ``answer`` logged, unless a catch-up is due; a statement that
 logs nothing has no INSERT, so that it runs in a read-only transaction too."""
 
-_POOL_ARGUMENTS = (
-    ", p_nearest => (SELECT p.ids FROM pool p), p_nearest_cosines => (SELECT p.cosines FROM pool p))"
-)
+_POOLED_CALL = f"""search_memories({_SEARCH_ARGUMENTS},
+    p_nearest => (SELECT p.ids FROM pool p), p_nearest_cosines => (SELECT p.cosines FROM pool p))"""
+"""``_SEARCH_CALL`` handed the pool that ``_POOLED_HYBRID`` found."""
 
 
 @functools.cache
@@ -211,14 +212,12 @@ def pooled_hybrid(model: str, dimension: int, logged: bool) -> str:
     rows, read exactly or through the HNSW index as vector_scan_plan() says. A short HNSW scan hands
     nothing, and the function finds the pool itself. With ``logged`` it logs an access of each
     memory it returns."""
-    call = _SEARCH_CALL.rstrip()
-    assert call.endswith(")")
     return _composed(
         _POOLED_HYBRID,
         model,
         dimension,
         logged,
-        call=sql.SQL(call[:-1] + _POOL_ARGUMENTS),
+        call=sql.SQL(_POOLED_CALL),
         whole_rows=False,
         pool=sql.SQL("hybrid_vector_pool(%(limit)s)"),
     )
