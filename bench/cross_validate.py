@@ -75,6 +75,7 @@ GRID: dict[str, tuple[float, ...]] = {
     "importance": (0.0, 0.01, 0.02),
     "nearest": (20, 40, 60),
     "common": (100, 200, 400),
+    "lexical_pool": (40, 80, 160),
 }
 """Each weight's values tried; 0 removes a component (the search keeps it only if it gains)."""
 
@@ -345,6 +346,48 @@ def select_components(data: dict[str, list[User]], evaluations: Evaluations) -> 
     return out
 
 
+CAPS: dict[str, tuple[int, ...]] = {"lexical_pool": (40, 60, 80, 120, 160)}
+"""Caps that save work (0: none), each value tried from the smallest."""
+
+
+def select_caps(data: dict[str, list[User]], evaluations: Evaluations) -> dict[str, Any]:
+    """For each cap, each fold takes on the other four its smallest value with which no embedder
+    scores lower than with no cap at all, and that choice is scored on the held-out fold against no
+    cap."""
+    current = twin.Weights()
+    out = {}
+
+    def scores(weights: twin.Weights, folds: set[int]) -> list[float]:
+        rows = evaluations.of(weights).values()
+        return [statistics.fmean(summary(r, folds)[m] for m in OBJECTIVE) for r in rows]
+
+    for cap, values in CAPS.items():
+        uncapped = replace(current, **{cap: 0})
+        chosen, gains = [], {name: [] for name in data}
+        for fold in range(FOLDS):
+            training = set(range(FOLDS)) - {fold}
+            floor = scores(uncapped, training)
+            value = next(
+                (
+                    v
+                    for v in values
+                    if all(
+                        a >= b - 1e-9
+                        for a, b in zip(scores(replace(current, **{cap: v}), training), floor, strict=True)
+                    )
+                ),
+                0,
+            )
+            chosen.append(value)
+            for name in data:
+                with_it = summary(evaluations.of(replace(current, **{cap: value}))[name], {fold})
+                without = summary(evaluations.of(uncapped)[name], {fold})
+                gains[name].append({m: with_it[m] - without[m] for m in MEASURES})
+        out[cap] = {"chosen by fold": chosen, "held-out gain": {n: spread(g) for n, g in gains.items()}}
+        print(f"{cap}: folds chose {chosen}", flush=True)
+    return out
+
+
 def cross_validate(data: dict[str, list[User]], evaluations: Evaluations) -> dict[str, Any]:
     current = twin.Weights()
     held_current: dict[str, list[dict[str, float]]] = {name: [] for name in data}
@@ -409,18 +452,21 @@ def main() -> None:
     parser.add_argument(
         "--components", action="store_true", help="only each component's keep-or-remove, fold by fold"
     )
+    parser.add_argument("--caps", action="store_true", help="only each cap's least value, fold by fold")
     args = parser.parse_args()
     data = {name: prepare(name) for name in args.embedders.split(",")}
     result: dict[str, Any] = {"machine": harness.machine(), "weights": asdict(twin.Weights())}
     result["every question"] = show(data, twin.Weights())
     print(json.dumps(result["every question"], indent=1), flush=True)
-    if args.components or not args.show:
+    if args.components or args.caps or not args.show:
         with Evaluations(data) as evaluations:
             if args.components:
                 result["components"] = select_components(data, evaluations)
+            elif args.caps:
+                result["caps"] = select_caps(data, evaluations)
             else:
                 result["cross-validation"] = cross_validate(data, evaluations)
-        print(json.dumps(result["cross-validation"], indent=1), flush=True)
+        print(json.dumps(result.get("caps") or result.get("cross-validation"), indent=1), flush=True)
     RESULTS.mkdir(exist_ok=True)
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M")
     (RESULTS / f"cross-validate-{stamp}.json").write_text(json.dumps(result, indent=2, default=str))

@@ -50,6 +50,7 @@ class Weights:
     rrf_scale: float = 30
     nearest: int = 40
     common: int = 200
+    lexical_pool: int = 80  # the term plan's candidates, at most this many by their own BM25 (0: all)
 
 
 WEIGHTS = Weights()
@@ -245,6 +246,13 @@ def _candidates(
                 matching = np.asarray((m.tf[:, cols] > 0).sum(axis=1)).ravel() == len(cols)
                 capped = matching & (np.cumsum(matching) <= w.common)  # the first rows the scan returns
                 limited = True
+    if counted is not None and w.lexical_pool and capped.sum() > w.lexical_pool:
+        idf = np.log(1 + (max(m.n, 1) - counted + 0.5) / (counted + 0.5))
+        own = bm25(w, idf, tf, m.length.astype(float), m.average)
+        rows = np.flatnonzero(capped)
+        best = rows[np.lexsort((m.uuid_order[rows], -own[rows]))[: w.lexical_pool]]
+        capped = np.zeros(m.n, bool)
+        capped[best] = True
     lexical = capped.copy()
     if terms:
         nearest = core & ~capped

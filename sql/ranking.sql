@@ -28,6 +28,8 @@ AS $$
            ('rrf_scale', 30, 'rrf: the scale that puts its sum beside the other fusions'''),
            ('nearest', 40, 'the nearest memories by vector that take part in the fusion'),
            ('common', 200, 'a term in more of a user''s memories is common: its memories are no candidates'),
+           ('lexical_pool', 80, 'the memories the terms find: at most this many, the best by their own BM25, have their '
+                                 'context read (every match of a user of at most common memories)'),
            ('narrowed', 50, 'common terms only: the full-text index looks up terms until about this many rows'),
            ('specific_share', 0.05, 'graph: an entity mentioned by more of the memories is too common to expand from'),
            ('specific_least', 20, 'graph: unless it is mentioned by at most this many'),

@@ -436,7 +436,7 @@ RETURNS TABLE (id uuid, own double precision, context double precision, session 
                similarity double precision)
 LANGUAGE sql STABLE  -- inlined where it is called
 AS $$
-    WITH capped AS MATERIALIZED (  -- the memories the term plan finds (memory_term_plan)
+    WITH matched AS MATERIALIZED (  -- the memories the term plan finds (memory_term_plan)
         SELECT m.id, m.session_id, m.created_at, m.seq, m.term_count,
                ts_filter(setweight(m.lexemes, 'A', p_terms), '{a}') AS hits, m.memory_type, m.importance,
                m.metadata ->> 'speaker' AS speaker,
@@ -451,6 +451,17 @@ AS $$
                               m.metadata, p_memory_types, p_session_id, p_since, p_until,
                               p_min_importance, p_modality, p_session_prefix, p_where, p_where_vars)
         LIMIT p_candidates
+    ), capped AS MATERIALIZED (  -- of those, the lexical_pool best by their own BM25 (every one when
+                                 -- the frequencies are counted here: a user of few memories)
+        SELECT x.* FROM matched x
+        WHERE p_df IS NULL
+        UNION ALL
+        (SELECT x.* FROM matched x
+         WHERE p_df IS NOT NULL
+         ORDER BY (SELECT sum(bm25(bm25_idf(p_documents, p_df[array_position(p_terms, u.lexeme)]),
+                                   coalesce(array_length(u.positions, 1), 1), x.term_count, p_average))
+                   FROM unnest(x.hits) AS u) DESC, x.id
+         LIMIT ranking_weight('lexical_pool')::integer)
     ), lexical AS MATERIALIZED (  -- those, and the nearest by vector with whatever query terms they
                                   -- hold (maybe none: their context still counts, the turn after a
                                   -- question), read by key: never a scan of every match
@@ -537,7 +548,8 @@ COMMENT ON FUNCTION memory_lexical_branch(text, text[], double precision, double
                                           text, vector, text, text[], text, timestamptz, timestamptz,
                                           double precision, text, text, jsonpath, jsonb) IS
     'The lexical branch of search_memories: its candidates (what memory_term_plan finds, at most '
-    'p_candidates; the nearest by vector, p_nearest, with p_rrf only those with the query''s terms; '
+    'p_candidates, and of those, when the user''s term frequencies are counted (p_df), the '
+    'ranking_weight(''lexical_pool'') best by their own BM25; the nearest by vector, p_nearest, with p_rrf only those with the query''s terms; '
     'and the memories of their context windows that hold a query term, p_any), each with BM25 of the memory (own), of its context window as one text '
     '(context: the two memories before and the two after it in its session) and of its session '
     '(session), all with the user''s idf; most is what BM25 could give the query terms found; kept '

@@ -5,7 +5,7 @@ alone tells them apart.
 Two users: one with 120 memories, whose every match is a candidate and whose term frequencies are
 counted among them; one with 260, where a speaker's name is a common term (in every memory), so the
 candidates come from rarer terms, or, when every term is common, from the first 200 memories that
-hold them all. Speakers, sessions, importances, a time range and a question that names a speaker
+hold them all, of which the 80 best by their own BM25 are kept (lexical_pool). Speakers, sessions, importances, a time range and a question that names a speaker
 exercise every component but the graph's."""
 
 from __future__ import annotations
@@ -216,7 +216,14 @@ def test_the_twin_ranks_as_the_database_does(
 
 @pytest.mark.parametrize(
     "changed",
-    [{"own": 0.5}, {"context": 0.5}, {"vector_spread": 0.6}, {"k1": 1.3}, {"spread_floor": 0.2}],
+    [
+        {"own": 0.5},
+        {"context": 0.5},
+        {"vector_spread": 0.6},
+        {"k1": 1.3},
+        {"spread_floor": 0.2},
+        {"lexical_pool": 0},
+    ],
 )
 def test_a_weight_changed_in_the_twin_alone_tells_them_apart(
     db: Database, users: dict[str, twin.Memories], changed: dict[str, Any]
