@@ -279,12 +279,13 @@ class Evaluations:
             self.seen[key] = dict(zip(names, done, strict=True))
         return self.seen[key]
 
+    def scores(self, weights: twin.Weights, folds: set[int], count_rule: bool = True) -> list[float]:
+        """Each embedder's objective on ``folds``: the mean of the ``OBJECTIVE`` measures."""
+        rows = self.of(weights, count_rule).values()
+        return [statistics.fmean(summary(r, folds)[m] for m in OBJECTIVE) for r in rows]
+
     def objective(self, weights: twin.Weights, folds: set[int], count_rule: bool = True) -> float:
-        scores = []
-        for rows in self.of(weights, count_rule).values():
-            numbers = summary(rows, folds)
-            scores.append(statistics.fmean(numbers[m] for m in OBJECTIVE))
-        return statistics.fmean(scores)
+        return statistics.fmean(self.scores(weights, folds, count_rule))
 
 
 def choose(evaluations: Evaluations, folds: set[int], start: twin.Weights, rounds: int = 2) -> twin.Weights:
@@ -356,28 +357,12 @@ def select_caps(data: dict[str, list[User]], evaluations: Evaluations) -> dict[s
     cap."""
     current = twin.Weights()
     out = {}
-
-    def scores(weights: twin.Weights, folds: set[int]) -> list[float]:
-        rows = evaluations.of(weights).values()
-        return [statistics.fmean(summary(r, folds)[m] for m in OBJECTIVE) for r in rows]
-
     for cap, values in CAPS.items():
         uncapped = replace(current, **{cap: 0})
         chosen, gains = [], {name: [] for name in data}
         for fold in range(FOLDS):
             training = set(range(FOLDS)) - {fold}
-            floor = scores(uncapped, training)
-            value = next(
-                (
-                    v
-                    for v in values
-                    if all(
-                        a >= b - 1e-9
-                        for a, b in zip(scores(replace(current, **{cap: v}), training), floor, strict=True)
-                    )
-                ),
-                0,
-            )
+            value = _least_cap(evaluations, uncapped, cap, values, training)
             chosen.append(value)
             for name in data:
                 with_it = summary(evaluations.of(replace(current, **{cap: value}))[name], {fold})
@@ -386,6 +371,19 @@ def select_caps(data: dict[str, list[User]], evaluations: Evaluations) -> dict[s
         out[cap] = {"chosen by fold": chosen, "held-out gain": {n: spread(g) for n, g in gains.items()}}
         print(f"{cap}: folds chose {chosen}", flush=True)
     return out
+
+
+def _least_cap(
+    evaluations: Evaluations, uncapped: twin.Weights, cap: str, values: tuple[int, ...], folds: set[int]
+) -> int:
+    """The smallest of ``values`` with which no embedder scores lower on ``folds`` than ``uncapped``
+    (0, no cap, when none does)."""
+    floor = evaluations.scores(uncapped, folds)
+    for value in values:
+        scores = evaluations.scores(replace(uncapped, **{cap: value}), folds)
+        if all(a >= b - 1e-9 for a, b in zip(scores, floor, strict=True)):
+            return value
+    return 0
 
 
 def cross_validate(data: dict[str, list[User]], evaluations: Evaluations) -> dict[str, Any]:

@@ -335,7 +335,7 @@ def main() -> None:
                 for reference in (kind, kind + OWN)
             )
             print(
-                f"{name:8s} {system:36s} p50 {measured['latency_ms']['p50']:6.2f} ms ({ratios})"
+                f"{name:8s} {system:44s} p50 {measured['latency_ms']['p50']:6.2f} ms ({ratios})"
                 f"  p99 {measured['latency_ms']['p99']:6.2f}  rows>={measured['rows_min']}"
                 f"  updated {measured.get('memories_rows_updated', '-')}",
                 flush=True,

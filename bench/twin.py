@@ -137,6 +137,11 @@ def bm25(w: Weights, idf: np.ndarray, tf: np.ndarray, length: np.ndarray, averag
     return np.asarray((idf * tf * (w.k1 + 1) / (tf + norm[:, None])).sum(axis=1), dtype=float)
 
 
+def idf_of(documents: float, df: np.ndarray) -> np.ndarray:
+    """bm25_idf() of each term's document frequency."""
+    return np.asarray(np.log(1 + (documents - df + 0.5) / (df + 0.5)), dtype=float)
+
+
 def rank(
     m: Memories,
     q: Query,
@@ -247,7 +252,7 @@ def _candidates(
                 capped = matching & (np.cumsum(matching) <= w.common)  # the first rows the scan returns
                 limited = True
     if counted is not None and w.lexical_pool and capped.sum() > w.lexical_pool:
-        idf = np.log(1 + (max(m.n, 1) - counted + 0.5) / (counted + 0.5))
+        idf = idf_of(max(m.n, 1), counted)
         own = bm25(w, idf, tf, m.length.astype(float), m.average)
         rows = np.flatnonzero(capped)
         best = rows[np.lexsort((m.uuid_order[rows], -own[rows]))[: w.lexical_pool]]
@@ -279,7 +284,7 @@ def _lexical(
     chosen_tf = np.where(chosen[:, None], tf, 0)
     present = chosen_tf.sum(axis=0) > 0  # the terms some chosen memory holds
     df = (chosen_tf > 0).sum(axis=0).astype(float) if counted is None else counted
-    idf = np.log(1 + (documents - df + 0.5) / (df + 0.5))
+    idf = idf_of(documents, df)
     idf = np.where(present, idf, 0)
     around_tf = chosen_tf.copy()
     around_length = m.length.astype(float).copy()

@@ -69,14 +69,20 @@ LOGGED_UNLESS_CATCHING_UP = "current_setting('pgmem.catch_up_due', true) IS DIST
 counted earlier in its transaction (the queue's ``pending`` statement), call for a catch-up: the
 search then runs again after it, and that one logs."""
 
-SEARCH_AND_LOG = f"""
-WITH found AS MATERIALIZED ({SEARCH}), logged AS (
+_LOGGED = f""", logged AS (
     INSERT INTO memory_accesses (user_id, memory_id, accessed_at)
-    SELECT %(user_id)s, f.id, %(now)s FROM found f
+    SELECT %(user_id)s, a.id, %(now)s FROM answer a
     WHERE {LOGGED_UNLESS_CATCHING_UP}
-)
-SELECT * FROM found ORDER BY score DESC, id
-"""
+)"""
+"""The access of each memory of a statement's ``answer`` logged, unless a catch-up is due; a
+statement that logs nothing has no INSERT, so that it runs in a read-only transaction too."""
+
+_ANSWERED = "SELECT * FROM answer ORDER BY score DESC, id\n"
+"""The end of every statement that ranks into ``answer``."""
+
+SEARCH_AND_LOG = f"""
+WITH answer AS MATERIALIZED ({SEARCH}){_LOGGED}
+{_ANSWERED}"""
 """``SEARCH`` that also logs an access of every memory it returns, in the same statement."""
 
 _VECTOR_RANKED = """
@@ -105,9 +111,7 @@ WITH nearest AS MATERIALIZED (  -- the pool, whole rows
 ){tail}
 """
 
-_VECTOR_ROW = (
-    "m.id, m.memory_type, m.content, m.importance, m.session_id, m.modality, m.metadata, m.created_at"
-)
+_VECTOR_ROW = ", ".join("m." + column for column in COLUMNS.split(", "))
 _VECTOR_DISTANCE = "m.embedding::{type}({dimension}) <=> %(query)s::{type}({dimension})"
 _VECTOR_KEPT = """m.user_id = %(user_id)s AND m.embedding_model = {model} AND m.forgotten_at IS NULL
            AND m.memory_type = ANY (%(types)s)"""
@@ -191,14 +195,6 @@ _BY_KEY = """
                          WHERE x.user_id = %(user_id)s AND x.id = n.id OFFSET 0) AS m"""
 """The exact read's rows whole, by key (a generic plan cannot make it a scan of the user's rows)."""
 
-_LOGGED = """, logged AS (
-    INSERT INTO memory_accesses (user_id, memory_id, accessed_at)
-    SELECT %(user_id)s, a.id, %(now)s FROM answer a
-    WHERE {logged_unless}
-)"""
-"""The access of each memory of ``answer`` logged, unless a catch-up is due; a statement that
-logs nothing has no INSERT, so that it runs in a read-only transaction too."""
-
 _POOLED_CALL = f"""search_memories({_SEARCH_ARGUMENTS},
     p_nearest => (SELECT p.ids FROM pool p), p_nearest_cosines => (SELECT p.cosines FROM pool p))"""
 """``_SEARCH_CALL`` handed the pool that ``_POOLED_HYBRID`` found."""
@@ -249,9 +245,8 @@ def _composed(
         exact=sql.SQL(EXACT_SCAN),
         pool=pool,
     )
-    unless = sql.SQL(LOGGED_UNLESS_CATCHING_UP)
-    tail = sql.SQL(_LOGGED).format(logged_unless=unless) if logged else sql.SQL("")
-    composed = sql.SQL(template + "SELECT * FROM answer ORDER BY score DESC, id\n").format(
+    tail = sql.SQL(_LOGGED if logged else "")
+    composed = sql.SQL(template + _ANSWERED).format(
         scan=scan,
         exact=sql.SQL(EXACT_SCAN),
         columns=sql.SQL(", ").join(map(sql.Identifier, SEARCH_COLUMNS)),

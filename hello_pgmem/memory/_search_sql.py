@@ -93,7 +93,7 @@ def statement(
         return SearchSQL(text, params, [settings])
     lean = (
         planned
-        and scoring == "vector"
+        and params["mode"] == "vector"
         and (search.per_type_limit is None or search.per_type_limit >= search.limit)
     )
     if not lean:

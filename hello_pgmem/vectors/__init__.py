@@ -22,7 +22,6 @@ from hello_pgmem.vectors.waiting import (
     scope_queue,
     search_catch_up,
     wait_for_embeddings,
-    waiting_after_search,
     waiting_for_search,
 )
 from hello_pgmem.vectors.worker import EmbeddingWorker, Pass
@@ -44,6 +43,5 @@ __all__ = [
     "scope_queue",
     "search_catch_up",
     "wait_for_embeddings",
-    "waiting_after_search",
     "waiting_for_search",
 ]

@@ -128,13 +128,6 @@ def search_catch_up(db: Database) -> int | None:
     return None if db.settings.read_only else db.settings.search_catch_up
 
 
-def waiting_after_search(db: Database, embedder: Embedder, waiting: Pending) -> None:
-    """After a search counted its scope's waiting rows: the process's workers are woken for them
-    (a read-only store only counts)."""
-    if waiting.rows and not db.settings.read_only:
-        queued(db, embedder)  # a worker of this process takes them, if none does yet
-
-
 def waiting_for_search(
     db: Database, embedder: Embedder, kind: Kind, scope: str, counted: Pending | None = None
 ) -> tuple[int, str | None]:
@@ -150,7 +143,8 @@ def waiting_for_search(
         except HelloPgmemError as exc:  # the database: the search says so and goes on
             failure = str(exc)
         waiting = pending(db, kind, scope, embedder.model_name)
-    waiting_after_search(db, embedder, waiting)
+    if waiting.rows and not db.settings.read_only:  # a read-only store only counts
+        queued(db, embedder)  # a worker of this process takes them, if none does yet
     return waiting.rows, failure
 
 
