@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from functools import cached_property
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from hello_pgmem.core.models import DEFAULT_TYPES, MemoryConfig
@@ -30,6 +29,7 @@ if TYPE_CHECKING:
     from hello_pgmem.loop.writer import LoopConfig
     from hello_pgmem.memory import MemoryManager
     from hello_pgmem.rag.knowledge import KnowledgeBase
+    from hello_pgmem.tools.files import FilesRoot
     from hello_pgmem.tools.memory_tool import MemoryTool
     from hello_pgmem.tools.rag_tool import RAGTool
 
@@ -135,13 +135,16 @@ class Store(SharesDatabase):
         session_id: str | None = None,
         expandable: bool = False,
         clock: Callable[[], datetime] | None = None,
+        files_root: FilesRoot = None,
     ) -> MemoryTool:
-        """The agent-facing ``memory`` tool of ``user_id``, working through :meth:`memory`."""
+        """The agent-facing ``memory`` tool of ``user_id``, working through :meth:`memory`;
+        ``files_root`` is the folder its perceptual memories' files are read beneath (by default
+        the working directory, none when False)."""
         from hello_pgmem.tools.memory_tool import MemoryTool, new_session_id
 
         session = session_id or new_session_id(clock)
         manager = self.memory(user_id, session, types=types, clock=clock)
-        return MemoryTool(manager=manager, expandable=expandable)
+        return MemoryTool(manager=manager, expandable=expandable, files_root=files_root)
 
     def rag_tool(
         self,
@@ -150,11 +153,11 @@ class Store(SharesDatabase):
         namespaces: Sequence[str] | None = None,
         expandable: bool = False,
         asked_by: str | None = None,
-        files_root: Path | None = None,
+        files_root: FilesRoot = None,
     ) -> RAGTool:
         """The agent-facing ``rag`` tool of ``namespace`` (limited to ``namespaces``, by default
-        that one); ``asked_by`` files its questions under a user, ``files_root`` confines the
-        files it may read."""
+        that one); ``asked_by`` files its questions under a user; the tool reads files only
+        beneath ``files_root`` (by default the working directory, none when False)."""
         from hello_pgmem.tools.rag_tool import RAGTool
 
         return RAGTool(

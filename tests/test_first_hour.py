@@ -128,9 +128,8 @@ def test_a_path_that_is_not_a_regular_file(path: str, clean: Database, embedder:
     kb = KnowledgeBase(clean, embedder, "files")
     with pytest.raises(InvalidInputError, match="is not a regular file"):
         kb.add_document(path)
-    assert "is not a regular file" in RAGTool(database=clean, embedder=embedder).run(
-        "add_document", file_path=path
-    )
+    widened = RAGTool(database=clean, embedder=embedder, files_root=Path("/"))
+    assert "is not a regular file" in widened.run("add_document", file_path=path)
 
 
 def test_perceptual_memory_stores_the_absolute_path_and_refuses_unknown_binaries(

@@ -103,9 +103,9 @@ def test_recency_follows_the_perceptual_formula(
 
 
 def test_tool_adds_media_and_infers_the_modality(
-    make_tool: Callable[..., MemoryTool], files: dict[str, Path], clean: Database
+    make_tool: Callable[..., MemoryTool], files: dict[str, Path], clean: Database, tmp_path: Path
 ) -> None:
-    tool = make_tool(memory_types=["working", "episodic", "semantic", "perceptual"])
+    tool = make_tool(memory_types=["working", "episodic", "semantic", "perceptual"], files_root=tmp_path)
     assert tool.run(
         "add", content="日落照片", memory_type="perceptual", file_path=str(files["sunset"])
     ).startswith("✅")
@@ -134,7 +134,7 @@ def test_a_missing_or_unreadable_file_stores_nothing(
     make_file: Callable[[Path], Path],
     field: str,
 ) -> None:
-    tool = make_tool(memory_types=["working", "episodic", "semantic", "perceptual"])
+    tool = make_tool(memory_types=["working", "episodic", "semantic", "perceptual"], files_root=tmp_path)
     tool.run("add", content="已有记忆", memory_type="episodic")
     before = table_digest(clean)
     result = tool.run("add", content="坏文件", memory_type="perceptual", file_path=str(make_file(tmp_path)))

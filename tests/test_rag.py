@@ -366,8 +366,7 @@ def test_tool_actions_expanded_and_bad_input(clean: Database, embedder: HashingE
     assert registry.execute_tool("rag_add_text", {"text": "   "}) == "❌ 文本内容不能为空"
     assert registry.execute_tool("rag_search", {"query": ""}) == "❌ 搜索查询不能为空"
     assert (
-        registry.execute_tool("rag_add_document", {"file_path": "/no/such.md"})
-        == "❌ 文件不存在: /no/such.md"
+        registry.execute_tool("rag_add_document", {"file_path": "no/such.md"}) == "❌ 文件不存在: no/such.md"
     )
     assert registry.execute_tool("rag_search", {"query": "x", "limit": 0}).startswith(
         "❌ 执行操作 'search' 时发生错误: limit"

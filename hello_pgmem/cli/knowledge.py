@@ -13,6 +13,7 @@ import click
 
 from hello_pgmem.cli.app import State, cli, emit, open_store, say_notes
 from hello_pgmem.rag.chunking import MAX_CHUNK_SIZE, MIN_CHUNK_SIZE
+from hello_pgmem.rag.folders import MAX_BYTES, MAX_FILES
 
 if TYPE_CHECKING:
     from hello_pgmem.rag.answer import Answer
@@ -73,11 +74,34 @@ def file_line(number: int, total: int, result: IngestResult) -> str:
     help="Tokens repeated from the previous chunk (at most half of --chunk-size).",
 )
 @click.option("--wait", is_flag=True, help="Embed the queued chunks before exiting (PGMEM_EMBED).")
+@click.option(
+    "--max-files",
+    default=MAX_FILES,
+    show_default=True,
+    type=click.IntRange(1),
+    help="Refuse the ingest, storing nothing, when the paths hold more files.",
+)
+@click.option(
+    "--max-bytes",
+    default=MAX_BYTES,
+    show_default=True,
+    type=click.IntRange(1),
+    help="Refuse the ingest, storing nothing, when the paths' files hold more bytes.",
+)
 @click.pass_obj
-def ingest(state: State, paths: tuple[Path, ...], chunk_size: int, chunk_overlap: int, wait: bool) -> int:
+def ingest(
+    state: State,
+    paths: tuple[Path, ...],
+    chunk_size: int,
+    chunk_overlap: int,
+    wait: bool,
+    max_files: int,
+    max_bytes: int,
+) -> int:
     """Add files and folders to --namespace, each searchable by its words once stored; exit code 3
     when some files failed. Chunks are embedded in the write (PGMEM_EMBED=now, the hashing
-    embedder) or queued for the embedding workers: --wait embeds them here, with progress."""
+    embedder) or queued for the embedding workers: --wait embeds them here, with progress. The
+    filesystem root, system folders and the whole home folder are refused."""
     if chunk_overlap > chunk_size // 2:
         raise click.BadParameter("must be at most half of --chunk-size", param_hint="--chunk-overlap")
     started = time.perf_counter()
@@ -96,7 +120,14 @@ def ingest(state: State, paths: tuple[Path, ...], chunk_size: int, chunk_overlap
             elif not state.json:
                 click.echo(file_line(done, total, result), err=True)
 
-        results = kb.ingest(paths, chunk_size=chunk_size, chunk_overlap=chunk_overlap, progress=progress)
+        results = kb.ingest(
+            paths,
+            chunk_size=chunk_size,
+            chunk_overlap=chunk_overlap,
+            progress=progress,
+            max_files=max_files,
+            max_bytes=max_bytes,
+        )
         stored = time.perf_counter() - started
         if wait:
             embed_queued(state, kb, terminal)

@@ -18,8 +18,9 @@ from hello_pgmem.cli.app import State, cli, emit, open_store
 @click.option(
     "--files-root",
     type=click.Path(file_okay=False, path_type=Path),
-    help="HTTP: the folder beneath which each user's own folder lies (FILES_ROOT/<user>, or a "
-    "{user} in the path), the only files rag_add_document and rag_ingest read for that user.",
+    help="The folder the file tools (rag_add_document, rag_ingest, a perceptual memory_add) read "
+    "beneath. stdio: default the working directory. HTTP: each user's own folder lies beneath it "
+    "(FILES_ROOT/<user>, or a {user} in the path); without it, no file is read.",
 )
 @click.option(
     "--rate",

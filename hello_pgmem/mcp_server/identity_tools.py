@@ -5,7 +5,6 @@ against."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import mcp_types as types
@@ -16,6 +15,7 @@ from hello_pgmem.mcp_server.permissions import TOOLS, visible
 from hello_pgmem.rag.chunking import MAX_CHUNK_SIZE, MIN_CHUNK_SIZE
 from hello_pgmem.store import Store
 from hello_pgmem.tools.base import ToolRegistry
+from hello_pgmem.tools.files import FilesRoot
 
 INGEST_ARGUMENTS = ("paths", "namespace", "chunk_size", "chunk_overlap")
 
@@ -72,9 +72,12 @@ class IdentityTools:
     embedder and chat model for all). An identity given no namespace gets one of its own, named
     after its user (``user:<user>``)."""
 
-    def __init__(self, store: Store, identity: Identity, files_root: Path | None = None) -> None:
+    def __init__(self, store: Store, identity: Identity, files_root: FilesRoot = None) -> None:
+        """``files_root``: the folder both tools read files beneath (``FilesRoot``)."""
         self.identity = identity
-        self.memory = store.memory_tool(identity.user_id, session_id="mcp", expandable=True)
+        self.memory = store.memory_tool(
+            identity.user_id, session_id="mcp", expandable=True, files_root=files_root
+        )
         namespaces = identity.knowledge
         self.rag = store.rag_tool(
             namespaces[0],

@@ -22,7 +22,8 @@ class Limits:
     sessions_per_token: int = 16  # HTTP: live MCP sessions of one token (its oldest closed)
     session_idle_s: float = 300.0  # HTTP: a session without a request in flight this long ends
     max_sessions: int = 4096  # HTTP: live MCP sessions in all (503 past it)
-    files_root: Path | None = None  # HTTP only: the folder file tools may read (None: refused)
+    files_root: Path | None = None  # file tools read beneath it: HTTP each user's folder in it (None:
+    # none); stdio the folder itself (None: the working directory)
 
 
 @dataclass

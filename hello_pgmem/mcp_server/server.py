@@ -11,9 +11,10 @@ or a refused request as an MCP error. Resources: ``memory://summary``, ``memory:
 Every call runs for one identity (a user and the namespaces it may use): over stdio the one the
 server was started with, over HTTP the one of the request's bearer token. The database scopes
 every statement to that user by row-level security, so a mistake here still cannot reach another
-user's rows. Over HTTP, tools that read files of the server's machine (``rag_add_document``,
-``rag_ingest``) read only the identity's own folder beneath ``files_root``, and are refused
-without one.
+user's rows. Tools that read files of the server's machine (``rag_add_document``, ``rag_ingest``,
+``memory_add`` of a perceptual memory's file) read only beneath a files root: over HTTP the
+identity's own folder beneath ``--files-root`` (refused without one), over stdio ``--files-root``
+or, by default, the working directory.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from mcp.shared.exceptions import MCPError
 
 from hello_pgmem.access import Identity
 from hello_pgmem.core.deadline import call_deadline
+from hello_pgmem.core.errors import InvalidInputError
 from hello_pgmem.db import Database
 from hello_pgmem.mcp_server.arguments import argument_error, given
 from hello_pgmem.mcp_server.identity_tools import INGEST_ARGUMENTS, IdentityTools, tool_list
@@ -44,6 +46,7 @@ from hello_pgmem.mcp_server.sessions import rate_wait
 from hello_pgmem.rag.chunking import check_sizes
 from hello_pgmem.store import Store
 from hello_pgmem.tools.base import ToolText, failed, succeeded
+from hello_pgmem.tools.files import FilesRoot
 from hello_pgmem.tools.rag_text import ingest_report
 
 log = logging.getLogger(__name__)
@@ -119,7 +122,7 @@ class PgMemServer:
             if identity in self._boxes:
                 self._boxes.move_to_end(identity)
             else:
-                self._boxes[identity] = IdentityTools(self.store, identity, self.root_of(identity))
+                self._boxes[identity] = IdentityTools(self.store, identity, self.files_of(identity))
                 while len(self._boxes) > MAX_BOXES:
                     self._boxes.popitem(last=False)
             return self._boxes[identity]
@@ -212,6 +215,13 @@ class PgMemServer:
         tool = box.registry.tools[params.name]  # listed, so registered
         return text_result(await self.bounded(lambda: tool.run(arguments)))
 
+    def files_of(self, identity: Identity) -> FilesRoot:
+        """Where an identity's tools read files: over HTTP its own folder beneath ``--files-root``,
+        or nowhere; over stdio ``--files-root``, by default the working directory."""
+        if not self.remote:
+            return self.limits.files_root
+        return self.root_of(identity) or False
+
     def root_of(self, identity: Identity) -> Path | None:
         """The folder an identity's file tools read over HTTP: its own beneath ``--files-root``
         (:func:`user_root`); None on stdio (any file the local user may read) or when it has none."""
@@ -251,15 +261,21 @@ class PgMemServer:
             message = f"{result.status}: {result.source_path or result.document_id}"
             anyio.from_thread.run(ctx.session.report_progress, done, total, message)
 
+        root = box.rag.files_root
+        if root is None:
+            return refused("paths: reading the server's files is off (start the server with --files-root)")
+
         def run() -> str:
-            root = self.root_of(box.identity)
-            results = kb.ingest(
-                [str(root / p) if root is not None else p for p in paths],
-                chunk_size=chunk_size,
-                chunk_overlap=chunk_overlap,
-                progress=progress,
-                root=root,
-            )
+            try:
+                results = kb.ingest(
+                    [str(root / p) for p in paths],
+                    chunk_size=chunk_size,
+                    chunk_overlap=chunk_overlap,
+                    progress=progress,
+                    root=root,
+                )
+            except InvalidInputError as exc:  # a path refused, or over the budget: nothing stored
+                return failed(f"❌ {exc}")
             return ingest_report(results, kb.namespace, box.rag.language)
 
         return text_result(await self.bounded(run))

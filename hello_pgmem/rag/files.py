@@ -1,4 +1,4 @@
-"""Reading the files a caller names, optionally only beneath one folder (``--files-root``).
+"""Reading the files a caller names, optionally only beneath one folder (a files root).
 
 Beneath a root, every file, named or found in a folder, must resolve to a place inside the root,
 and is then opened one path component at a time from the root with ``O_NOFOLLOW``: a symbolic
@@ -10,13 +10,36 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from os import PathLike
 from pathlib import Path
 
 from hello_pgmem.core.errors import InvalidInputError
 
 MAX_FILE_BYTES = 100 * 1024 * 1024
+
+SYSTEM_TREES = frozenset(
+    Path(name)
+    for name in (
+        "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/libx32", "/media",
+        "/mnt", "/opt", "/proc", "/root", "/run", "/sbin", "/snap", "/srv", "/sys", "/tmp", "/usr",
+        "/var",
+    )
+)  # fmt: skip
+"""The system's own folders: never read as a whole."""
+
+
+def too_wide(path: Path) -> str | None:
+    """What a folder is when it holds too much of the machine to be read as a whole (the filesystem
+    root, a system folder, the home folder), or None."""
+    resolved = path.expanduser().resolve()
+    if resolved == Path(resolved.anchor):
+        return "the filesystem root"
+    if resolved in SYSTEM_TREES:
+        return "a system folder"
+    if resolved == Path.home().resolve():
+        return "the whole home folder"
+    return None
 
 
 def beneath(root: Path, path: Path) -> Path:
@@ -60,10 +83,11 @@ def read_file(path: Path, root: Path | None = None) -> bytes:
         raise InvalidInputError("file_path", f"no such file: {shown!r}") from exc
     except OSError as exc:
         raise InvalidInputError("file_path", f"cannot open {shown!r}: {exc.strerror}") from exc
+    if not stat.S_ISREG(os.fstat(descriptor).st_mode):  # before fdopen, which refuses a folder
+        os.close(descriptor)
+        raise InvalidInputError("file_path", f"{shown!r} is not a regular file")
     with os.fdopen(descriptor, "rb") as handle:
         info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise InvalidInputError("file_path", f"{shown!r} is not a regular file")
         if info.st_size > MAX_FILE_BYTES:
             raise InvalidInputError("file_path", f"{path.name!r} is larger than {MAX_FILE_BYTES} bytes")
         data = handle.read(MAX_FILE_BYTES + 1)
@@ -87,22 +111,3 @@ def path_list(paths: object) -> list[Path]:
         if "\x00" in str(item):
             raise InvalidInputError("paths", "a path must not hold a NUL character")
     return [Path(item) for item in found]
-
-
-def expand(paths: object, root: Path | None = None) -> Iterator[Path]:
-    """Files named, and every file below folders named (links not followed into folders; names
-    that start with a period, such as ``.git``, not walked); beneath ``root`` each is checked again
-    when it is read. Which of them can be read is the converter's decision. ``paths`` is one path
-    or a list of them (:func:`path_list`)."""
-    for item in path_list(paths):
-        path = item.expanduser()
-        if root is not None:
-            beneath(root, path)  # a named folder outside the root is refused before its walk
-        if path.is_dir() and not path.is_symlink():
-            for folder, folders, files in os.walk(path, followlinks=False):
-                folders[:] = sorted(name for name in folders if not name.startswith("."))
-                for name in sorted(files):
-                    if not name.startswith("."):
-                        yield Path(folder) / name
-        else:
-            yield path

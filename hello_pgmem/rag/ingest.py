@@ -30,7 +30,8 @@ from hello_pgmem.llm import ChatClient
 from hello_pgmem.rag import store
 from hello_pgmem.rag.chunking import Chunk, check_sizes, chunk_markdown
 from hello_pgmem.rag.convert import convert_file, read_document
-from hello_pgmem.rag.files import beneath, expand
+from hello_pgmem.rag.files import beneath
+from hello_pgmem.rag.folders import MAX_BYTES, MAX_FILES, planned_files
 from hello_pgmem.rag.models import IngestResult
 from hello_pgmem.rag.unpacking import MAX_TEXT_CHARS
 
@@ -280,13 +281,18 @@ class Ingest(store.Namespaced):
         chunk_overlap: int = 100,
         progress: Progress | None = None,
         root: Path | None = None,
+        max_files: int = MAX_FILES,
+        max_bytes: int = MAX_BYTES,
     ) -> list[IngestResult]:
         """Files and folders (one path, or a list of them; recursively, links not followed into
         folders, hidden names not walked); one bad file stops nothing. Every file gets a result: a
         file that is neither text nor a known document format is ``skipped`` with the reason, one
-        that cannot be read ``failed``. With ``root``, every file must lie beneath it."""
+        that cannot be read ``failed``. With ``root``, every file must lie beneath it. The
+        filesystem root, system folders and the home folder as a whole are refused, and so are
+        more than ``max_files`` files or ``max_bytes`` bytes in all (:mod:`~hello_pgmem.rag.folders`),
+        before anything is stored."""
         check_sizes(chunk_size, chunk_overlap)
-        files = list(expand(paths, root))
+        files = planned_files(paths, root, max_files=max_files, max_bytes=max_bytes)
         results: list[IngestResult] = []
         for number, path in enumerate(files, 1):
             check_deadline()  # an abandoned call stops between files

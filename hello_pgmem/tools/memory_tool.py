@@ -23,8 +23,9 @@ from hello_pgmem.core.settings import Settings
 from hello_pgmem.db import Database
 from hello_pgmem.embedding import Embedder
 from hello_pgmem.memory import MemoryManager
-from hello_pgmem.perceptual.encoders import infer_modality
 from hello_pgmem.tools.base import ToolText, failed, tool_action
+from hello_pgmem.tools.files import FilesRoot, media_metadata
+from hello_pgmem.tools.files import files_root as files_root_of
 from hello_pgmem.tools.memory_reading import ReadingActions
 from hello_pgmem.tools.memory_text import (
     CLEAR_ALL_WARNING,
@@ -79,13 +80,18 @@ class MemoryTool(ReadingActions):
         session_id: str | None = None,
         language: Language | None = None,
         manager: MemoryManager | None = None,
+        files_root: FilesRoot = None,
     ) -> None:
         """``language`` is the tool's (default: ``PGMEM_LANGUAGE``, English unless set). With
-        ``manager`` the tool works through that user's memory (``Store.memory_tool`` gives one)."""
+        ``manager`` the tool works through that user's memory (``Store.memory_tool`` gives one).
+        A perceptual memory's file is read only beneath ``files_root``: by default the working
+        directory, none when False (:func:`~hello_pgmem.rag.files.files_root`), since the file
+        names come from a model."""
         settings = manager.settings if manager else settings or (database.settings if database else None)
         tongue: Language = language or (settings.language if settings else Settings().language)
         super().__init__("memory", DESCRIPTION[tongue], expandable, tongue)
         self.conversation_count = 0
+        self.files_root = files_root_of(files_root)
         self.current_session_id = (manager.session_id if manager else session_id) or new_session_id(clock)
         self.memory_manager = manager or MemoryManager.of_types(
             user_id,
@@ -132,8 +138,9 @@ class MemoryTool(ReadingActions):
                 zh: 记忆类型 working、episodic、semantic 或 perceptual
             importance: importance 0-1, estimated when left out
                 zh: 重要性 0-1，省略时自动估计
-            file_path: the file of a perceptual memory
-                zh: 感知记忆的文件路径
+            file_path: the file of a perceptual memory, inside the folder the tool may read (by
+                default the working directory)
+                zh: 感知记忆的文件路径，须在工具可读的目录内（默认为当前目录）
             modality: a perceptual memory's modality: text, image, audio or video (left out: from
                 the file's extension)
                 zh: 感知记忆的模态 text、image、audio、video（省略时按扩展名推断）
@@ -147,12 +154,8 @@ class MemoryTool(ReadingActions):
         meta = {**(metadata or {}), **extra}
         if modality is not None:
             check_modality(modality)
-        if memory_type == "perceptual":
-            if file_path:
-                meta["file_path"] = file_path
-            inferred = infer_modality(file_path) if file_path else "text"
-            if modality or inferred:
-                meta["modality"] = modality or inferred
+        if memory_type in self.memory_manager.enabled_types:  # else add_memory names the type
+            meta.update(media_metadata(memory_type, file_path, modality, self.files_root))
         memory_id = self.memory_manager.add_memory(
             content, memory_type, importance, meta, timestamp=timestamp, session_id=self.current_session_id
         )

@@ -28,6 +28,8 @@ from hello_pgmem.rag.chunking import ChunkOverlap, ChunkSize
 from hello_pgmem.rag.knowledge import MAX_TOP_K, KnowledgeBase
 from hello_pgmem.rag.models import ChunkHit
 from hello_pgmem.tools.base import ActionsTool, ToolText, failed, tool_action
+from hello_pgmem.tools.files import FilesRoot, confined
+from hello_pgmem.tools.files import files_root as files_root_of
 from hello_pgmem.tools.memory_tool import MemoryTool
 from hello_pgmem.tools.params import AnswerChars, Confirm, Listed, Passages
 from hello_pgmem.tools.rag_text import (
@@ -76,14 +78,16 @@ class RAGTool(ActionsTool, SharesDatabase):
         clock: Callable[[], float] = time.perf_counter,
         namespaces: Collection[str] | None = None,
         user_id: str | None = None,
-        files_root: Path | None = None,
+        files_root: FilesRoot = None,
         language: Language | None = None,
     ) -> None:
         """``namespaces`` limits which namespaces an agent may name (default: any, as the
         reference); give it when the tool serves one tenant, so ``namespace=`` cannot reach
         another's documents. ``user_id`` is who asks: the retrieval log files its questions under
-        that user. ``files_root`` confines ``add_document`` to one folder (relative names inside
-        it, no link followed), as the MCP server over HTTP does. ``language`` is the tool's (default:
+        that user. ``add_document`` reads files only beneath ``files_root`` (relative names looked
+        for there, then in ``knowledge_base_path`` when that lies inside it; no link followed out):
+        by default the working directory, none when False (:func:`~hello_pgmem.rag.files.files_root`),
+        since the file names come from a model. ``language`` is the tool's (default:
         ``PGMEM_LANGUAGE``, English unless set). ``collection_name`` (the reference's vector
         store collection) is accepted and has no effect: the namespace is the collection."""
         if collection_name is not None:
@@ -99,7 +103,7 @@ class RAGTool(ActionsTool, SharesDatabase):
         self.memory_tool = memory_tool
         self.remember_passages = remember_passages
         self.user_id = user_id
-        self.files_root = files_root
+        self.files_root = files_root_of(files_root)
         self.clock = clock
         self._bases: dict[str, KnowledgeBase] = {}
         self.namespaces = None if namespaces is None else frozenset({rag_namespace, *namespaces})
@@ -120,21 +124,9 @@ class RAGTool(ActionsTool, SharesDatabase):
         return self._bases[name]
 
     def _find_file(self, file_path: str) -> Path | None:
-        """The file, in the current directory or the knowledge-base directory; None if neither
-        has it (or the name cannot be a file name: too long, or with a NUL character)."""
-        if not file_path.strip() or "\x00" in file_path:
-            raise InvalidInputError("file_path", "must be a file name without NUL characters")
-        if self.files_root is not None:  # no other place to look: convert_file checks the root
-            return self.files_root / Path(file_path).expanduser()
-        for candidate in (Path(file_path).expanduser(), self.knowledge_base_path / file_path):
-            try:
-                if candidate.is_file():
-                    return candidate
-                if candidate.exists():
-                    raise InvalidInputError("file_path", f"{file_path[:200]!r} is not a regular file")
-            except (OSError, ValueError):  # ENAMETOOLONG and friends: no such file
-                continue
-        return None
+        """The file, beneath the files root: in it, or in the knowledge-base folder inside it;
+        None when neither has it."""
+        return confined(self.files_root, file_path, self.knowledge_base_path)
 
     # ------------------------------------------------------------------ actions
 
@@ -154,9 +146,11 @@ class RAGTool(ActionsTool, SharesDatabase):
         """Add a document.
 
         Args:
-            file_path: the file's path (a relative one is looked for in the current folder, then
-                in the knowledge base's folder)
-                zh: 文件路径（相对路径先在当前目录找，再在知识库目录找）
+            file_path: the file's path, inside the folder the tool may read (by default the
+                working directory); a relative one is looked for there, then in the knowledge
+                base's folder
+                zh: 文件路径，须在工具可读的目录内（默认为当前目录）；
+                相对路径先在该目录找，再在知识库目录找
             document_id: the document's id, the file path when left out
                 zh: 文档ID，省略时用文件路径
             namespace: the namespace, the tool's by default
@@ -173,7 +167,11 @@ class RAGTool(ActionsTool, SharesDatabase):
             )
         kb = self.knowledge_base(namespace)
         result = kb.add_document(
-            path, document_id, chunk_size=chunk_size, chunk_overlap=chunk_overlap, root=self.files_root
+            path,
+            document_id or file_path[-255:],
+            chunk_size=chunk_size,
+            chunk_overlap=chunk_overlap,
+            root=self.files_root,
         )
         if result.chunks == 0:
             return self.say(f"⚠️ No text could be read from {path.name}", f"⚠️ 未能从文件解析内容: {path.name}")
