@@ -1006,9 +1006,7 @@ BEGIN
             ORDER BY c.embedding::%1$s(%2$s) <=> $2::%1$s(%2$s)
             LIMIT $5
         ), by_vector AS (
-            SELECT n.id, 1 - n.distance AS vector_score,
-                   row_number() OVER (ORDER BY n.distance + 0) AS rank
-            FROM nearest n
+            SELECT n.id, 1 - n.distance AS vector_score FROM nearest n
         ), capped AS MATERIALIZED (  -- the chunks that hold the candidate terms (at most the cap)
             SELECT c.id
             FROM chunks c
@@ -1033,24 +1031,29 @@ BEGIN
             ORDER BY s.bm25 DESC, s.id
             LIMIT $5
         ), fused AS (
-            SELECT coalesce(v.id, t.id) AS id, v.vector_score,
-                   coalesce(t.text_score / nullif(max(t.text_score) OVER (), 0), 0) AS text_score,
-                   coalesce(1.0 / (ranking_weight('rrf_k') + v.rank), 0)
-                   + coalesce(1.0 / (ranking_weight('rrf_k') + t.rank), 0) AS rrf
+            SELECT coalesce(v.id, t.id) AS id, v.vector_score, t.rank AS text_rank,
+                   coalesce(t.text_score / nullif(max(t.text_score) OVER (), 0), 0) AS text_score
             FROM by_vector v FULL OUTER JOIN by_text t ON t.id = v.id
+        ), measured AS (  -- every candidate's cosine, and its rank by it among them all: a keyword
+                          -- hit beyond the nearest still has its place in the vector's ranking
+            SELECT f.id, f.text_score, f.text_rank, s.vector_score,
+                   row_number() OVER (ORDER BY s.vector_score DESC, f.id) AS vector_rank
+            FROM fused f
+            JOIN chunks c ON c.namespace = $1 AND c.id = f.id
+            CROSS JOIN LATERAL (SELECT coalesce(f.vector_score,
+                CASE WHEN c.embedding_model = %3$L AND $6 <> 'lexical' THEN 1 - (c.embedding <=> $2) ELSE 0 END)::double precision
+                AS vector_score) s
         )
         SELECT c.id, c.document_id, c.position, c.content, c.heading_path, c.start_char, c.end_char,
-               d.source_path, s.vector_score, f.text_score::double precision,
+               d.source_path, m.vector_score, m.text_score::double precision,
                (CASE WHEN $6 = 'weighted'
-                     THEN ranking_weight('chunk_vector') * s.vector_score
-                          + (1 - ranking_weight('chunk_vector')) * f.text_score
-                     ELSE f.rrf END)::double precision
-        FROM fused f
-        JOIN chunks c ON c.namespace = $1 AND c.id = f.id
+                     THEN ranking_weight('chunk_vector') * m.vector_score
+                          + (1 - ranking_weight('chunk_vector')) * m.text_score
+                     ELSE CASE WHEN m.vector_score > 0 THEN 1.0 / (ranking_weight('rrf_k') + m.vector_rank) ELSE 0 END
+                          + coalesce(1.0 / (ranking_weight('rrf_k') + m.text_rank), 0) END)::double precision
+        FROM measured m
+        JOIN chunks c ON c.namespace = $1 AND c.id = m.id
         JOIN documents d ON d.namespace = c.namespace AND d.id = c.document_id
-        CROSS JOIN LATERAL (SELECT coalesce(f.vector_score,
-            CASE WHEN c.embedding_model = %3$L AND $6 <> 'lexical' THEN 1 - (c.embedding <=> $2) ELSE 0 END)::double precision
-            AS vector_score) s
         ORDER BY 11 DESC, c.id
         LIMIT $7
         $sql$, v_type, v_dimension, p_model)
@@ -1063,7 +1066,8 @@ COMMENT ON FUNCTION search_chunks(text, text, vector, text, integer, text[], tex
     '(language-aware, CJK as character pairs; text_score is normalised by the best; the chunks '
     'scored are those with a term in at most max(200, 10 * pool) chunks, or, when every term is '
     'that common, at most that many chunks with every term and the nearest chunks that have them), fused by '
-    'reciprocal rank fusion (k = 60, default) or by 0.7 * vector_score + 0.3 * text_score; lexical: '
+    'reciprocal rank fusion (k = 60, default; each candidate ranked by its cosine among them all, so a '
+    'keyword hit beyond the nearest keeps its place) or by 0.7 * vector_score + 0.3 * text_score; lexical: '
     'the BM25 branch alone (a query that could not be embedded; vector_score 0). '
     'vector_score is the cosine similarity, computed for keyword-only hits too (0 for a chunk still '
     'waiting for its vector).';
