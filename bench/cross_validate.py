@@ -347,6 +347,38 @@ def select_components(data: dict[str, list[User]], evaluations: Evaluations) -> 
     return out
 
 
+WINDOW_VECTOR = (0.25, 0.5, 0.75, 1.0)
+"""The shares of the window's mean vector tried beside the memory's own (0: the memory's alone)."""
+
+
+def select_window_vector(data: dict[str, list[User]], evaluations: Evaluations) -> dict[str, Any]:
+    """Whether a vector of each memory's context window (the mean of its members') earns a place:
+    each fold takes, on the other four, the share that scores best (0 unless one gains), and the
+    choice is scored on the held-out fold against the memory's own vector alone."""
+    current = twin.Weights()
+    chosen, gains = [], {name: [] for name in data}
+    for fold in range(FOLDS):
+        training = set(range(FOLDS)) - {fold}
+        best, best_score = 0.0, evaluations.objective(current, training)
+        for share in WINDOW_VECTOR:
+            score = evaluations.objective(replace(current, window_vector=share), training)
+            if score > best_score + 1e-9:
+                best, best_score = share, score
+        chosen.append(best)
+        for name in data:
+            with_it = summary(evaluations.of(replace(current, window_vector=best))[name], {fold})
+            alone = summary(evaluations.of(current)[name], {fold})
+            gains[name].append({m: with_it[m] - alone[m] for m in MEASURES})
+        print(f"fold {fold}: window vector share {best}", flush=True)
+    every = {share: evaluations.scores(replace(current, window_vector=share), set(range(FOLDS)))
+             for share in (0.0, *WINDOW_VECTOR)}  # fmt: skip
+    return {
+        "chosen by fold": chosen,
+        "held-out gain": {n: spread(g) for n, g in gains.items()},
+        "objective on every question, per embedder": every,
+    }
+
+
 CAPS: dict[str, tuple[int, ...]] = {"lexical_pool": (40, 60, 80, 120, 160)}
 """Caps that save work (0: none), each value tried from the smallest."""
 
@@ -451,20 +483,26 @@ def main() -> None:
         "--components", action="store_true", help="only each component's keep-or-remove, fold by fold"
     )
     parser.add_argument("--caps", action="store_true", help="only each cap's least value, fold by fold")
+    parser.add_argument(
+        "--window-vector", action="store_true", help="only whether the window's mean vector earns a share"
+    )
     args = parser.parse_args()
     data = {name: prepare(name) for name in args.embedders.split(",")}
     result: dict[str, Any] = {"machine": harness.machine(), "weights": asdict(twin.Weights())}
     result["every question"] = show(data, twin.Weights())
     print(json.dumps(result["every question"], indent=1), flush=True)
-    if args.components or args.caps or not args.show:
+    if args.components or args.caps or args.window_vector or not args.show:
         with Evaluations(data) as evaluations:
             if args.components:
                 result["components"] = select_components(data, evaluations)
             elif args.caps:
                 result["caps"] = select_caps(data, evaluations)
+            elif args.window_vector:
+                result["window vector"] = select_window_vector(data, evaluations)
             else:
                 result["cross-validation"] = cross_validate(data, evaluations)
-        print(json.dumps(result.get("caps") or result.get("cross-validation"), indent=1), flush=True)
+        shown = result.get("caps") or result.get("window vector") or result.get("cross-validation")
+        print(json.dumps(shown, indent=1), flush=True)
     RESULTS.mkdir(exist_ok=True)
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M")
     (RESULTS / f"cross-validate-{stamp}.json").write_text(json.dumps(result, indent=2, default=str))

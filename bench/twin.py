@@ -24,7 +24,8 @@ from scipy import sparse
 Fusion = Literal["weighted", "spread", "minmax", "rrf"]
 Mode = Literal["hybrid", "lexical", "vector"]
 DAY = 86400.0
-WINDOW = 2  # memories on each side of a memory's context window (_context_window)
+WINDOW = 2  # memories on each side of a memory's context window (memories_around)
+MAX_POSITIONS = 256  # a lexeme's positions in a tsvector: a window's frequency of a term at most (window_lexemes)
 
 
 @dataclass(frozen=True)
@@ -50,7 +51,8 @@ class Weights:
     rrf_scale: float = 30
     nearest: int = 40
     common: int = 200
-    lexical_pool: int = 80  # the term plan's candidates, at most this many by their own BM25 (0: all)
+    lexical_pool: int = 80  # the windows the term plan finds, at most this many by their BM25 (0: all)
+    window_vector: float = 0.0  # trials only (not in the SQL): the share of the window's mean vector's cosine
 
 
 WEIGHTS = Weights()
@@ -90,6 +92,30 @@ class Memories:
         names = list(dict.fromkeys(s for s in self.sessions if s is not None))
         self.session_of = np.array([names.index(s) if s is not None else -1 for s in self.sessions])
         self.uuid_order = np.argsort(np.argsort(np.array(self.ids)))  # each id's place among them
+
+    def window_vectors(self) -> np.ndarray:
+        """Each memory's context window as one vector: the mean of its members' vectors, unit."""
+        if not hasattr(self, "_window_vectors"):
+            summed = self.vectors.copy()
+            for k in range(self.window.shape[1]):
+                j = self.window[:, k]
+                ok = j >= 0
+                summed[ok] += self.vectors[j[ok]]
+            self._window_vectors = summed / (np.linalg.norm(summed, axis=1, keepdims=True) + 1e-12)
+        made: np.ndarray = self._window_vectors
+        return made
+
+    def windowed(self, tf: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Each memory's context window as one text (memory_contexts): the term frequencies of
+        ``tf``'s columns over the window, and its length."""
+        window_tf = tf.copy()
+        window_length = self.length.astype(float).copy()
+        for k in range(self.window.shape[1]):
+            j = self.window[:, k]
+            ok = j >= 0
+            window_tf[ok] += tf[j[ok]]
+            window_length[ok] += self.length[j[ok]]
+        return np.minimum(window_tf, MAX_POSITIONS), window_length
 
     def _windows(self) -> np.ndarray:
         """Each memory's context window: the WINDOW memories before it and after it in its session,
@@ -153,6 +179,8 @@ def rank(
 ) -> Ranked:
     """search_memories(…, p_mode => mode, p_fusion => fusion) of ``m`` for ``q``."""
     cosine = m.vectors @ q.vector
+    if w.window_vector:
+        cosine = (1 - w.window_vector) * cosine + w.window_vector * (m.window_vectors() @ q.vector)
     pool = max(w.nearest, limit) if mode != "vector" or q.time_from is not None else limit
     by_distance = np.lexsort((m.uuid_order, -cosine))
     in_pool = np.zeros(m.n, bool)
@@ -165,10 +193,11 @@ def rank(
     kept = [t for t in dict.fromkeys(q.terms) if t in m.vocab]
     cols = [m.vocab[t] for t in kept]
     tf = m.tf[:, cols].toarray() if cols else np.zeros((m.n, 0))
-    holds = tf.sum(axis=1) > 0
-    chosen, df = _candidates(m, q, tf, holds, core, fusion, w)
+    window_tf, window_length = m.windowed(tf)
+    df = m.df[cols].astype(float)
+    chosen = _candidates(m, q, window_tf, window_length, df, core, fusion, w)
     lexical_rows = chosen.copy()
-    own, context, session, most = _lexical(m, tf, chosen, df, w)
+    own, context, session, most = _lexical(m, tf, window_tf, window_length, chosen, df, w)
     found = in_pool | chosen
     vector_raw = np.maximum(0, np.where(mode == "lexical", 0.0, cosine))
     speaker = np.array(
@@ -225,83 +254,70 @@ def rank(
 
 
 def _candidates(
-    m: Memories, q: Query, tf: np.ndarray, holds: np.ndarray, core: np.ndarray, fusion: Fusion, w: Weights
-) -> tuple[np.ndarray, np.ndarray | None]:
-    """memory_term_plan and memory_lexical_branch's candidates: which memories are chosen, and
-    the document frequency of each query term the memories hold (``tf``'s columns) when the
-    user's are counted (None: every match is a candidate and the frequencies are theirs)."""
-    terms = list(dict.fromkeys(q.terms))
-    kept = [t for t in terms if t in m.vocab]
-    counted: np.ndarray | None = None
-    capped = np.zeros(m.n, bool)
-    matching = np.zeros(m.n, bool)  # what the term plan's query finds, before its cap
-    limited = False
-    if terms and m.n:
-        if max(m.n, 1) <= w.common:
-            capped = matching = holds.copy()
-        else:
-            counted = np.array([float(m.df[m.vocab[t]]) for t in kept])
-            rare = [t for t, d in zip(kept, counted, strict=True) if d <= w.common]
-            frequent = [t for t, d in zip(kept, counted, strict=True) if d > w.common]
-            if rare:
-                cols = [m.vocab[t] for t in rare]
-                capped = matching = np.asarray((m.tf[:, cols] > 0).sum(axis=1)).ravel() > 0
-            elif frequent:
-                cols = [m.vocab[t] for t in frequent]
-                matching = np.asarray((m.tf[:, cols] > 0).sum(axis=1)).ravel() == len(cols)
-                capped = matching & (np.cumsum(matching) <= w.common)  # the first rows the scan returns
-                limited = True
-    if counted is not None and w.lexical_pool and capped.sum() > w.lexical_pool:
-        idf = idf_of(max(m.n, 1), counted)
-        own = bm25(w, idf, tf, m.length.astype(float), m.average)
+    m: Memories,
+    q: Query,
+    window_tf: np.ndarray,
+    window_length: np.ndarray,
+    df: np.ndarray,
+    core: np.ndarray,
+    fusion: Fusion,
+    w: Weights,
+) -> np.ndarray:
+    """memory_term_plan and memory_lexical_branch's candidates: the memories whose context window
+    holds a rare query term (or, every term common, all of the common ones: the first ``common``
+    the scan returns), at most ``lexical_pool`` of them, the best by their window's BM25, once the
+    user has more than ``common`` memories; and the nearest by vector. Also returned: what the scan
+    found, before its cap."""
+    holding = np.zeros(m.n, bool)  # the windows that hold the term plan's query
+    scanned = np.zeros(m.n, bool)  # what its scan returns
+    if len(df) and m.n:
+        rare = (df >= 1) & (df <= w.common)
+        frequent = df > w.common
+        if rare.any():
+            holding = scanned = np.asarray((window_tf[:, rare] > 0).any(axis=1))
+        elif frequent.any():
+            holding = np.asarray((window_tf[:, frequent] > 0).all(axis=1))
+            scanned = holding & (np.cumsum(holding) <= w.common)  # the first rows the scan returns
+    capped = scanned.copy()
+    if m.n > w.common and w.lexical_pool and capped.sum() > w.lexical_pool:
+        idf = idf_of(max(m.n, 1), df)
+        context = bm25(w, idf, window_tf, window_length, (2 * WINDOW + 1) * m.average)
         rows = np.flatnonzero(capped)
-        best = rows[np.lexsort((m.uuid_order[rows], -own[rows]))[: w.lexical_pool]]
+        best = rows[np.lexsort((m.uuid_order[rows], -context[rows]))[: w.lexical_pool]]
         capped = np.zeros(m.n, bool)
         capped[best] = True
-    lexical = capped.copy()
-    if terms:
-        nearest = core & ~capped
-        if fusion == "rrf":  # the lexical branch holds the memories with the query's terms
-            nearest &= matching if limited else np.zeros(m.n, bool)
-        lexical |= nearest
-    neighbours = np.zeros(m.n, bool)
-    for i in np.flatnonzero(lexical):
-        for j in m.window[i]:
-            if j >= 0 and holds[j] and not lexical[j]:
-                neighbours[j] = True
-    return lexical | neighbours, counted
+    nearest = core & ~capped
+    if fusion == "rrf":  # the lexical branch holds the memories whose windows hold the query's terms
+        nearest &= holding
+    return capped | (nearest if len(q.terms) else np.zeros(m.n, bool))
 
 
 def _lexical(
-    m: Memories, tf: np.ndarray, chosen: np.ndarray, counted: np.ndarray | None, w: Weights
+    m: Memories,
+    tf: np.ndarray,
+    window_tf: np.ndarray,
+    window_length: np.ndarray,
+    chosen: np.ndarray,
+    df: np.ndarray,
+    w: Weights,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
-    """BM25 of each chosen memory, of its context window and of its session (memory_lexical_branch),
-    and what BM25 could give the query terms found."""
+    """BM25 of each chosen memory, of its context window and of its session as one text
+    (memory_lexical_branch, from the stored contexts and session terms), and what BM25 could give
+    the query terms the chosen memories hold."""
     own, context, session = np.zeros(m.n), np.zeros(m.n), np.zeros(m.n)
     if tf.shape[1] == 0 or not chosen.any():
         return own, context, session, 0.0
-    documents = max(m.n, 1)
-    chosen_tf = np.where(chosen[:, None], tf, 0)
-    present = chosen_tf.sum(axis=0) > 0  # the terms some chosen memory holds
-    df = (chosen_tf > 0).sum(axis=0).astype(float) if counted is None else counted
-    idf = idf_of(documents, df)
-    idf = np.where(present, idf, 0)
-    around_tf = chosen_tf.copy()
-    around_length = m.length.astype(float).copy()
-    for k in range(m.window.shape[1]):
-        j = m.window[:, k]
-        ok = j >= 0
-        around_tf[ok] += chosen_tf[j[ok]]
-        around_length[ok] += m.length[j[ok]]
-    own = np.where(chosen, bm25(w, idf, chosen_tf, m.length.astype(float), m.average), 0)
-    context = np.where(chosen, bm25(w, idf, around_tf, around_length, (2 * WINDOW + 1) * m.average), 0)
+    idf = idf_of(max(m.n, 1), df)
+    own = np.where(chosen, bm25(w, idf, tf, m.length.astype(float), m.average), 0)
+    context = np.where(chosen, bm25(w, idf, window_tf, window_length, (2 * WINDOW + 1) * m.average), 0)
     sessions = m.session_of.max() + 1
     if sessions > 0:
         by_session = np.zeros((sessions, tf.shape[1]))
         rows = m.session_of >= 0
-        np.add.at(by_session, m.session_of[rows], chosen_tf[rows])
+        np.add.at(by_session, m.session_of[rows], tf[rows])
         session_score = (idf * by_session * (w.k1 + 1) / (by_session + w.k1)).sum(axis=1)
         session = np.where(chosen & rows, session_score[np.maximum(m.session_of, 0)], 0)
+    present = (np.where(chosen[:, None], tf, 0) > 0).any(axis=0)  # the terms a chosen memory holds
     most = float(idf[present].sum() * (w.k1 + 1))
     return own, context, session, most
 

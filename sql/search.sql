@@ -284,28 +284,8 @@ COMMENT ON FUNCTION graph_memories(text, text[], integer, integer, integer, inte
     'graph_score = min(1, sum over the memory''s reached entities of graph_decay^hops / number of seeds; '
     'graph_decay 0.5, ranking_weights()).';
 
--- A memory's context window as search_memories reads it: the two memories before it and the two
--- after it in its session, by the order they were written (two index scans of two rows each).
 DROP FUNCTION IF EXISTS _context_window(text, text, timestamptz, bigint, tsquery, boolean, text, vector, text);
-CREATE OR REPLACE FUNCTION _context_window(
-    p_user_id text, p_session_id text, p_created_at timestamptz, p_seq bigint, p_any tsquery)
-RETURNS TABLE (ids uuid[], length bigint, holding uuid[])
-LANGUAGE sql STABLE  -- inlined where it is called, as a lateral subquery of the caller's plan
-AS $$
-    SELECT array_agg(q.id), sum(q.term_count), array_agg(q.id) FILTER (WHERE q.lexemes @@ p_any)
-    FROM ((SELECT * FROM memories q
-           WHERE q.user_id = p_user_id AND q.session_id = p_session_id AND q.forgotten_at IS NULL
-             AND (q.created_at, q.seq) < (p_created_at, p_seq)
-           ORDER BY q.created_at DESC, q.seq DESC LIMIT 2)
-          UNION ALL
-          (SELECT * FROM memories q
-           WHERE q.user_id = p_user_id AND q.session_id = p_session_id AND q.forgotten_at IS NULL
-             AND (q.created_at, q.seq) > (p_created_at, p_seq)
-           ORDER BY q.created_at, q.seq LIMIT 2)) AS q
-$$;
-COMMENT ON FUNCTION _context_window(text, text, timestamptz, bigint, tsquery) IS
-    'Internal: the two memories before and the two after one in its session: their ids, length in '
-    'terms, and those that hold p_any.';
+DROP FUNCTION IF EXISTS _context_window(text, text, timestamptz, bigint, tsquery);  -- memory_contexts holds them
 
 CREATE OR REPLACE FUNCTION memory_term_plan(
     p_user_id text, p_terms text[],
@@ -325,50 +305,46 @@ BEGIN
     narrowed := false;
     IF cardinality(p_terms) = 0 OR documents IS NULL THEN
         RETURN;
-    ELSIF documents <= v_common THEN
-        query := terms_query(p_terms);  -- few memories: every match is a candidate, frequencies counted
-    ELSE
-        -- Each term's live memories, from the counts the triggers keep. The candidates are the
-        -- memories with a rarer term; when every term found is common, the memories with all of
-        -- those, at most the cap (a speaker's name, in half of a chat, does not make every turn a
-        -- candidate).
-        SELECT array_agg(coalesce(c.memories, 0)::double precision ORDER BY t.ord),
-               array_agg(t.term ORDER BY t.ord) FILTER (WHERE c.memories BETWEEN 1 AND v_common),
-               array_agg(t.term ORDER BY t.ord) FILTER (WHERE c.memories > v_common)
-        INTO df, v_rare, v_frequent
-        FROM unnest(p_terms) WITH ORDINALITY AS t(term, ord)
-        LEFT JOIN memory_term_counts c ON c.user_id = p_user_id AND c.lexeme = t.term;
-        IF v_rare IS NOT NULL THEN
-            query := terms_query(v_rare);
-        ELSIF v_frequent IS NOT NULL THEN
-            query := (SELECT to_tsquery('simple'::regconfig, string_agg(quote_literal(x), ' & '))
-                      FROM unnest(v_frequent) AS x);
-            candidates := v_common;
-            -- The index looks up the rarest of those terms, as many as it takes for their memories
-            -- (were the terms independent) to be at most ranking_weight('narrowed'); every term is
-            -- then checked in the rows it finds. The same rows in the same order: a bitmap scan
-            -- returns them by their place in the table either way. (Intersecting every common
-            -- term's postings was most of a search of a million memories.)
-            SELECT to_tsquery('simple'::regconfig, string_agg(quote_literal(s.term), ' & ' ORDER BY s.df, s.term)),
-                   count(*) < cardinality(v_frequent)
-            INTO scan, narrowed
-            FROM (SELECT t.term, t.df,
-                         documents * exp(coalesce(sum(ln(least(t.df / documents, 1))) OVER (
-                             ORDER BY t.df, t.term ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)) AS before
-                  FROM unnest(p_terms, df) AS t(term, df)
-                  WHERE t.df > v_common) AS s
-            WHERE s.before > ranking_weight('narrowed')::integer;
-        END IF;
+    END IF;
+    -- Each term's live memories, from the counts the triggers keep. The candidates are the windows
+    -- with a rarer term; when every term found is common, the windows with all of those, at most
+    -- the cap (a speaker's name, in half of a chat, does not make every turn a candidate). A user
+    -- of at most that many memories has no common term: every match is a candidate.
+    SELECT array_agg(coalesce(c.memories, 0)::double precision ORDER BY t.ord),
+           array_agg(t.term ORDER BY t.ord) FILTER (WHERE c.memories BETWEEN 1 AND v_common),
+           array_agg(t.term ORDER BY t.ord) FILTER (WHERE c.memories > v_common)
+    INTO df, v_rare, v_frequent
+    FROM unnest(p_terms) WITH ORDINALITY AS t(term, ord)
+    LEFT JOIN memory_term_counts c ON c.user_id = p_user_id AND c.lexeme = t.term;
+    IF v_rare IS NOT NULL THEN
+        query := terms_query(v_rare);
+    ELSIF v_frequent IS NOT NULL THEN
+        query := (SELECT to_tsquery('simple'::regconfig, string_agg(quote_literal(x), ' & ')) FROM unnest(v_frequent) AS x);
+        candidates := v_common;
+        -- The index looks up the rarest of those terms, as many as it takes for their memories
+        -- (were the terms independent) to be at most ranking_weight('narrowed'); every term is
+        -- then checked in the rows it finds. The same rows in the same order: a bitmap scan
+        -- returns them by their place in the table either way. (Intersecting every common
+        -- term's postings was most of a search of a million memories.)
+        SELECT to_tsquery('simple'::regconfig, string_agg(quote_literal(s.term), ' & ' ORDER BY s.df, s.term)),
+               count(*) < cardinality(v_frequent)
+        INTO scan, narrowed
+        FROM (SELECT t.term, t.df,
+                     documents * exp(coalesce(sum(ln(least(t.df / documents, 1))) OVER (
+                         ORDER BY t.df, t.term ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)) AS before
+              FROM unnest(p_terms, df) AS t(term, df)
+              WHERE t.df > v_common) AS s
+        WHERE s.before > ranking_weight('narrowed')::integer;
     END IF;
     scan := coalesce(scan, query);
 END $$;
 COMMENT ON FUNCTION memory_term_plan(text, text[]) IS
-    'How search_memories looks up a user''s memories by the query terms p_terms: the user''s memories '
-    '(documents) and their average length in terms; each term''s document frequency (df; NULL when '
-    'the user has at most ranking_weight(''common'') memories and every match is a candidate); the '
-    'candidates'' tsquery (query: the rarer terms, or every term when all are common), what the '
-    'full-text index looks up (scan: the rarest of those terms when narrowed), and at most how many '
-    'candidates (NULL: every match).';
+    'How search_memories looks up a user''s context windows by the query terms p_terms: the user''s live '
+    'memories (documents) and their average length in terms; each term''s document frequency (df, the '
+    'live memories that hold it); the candidates'' tsquery (query: the terms in at most '
+    'ranking_weight(''common'') memories, or every term when all are common), what the full-text index '
+    'looks up (scan: the rarest of those terms when narrowed), and at most how many candidates (NULL: '
+    'every match).';
 
 CREATE OR REPLACE FUNCTION specific_entities(p_user_id text, p_names text[], p_documents double precision)
 RETURNS text[]
@@ -422,9 +398,13 @@ DROP FUNCTION IF EXISTS memory_lexical_branch(text, text[], double precision, do
                                              tsquery, tsquery, tsquery, boolean, integer, uuid[], boolean, boolean,
                                              text, vector, text, text[], text, timestamptz, timestamptz,
                                              double precision, text, text, jsonpath, jsonb);
+DROP FUNCTION IF EXISTS memory_lexical_branch(text, text[], double precision, double precision, double precision[],
+                                             tsquery, tsquery, tsquery, boolean, integer, uuid[], boolean,
+                                             text, vector, text, text[], text, timestamptz, timestamptz,
+                                             double precision, text, text, jsonpath, jsonb);
 CREATE OR REPLACE FUNCTION memory_lexical_branch(
     p_user_id text, p_terms text[], p_documents double precision, p_average double precision,
-    p_df double precision[], p_any tsquery, p_query tsquery, p_scan tsquery, p_narrowed boolean,
+    p_df double precision[], p_query tsquery, p_scan tsquery, p_narrowed boolean,
     p_candidates integer, p_nearest uuid[], p_rrf boolean, p_model text,
     p_query_vector vector, p_space text,
     p_memory_types text[], p_session_id text, p_since timestamptz, p_until timestamptz,
@@ -436,124 +416,119 @@ RETURNS TABLE (id uuid, own double precision, context double precision, session 
                similarity double precision)
 LANGUAGE sql STABLE  -- inlined where it is called
 AS $$
-    WITH matched AS MATERIALIZED (  -- the memories the term plan finds (memory_term_plan)
-        SELECT m.id, m.session_id, m.created_at, m.seq, m.term_count,
-               ts_filter(setweight(m.lexemes, 'A', p_terms), '{a}') AS hits, m.memory_type, m.importance,
-               m.metadata ->> 'speaker' AS speaker,
-               memory_similarity(m.memory_type, m.embedding_model, m.embedding, m.text_embedding_model,
-                                 m.text_embedding, p_model, p_query_vector, p_space) AS similarity, true AS kept
-        FROM memories m
-        WHERE p_query IS NOT NULL
-          AND m.user_id = p_user_id AND m.lexemes @@ p_scan AND m.forgotten_at IS NULL
-          AND (NOT p_narrowed OR ts_match_vq(m.lexemes, p_query))  -- the function: a filter, not
-                                                                     -- a second index lookup
-          AND _passes_filters(m.memory_type, m.session_id, m.created_at, m.importance, m.modality,
-                              m.metadata, p_memory_types, p_session_id, p_since, p_until,
-                              p_min_importance, p_modality, p_session_prefix, p_where, p_where_vars)
-        LIMIT p_candidates
-    ), capped AS MATERIALIZED (  -- of those, the lexical_pool best by their own BM25 (every one when
-                                 -- the frequencies are counted here: a user of few memories)
-        SELECT x.* FROM matched x
-        WHERE p_df IS NULL
+    WITH idf AS MATERIALIZED (  -- the user's live memories that hold each term (memory_term_plan)
+        SELECT t.lexeme, bm25_idf(p_documents, t.df) AS w FROM unnest(p_terms, p_df) AS t(lexeme, df) WHERE t.df > 0
+    ), ready AS MATERIALIZED (  -- whether memory_contexts holds the user's windows (not while a migration fills them)
+        SELECT coalesce((SELECT t.contexts_ready FROM memory_text_totals t WHERE t.user_id = p_user_id), true) AS stored
+    ), filtered AS MATERIALIZED (  -- a filter that only the memory's row can tell (the type is in the window's)
+        SELECT num_nonnulls(p_session_id, p_since, p_until, p_min_importance, p_modality, p_session_prefix, p_where) > 0 AS rows
+    ), windows AS (  -- the windows that hold the terms: one scan of memory_contexts, or made from memories
+        SELECT c.memory_id AS id, c.memory_type, c.lexemes, c.length
+        FROM memory_contexts c
+        WHERE (SELECT stored FROM ready) AND c.user_id = p_user_id AND c.lexemes @@ p_scan
         UNION ALL
-        (SELECT x.* FROM matched x
-         WHERE p_df IS NOT NULL
-         ORDER BY (SELECT sum(bm25(bm25_idf(p_documents, p_df[array_position(p_terms, u.lexeme)]),
-                                   coalesce(array_length(u.positions, 1), 1), x.term_count, p_average))
-                   FROM unnest(x.hits) AS u) DESC, x.id
+        SELECT w.memory_id, w.memory_type, w.lexemes, w.length
+        FROM memory_windows(p_user_id, ARRAY(  -- the matches and the memories around them
+            SELECT a.id
+            FROM (SELECT m.id, m.session_id, m.created_at, m.seq FROM memories m
+                  WHERE NOT (SELECT stored FROM ready) AND m.user_id = p_user_id AND m.forgotten_at IS NULL
+                    AND m.lexemes @@ p_scan) AS m
+            CROSS JOIN LATERAL (SELECT m.id UNION ALL
+                                SELECT n.id FROM memories_around(p_user_id, m.session_id, m.created_at, m.seq) AS n
+                                WHERE m.session_id IS NOT NULL) AS a)) AS w
+        WHERE NOT (SELECT stored FROM ready) AND w.lexemes @@ p_scan
+    ), scanned AS MATERIALIZED (  -- of those, the ones of the types searched that meet the filters
+        SELECT s.id, s.length, ts_filter(setweight(s.lexemes, 'A', p_terms), '{a}') AS hits
+        FROM windows s
+        WHERE p_query IS NOT NULL
+          AND (NOT p_narrowed OR ts_match_vq(s.lexemes, p_query))  -- the function: a filter, not a
+                                                                   -- second index lookup
+          AND (p_memory_types IS NULL OR s.memory_type = ANY (p_memory_types))
+          AND (NOT (SELECT rows FROM filtered)
+               OR EXISTS (SELECT 1 FROM memories m
+                          WHERE m.user_id = p_user_id AND m.id = s.id
+                            AND _passes_filters(m.memory_type, m.session_id, m.created_at, m.importance,
+                                                m.modality, m.metadata, p_memory_types, p_session_id, p_since,
+                                                p_until, p_min_importance, p_modality, p_session_prefix,
+                                                p_where, p_where_vars)))
+        LIMIT p_candidates
+    ), scored AS MATERIALIZED (  -- each window's BM25, as one text of five memories
+        SELECT s.id, s.length, s.hits,
+               coalesce((SELECT sum(bm25(i.w, coalesce(array_length(u.positions, 1), 1), s.length, 5 * p_average)
+                                 ORDER BY u.lexeme)  -- one order of addition: equal scores stay equal
+                         FROM unnest(s.hits) AS u JOIN idf i ON i.lexeme = u.lexeme), 0) AS context
+        FROM scanned s
+    ), capped AS MATERIALIZED (  -- past ranking_weight('common') memories, the lexical_pool best windows
+        SELECT x.* FROM scored x
+        WHERE p_documents <= ranking_weight('common')
+        UNION ALL
+        (SELECT x.* FROM scored x
+         WHERE p_documents > ranking_weight('common')
+         ORDER BY x.context DESC, x.id
          LIMIT ranking_weight('lexical_pool')::integer)
-    ), lexical AS MATERIALIZED (  -- those, and the nearest by vector with whatever query terms they
-                                  -- hold (maybe none: their context still counts, the turn after a
-                                  -- question), read by key: never a scan of every match
+    ), chosen AS MATERIALIZED (  -- those, and the nearest by vector with their windows, read by key
+                                 -- (maybe no query term: an answer's context is the question before it)
         SELECT * FROM capped
         UNION ALL
-        SELECT m.id, m.session_id, m.created_at, m.seq, m.term_count,
-               ts_filter(setweight(m.lexemes, 'A', p_terms), '{a}'), m.memory_type, m.importance,
-               m.metadata ->> 'speaker',
-               memory_similarity(m.memory_type, m.embedding_model, m.embedding, m.text_embedding_model,
-                                 m.text_embedding, p_model, p_query_vector, p_space), true
-        FROM unnest(p_nearest) AS v(id)
-        CROSS JOIN LATERAL (SELECT * FROM memories x WHERE x.user_id = p_user_id AND x.id = v.id OFFSET 0) AS m
-        WHERE p_any IS NOT NULL AND NOT EXISTS (SELECT 1 FROM capped x WHERE x.id = v.id)
-          AND (NOT p_rrf OR p_candidates IS NOT NULL AND m.lexemes @@ p_query)  -- rrf ranks by each
-              -- branch apart: the lexical one holds the memories with the query's terms
-    ), adjacent AS MATERIALIZED (  -- their context windows (their neighbours, and those holding a term)
-        SELECT l.id, w.ids, w.length, w.holding
-        FROM lexical l
-        CROSS JOIN LATERAL _context_window(p_user_id, l.session_id, l.created_at, l.seq, p_any) AS w
-        WHERE l.session_id IS NOT NULL
-    ), neighbours AS MATERIALIZED (  -- the neighbours that hold a query term and are no candidate,
-                                     -- with their own windows; kept when they meet the filters
-        SELECT m.id, m.session_id, m.created_at, m.seq, m.term_count,
-               ts_filter(setweight(m.lexemes, 'A', p_terms), '{a}') AS hits, m.memory_type, m.importance,
-               m.metadata ->> 'speaker' AS speaker,
+        SELECT w.id, w.length, w.hits,
+               coalesce((SELECT sum(bm25(i.w, coalesce(array_length(u.positions, 1), 1), w.length, 5 * p_average)
+                                 ORDER BY u.lexeme)
+                         FROM unnest(w.hits) AS u JOIN idf i ON i.lexeme = u.lexeme), 0)
+        FROM (SELECT v.id, c.length, ts_filter(setweight(c.lexemes, 'A', p_terms), '{a}') AS hits, c.lexemes
+              FROM unnest(p_nearest) AS v(id)
+              CROSS JOIN LATERAL (SELECT x.length, x.lexemes FROM memory_contexts x
+                                  WHERE (SELECT stored FROM ready) AND x.user_id = p_user_id AND x.memory_id = v.id
+                                  UNION ALL
+                                  SELECT x.length, x.lexemes FROM memory_windows(p_user_id, ARRAY[v.id]) AS x
+                                  WHERE NOT (SELECT stored FROM ready)) AS c
+              WHERE p_terms IS NOT NULL AND cardinality(p_terms) > 0
+                AND NOT EXISTS (SELECT 1 FROM capped x WHERE x.id = v.id)
+                AND (NOT p_rrf OR c.lexemes @@ p_query)) AS w  -- rrf ranks by each branch apart: the
+                                                               -- lexical one holds the windows with the query's terms
+    ), rows AS MATERIALIZED (  -- each candidate's memory, by key: its own terms and what the ranking reads
+        SELECT c.id, c.context, m.session_id, m.term_count, ts_filter(setweight(m.lexemes, 'A', p_terms), '{a}') AS hits,
+               m.memory_type, m.importance, m.metadata ->> 'speaker' AS speaker, m.created_at,
                memory_similarity(m.memory_type, m.embedding_model, m.embedding, m.text_embedding_model,
                                  m.text_embedding, p_model, p_query_vector, p_space) AS similarity,
                m.forgotten_at IS NULL
                AND _passes_filters(m.memory_type, m.session_id, m.created_at, m.importance, m.modality,
                                    m.metadata, p_memory_types, p_session_id, p_since, p_until,
                                    p_min_importance, p_modality, p_session_prefix, p_where, p_where_vars) AS kept
-        FROM (SELECT DISTINCT n.id FROM adjacent j CROSS JOIN LATERAL unnest(j.holding) AS n(id)) AS x
-        CROSS JOIN LATERAL (SELECT * FROM memories y WHERE y.user_id = p_user_id AND y.id = x.id OFFSET 0) AS m
-        WHERE NOT EXISTS (SELECT 1 FROM lexical l WHERE l.id = x.id)
-    ), chosen AS MATERIALIZED (  -- every candidate with its window: ids and length
-        SELECT l.*, coalesce(j.ids, '{}') AS around, l.term_count + coalesce(j.length, 0) AS length
-        FROM lexical l LEFT JOIN adjacent j ON j.id = l.id
-        UNION ALL
-        SELECT n.*, coalesce(w.ids, '{}'), n.term_count + coalesce(w.length, 0)
-        FROM neighbours n
-        LEFT JOIN LATERAL _context_window(p_user_id, n.session_id, n.created_at, n.seq, p_any) AS w
-            ON n.session_id IS NOT NULL
-    ), term_frequency AS MATERIALIZED (
-        SELECT c.id, u.lexeme, coalesce(array_length(u.positions, 1), 1) AS tf
-        FROM chosen c, unnest(c.hits) AS u
-    ), idf AS MATERIALIZED (  -- the counted frequencies (memory_term_plan), or every match's here
-        SELECT t.lexeme, bm25_idf(p_documents, t.df) AS w
-        FROM unnest(p_terms, p_df) AS t(lexeme, df)
-        WHERE p_df IS NOT NULL
-        UNION ALL
-        SELECT f.lexeme, bm25_idf(p_documents, count(*))
-        FROM term_frequency f
-        WHERE p_df IS NULL
-        GROUP BY f.lexeme
-    ), memory_bm25 AS (  -- of the memory, and of its window as one text of five memories
-        SELECT x.id, sum(bm25(i.w, x.own_tf, x.term_count, p_average)) AS own,
-               sum(bm25(i.w, x.tf, x.length, 5 * p_average)) AS context
-        FROM (SELECT c.id, c.term_count, c.length, f.lexeme,
-                     sum(f.tf) FILTER (WHERE member.id = c.id) AS own_tf, sum(f.tf) AS tf
-              FROM chosen c
-              CROSS JOIN LATERAL unnest(c.id || c.around) AS member(id)
-              JOIN term_frequency f ON f.id = member.id
-              GROUP BY 1, 2, 3, 4) AS x
-        JOIN idf i USING (lexeme)
-        GROUP BY x.id
-    ), session_bm25 AS (  -- of the session as one text, without length normalisation
-        SELECT s.session_id, sum(bm25(i.w, s.tf, 1, 1, false)) AS bm25
-        FROM (SELECT c.session_id, f.lexeme, sum(f.tf) AS tf
-              FROM term_frequency f JOIN chosen c ON c.id = f.id
-              WHERE c.session_id IS NOT NULL GROUP BY 1, 2) AS s
-        JOIN idf i USING (lexeme)
+        FROM chosen c
+        CROSS JOIN LATERAL (SELECT * FROM memories x WHERE x.user_id = p_user_id AND x.id = c.id OFFSET 0) AS m
+    ), own AS (  -- of the memory alone
+        SELECT r.id, sum(bm25(i.w, coalesce(array_length(u.positions, 1), 1), r.term_count, p_average) ORDER BY u.lexeme) AS bm25
+        FROM rows r, unnest(r.hits) AS u JOIN idf i ON i.lexeme = u.lexeme
+        GROUP BY r.id
+    ), session_bm25 AS (  -- of the session as one text (session_terms), without length normalisation
+        SELECT s.session_id, sum(bm25(i.w, t.tf, 1, 1, false) ORDER BY i.lexeme) AS bm25
+        FROM (SELECT DISTINCT r.session_id FROM rows r WHERE r.session_id IS NOT NULL) AS s
+        CROSS JOIN idf i
+        JOIN session_terms t ON t.user_id = p_user_id AND t.lexeme = i.lexeme AND t.session_id = s.session_id
         GROUP BY s.session_id
     )
-    SELECT c.id, b.own, b.context, s.bm25,
-           (SELECT bm25_most(sum(i.w)) FROM idf i WHERE i.lexeme IN (SELECT f.lexeme FROM term_frequency f)),
-           c.kept, c.memory_type, c.importance, c.speaker, c.created_at,
-           c.similarity
-    FROM chosen c
-    LEFT JOIN memory_bm25 b ON b.id = c.id
-    LEFT JOIN session_bm25 s ON s.session_id = c.session_id
+    SELECT r.id, coalesce(o.bm25, 0), r.context, s.bm25,
+           (SELECT bm25_most(sum(i.w)) FROM idf i
+            WHERE i.lexeme IN (SELECT u.lexeme FROM rows x, unnest(x.hits) AS u)),
+           r.kept, r.memory_type, r.importance, r.speaker, r.created_at, r.similarity
+    FROM rows r
+    LEFT JOIN own o ON o.id = r.id
+    LEFT JOIN session_bm25 s ON s.session_id = r.session_id
 $$;
 COMMENT ON FUNCTION memory_lexical_branch(text, text[], double precision, double precision, double precision[],
-                                          tsquery, tsquery, tsquery, boolean, integer, uuid[], boolean,
+                                          tsquery, tsquery, boolean, integer, uuid[], boolean,
                                           text, vector, text, text[], text, timestamptz, timestamptz,
                                           double precision, text, text, jsonpath, jsonb) IS
-    'The lexical branch of search_memories: its candidates (what memory_term_plan finds, at most '
-    'p_candidates, and of those, when the user''s term frequencies are counted (p_df), the '
-    'ranking_weight(''lexical_pool'') best by their own BM25; the nearest by vector, p_nearest, with p_rrf only those with the query''s terms; '
-    'and the memories of their context windows that hold a query term, p_any), each with BM25 of the memory (own), of its context window as one text '
-    '(context: the two memories before and the two after it in its session) and of its session '
-    '(session), all with the user''s idf; most is what BM25 could give the query terms found; kept '
-    'when it meets the search''s filters; and what the ranking reads of the memory and its cosine.';
+    'The lexical branch of search_memories, from the stored context windows (memory_contexts; made from '
+    'memories while a migration fills them): its candidates are the windows that hold the terms '
+    'memory_term_plan looks up (p_query, p_scan, at most p_candidates), of the types searched and '
+    'meeting the filters, and, past ranking_weight(''common'') memories, of those the '
+    'ranking_weight(''lexical_pool'') best by their window''s BM25; with the nearest by vector, '
+    'p_nearest (with p_rrf only those whose windows hold the terms). Each with BM25 of the memory (own), '
+    'of its context window as one text (context: the two memories before and the two after it in its '
+    'session) and of its session (session_terms), all with the user''s idf of live memories; most is what '
+    'BM25 could give the query terms the candidates hold; kept when it meets the search''s filters; and '
+    'what the ranking reads of the memory and its cosine.';
 
 CREATE OR REPLACE FUNCTION search_memories_by_vector(
     p_user_id text, p_model text, p_query vector, p_limit integer DEFAULT 10,
@@ -691,7 +666,6 @@ AS $$
 #variable_conflict use_column
 DECLARE
     v_terms text[] := CASE WHEN p_mode <> 'vector' THEN query_terms(coalesce(p_query_text, '')) END;
-    v_any tsquery := terms_query(v_terms);  -- any query term
     v_plan record;
     v_pool integer := coalesce(p_pool, hybrid_vector_pool(p_limit));
     v_types text[] := CASE WHEN p_space = 'text'  -- the types searched by their embedding
@@ -738,7 +712,7 @@ BEGIN
         SELECT v.* FROM unnest(v_nearest, v_cosines, v_core) AS v(id, vector_score, core)
     ), lexical AS MATERIALIZED (
         SELECT l.* FROM memory_lexical_branch(
-            p_user_id, v_terms, v_plan.documents, v_plan.average, v_plan.df, v_any, v_plan.query, v_plan.scan,
+            p_user_id, v_terms, v_plan.documents, v_plan.average, v_plan.df, v_plan.query, v_plan.scan,
             v_plan.narrowed, v_plan.candidates, v_core_ids,
             p_fusion = 'rrf', p_model, p_query, p_space, p_memory_types, p_session_id,
             p_since, p_until, p_min_importance, p_modality, p_session_prefix, p_where, p_where_vars) AS l

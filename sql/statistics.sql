@@ -6,8 +6,8 @@
 -- -1 as they were), in memory_stat_changes or chunk_stat_changes; the transaction's first staged
 -- statement also marks it in stat_changes_pending, whose deferred trigger applies everything the
 -- transaction staged when it commits: the users' (namespaces') write locks in one order, then the
--- totals, the term counts and the sessions (sql/sessions.sql), each from the net change of the
--- whole transaction. So a batch of any size holds its user's lock for that last step alone, and
+-- totals, the term counts, the sessions (sql/sessions.sql) and the memories' context windows
+-- (sql/contexts.sql), each from the net change of the whole transaction. So a batch of any size holds its user's lock for that last step alone, and
 -- the statistics stay exact: they change with the rows, in the same commit. A later statement of
 -- the transaction after SET CONSTRAINTS ... IMMEDIATE is staged and applied again at commit.
 
@@ -21,16 +21,16 @@ DECLARE
 BEGIN
     -- A statement trigger has the transition table of its operation alone: the one this one has.
     IF TG_OP = 'INSERT' THEN
-        INSERT INTO memory_stat_changes (xact, user_id, sign, live, session_id, memory_type, term_count,
-                                         lexemes, embedding, embedding_model)
-        SELECT v_xact, r.user_id, 1, r.forgotten_at IS NULL, r.session_id, r.memory_type, r.term_count,
-               r.lexemes, r.embedding, r.embedding_model
+        INSERT INTO memory_stat_changes (xact, user_id, memory_id, sign, live, session_id, created_at, seq,
+                                         memory_type, term_count, lexemes, embedding, embedding_model)
+        SELECT v_xact, r.user_id, r.id, 1, r.forgotten_at IS NULL, r.session_id, r.created_at, r.seq,
+               r.memory_type, r.term_count, r.lexemes, r.embedding, r.embedding_model
         FROM new_rows r;
     ELSE
-        INSERT INTO memory_stat_changes (xact, user_id, sign, live, session_id, memory_type, term_count,
-                                         lexemes, embedding, embedding_model)
-        SELECT v_xact, r.user_id, -1, r.forgotten_at IS NULL, r.session_id, r.memory_type, r.term_count,
-               r.lexemes, r.embedding, r.embedding_model
+        INSERT INTO memory_stat_changes (xact, user_id, memory_id, sign, live, session_id, created_at, seq,
+                                         memory_type, term_count, lexemes, embedding, embedding_model)
+        SELECT v_xact, r.user_id, r.id, -1, r.forgotten_at IS NULL, r.session_id, r.created_at, r.seq,
+               r.memory_type, r.term_count, r.lexemes, r.embedding, r.embedding_model
         FROM old_rows r;
     END IF;
     IF FOUND THEN
@@ -50,18 +50,18 @@ AS $$
 DECLARE
     v_xact bigint := pg_current_xact_id()::text::bigint;
 BEGIN
-    INSERT INTO memory_stat_changes (xact, user_id, sign, live, session_id, memory_type, term_count, lexemes,
-                                     embedding, embedding_model)
-    VALUES (v_xact, OLD.user_id, -1, OLD.forgotten_at IS NULL, OLD.session_id, OLD.memory_type, OLD.term_count,
-            OLD.lexemes, OLD.embedding, OLD.embedding_model),
-           (v_xact, NEW.user_id, 1, NEW.forgotten_at IS NULL, NEW.session_id, NEW.memory_type, NEW.term_count,
-            NEW.lexemes, NEW.embedding, NEW.embedding_model);
+    INSERT INTO memory_stat_changes (xact, user_id, memory_id, sign, live, session_id, created_at, seq, memory_type,
+                                     term_count, lexemes, embedding, embedding_model)
+    VALUES (v_xact, OLD.user_id, OLD.id, -1, OLD.forgotten_at IS NULL, OLD.session_id, OLD.created_at, OLD.seq,
+            OLD.memory_type, OLD.term_count, OLD.lexemes, OLD.embedding, OLD.embedding_model),
+           (v_xact, NEW.user_id, NEW.id, 1, NEW.forgotten_at IS NULL, NEW.session_id, NEW.created_at, NEW.seq,
+            NEW.memory_type, NEW.term_count, NEW.lexemes, NEW.embedding, NEW.embedding_model);
     INSERT INTO stat_changes_pending (xact) VALUES (v_xact) ON CONFLICT DO NOTHING;
     RETURN NULL;
 END $$;
 COMMENT ON FUNCTION _stage_memory_change() IS
-    'Internal (row trigger): stage a memory whose text, session, vector or being forgotten changed, '
-    'as it was (-1) and as it is (+1).';
+    'Internal (row trigger): stage a memory whose text, session, time, type, vector or being forgotten '
+    'changed, as it was (-1) and as it is (+1).';
 
 CREATE OR REPLACE FUNCTION _stage_chunk_rows()
 RETURNS trigger
@@ -104,10 +104,11 @@ BEGIN
     PERFORM lock_writers('chunk_text_totals',
                          ARRAY(SELECT DISTINCT c.namespace FROM chunk_stat_changes c WHERE c.xact = v_xact));
 
-    -- rows and terms (live or forgotten: BM25's numbers of documents and their lengths)
+    -- live rows and their terms (BM25's number of documents and their average length: what a
+    -- search can return, so that earlier versions and forgotten memories weigh nothing)
     INSERT INTO memory_text_totals AS t (user_id, memories, terms)
     SELECT c.user_id, sum(c.sign), sum(c.sign * c.term_count)
-    FROM memory_stat_changes c WHERE c.xact = v_xact
+    FROM memory_stat_changes c WHERE c.xact = v_xact AND c.live
     GROUP BY 1 HAVING sum(c.sign) <> 0 OR sum(c.sign * c.term_count) <> 0 ORDER BY 1
     ON CONFLICT (user_id) DO UPDATE SET memories = t.memories + EXCLUDED.memories, terms = t.terms + EXCLUDED.terms;
     INSERT INTO chunk_text_totals AS t (namespace, chunks, terms)
@@ -130,6 +131,9 @@ BEGIN
         INSERT (user_id, lexeme, memories) VALUES (d.user_id, d.lexeme, d.memories);
 
     PERFORM _apply_session_changes(v_xact);  -- sql/sessions.sql
+    IF EXISTS (SELECT 1 FROM memory_stat_changes c WHERE c.xact = v_xact) THEN
+        PERFORM _apply_context_changes(v_xact);  -- sql/contexts.sql
+    END IF;
 
     DELETE FROM memory_stat_changes c WHERE c.xact = v_xact;
     DELETE FROM chunk_stat_changes c WHERE c.xact = v_xact;
@@ -138,7 +142,8 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION _apply_stat_changes() IS
     'Internal (deferred constraint trigger, at commit): apply what the transaction staged to the '
-    'totals, the term counts and the sessions, under the write locks of the users and namespaces it changed.';
+    'totals, the term counts, the sessions and the context windows, under the write locks of the users '
+    'and namespaces it changed.';
 
 CREATE OR REPLACE FUNCTION _unstage_truncated()
 RETURNS trigger

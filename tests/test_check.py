@@ -58,6 +58,10 @@ DAMAGE = {
     "orphan_chunks": "SET LOCAL session_replication_role = replica; DELETE FROM documents WHERE namespace = 'a'",
     "chunk_counts": "UPDATE documents SET chunk_count = chunk_count + 1 WHERE namespace = 'b'",
     "term_counts": "DELETE FROM memory_term_counts WHERE user_id = 'alice'",
+    # a window written with the triggers off: it no longer holds its neighbours' words
+    "contexts": "SET LOCAL session_replication_role = replica;"
+    " UPDATE memory_contexts SET lexemes = to_tsvector('simple', 'nothing'), length = 1"
+    " WHERE memory_id = (SELECT memory_id FROM memory_contexts WHERE user_id = 'alice' LIMIT 1)",
     "orphan_entities": "DELETE FROM mentions WHERE entity_id = (SELECT id FROM entities LIMIT 1)",
     "orphan_mentions": "SET LOCAL session_replication_role = replica;"
     " DELETE FROM entities WHERE id = (SELECT entity_id FROM mentions LIMIT 1)",

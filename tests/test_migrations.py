@@ -277,3 +277,35 @@ def test_revision_0003_reads_the_headings_into_the_chunks_lexemes(new_database: 
         assert report.ok, report.text()
     migrations.downgrade(settings, "0002")
     assert titled() == [True, False]
+
+
+def test_revision_0004_makes_the_windows_of_memories_stored_before_it(new_database: Callable[[], str]) -> None:
+    """Memories stored before revision 0004 (made here by going down to 0003, which drops the
+    windows and counts forgotten versions in the totals again) get their windows from the migrate
+    after the revision, and totals of live memories; a search finds them by a neighbour's words."""
+    from hello_pgmem import Database, HashingEmbedder, Store
+    from hello_pgmem.ops.check import check_integrity
+
+    url = new_database()
+    settings = Settings(database_url=url, embed_workers=0)
+    migrate.upgrade(settings)
+    with Database(settings) as db:
+        memory = Store(database=db, embedder=HashingEmbedder()).memory("old", "s1", types=["episodic"])
+        ids = memory.add_memories([f"note {n} of the harbour log" for n in range(30)], importance=0.5)
+        memory.add_memories(["the kraken was seen at dawn"], importance=0.5)
+        memory.update_memory(ids[3], content="note three was rewritten", correction=True)
+    migrations.downgrade(settings, "0003")
+    with psycopg.connect(url) as conn:
+        assert conn.execute("SELECT to_regclass('pgmem.memory_contexts')").fetchone() == (None,)
+        assert conn.execute("SELECT memories FROM pgmem.memory_text_totals").fetchone() == (32,)
+    seen: list[tuple[int, int]] = []
+    migrate.upgrade(settings, progress=lambda made, total: seen.append((made, total)))
+    assert seen and seen[-1] == (31, 31)
+    with Database(settings) as db:
+        report = check_integrity(db)
+        assert report.ok, report.text()
+        memory = Store(database=db, embedder=HashingEmbedder()).memory("old", "s1", types=["episodic"])
+        hits = memory.retrieve_memories("kraken", limit=3, scoring="lexical", track_access=False)
+        assert hits[0].content == "the kraken was seen at dawn" and len(hits) == 3  # and two before it
+    with psycopg.connect(url) as conn:
+        assert conn.execute("SELECT memories, contexts_ready FROM pgmem.memory_text_totals").fetchone() == (31, True)

@@ -49,7 +49,7 @@ def test_query_terms_are_stems_words_and_character_pairs(database: Database) -> 
 
 
 def totals_agree(db: Database) -> bool:
-    """The trigger-kept totals and term counts equal a count over the rows, for every user and
+    """The trigger-kept totals and term counts equal a count over the live rows, for every user and
     namespace (a term no live memory holds has no row)."""
     with db.connection() as conn:
         if conn.execute(TERM_COUNTS).fetchall():  # the integrity check's: the counts that differ
@@ -57,7 +57,7 @@ def totals_agree(db: Database) -> bool:
         memories = conn.execute(
             "SELECT coalesce(t.user_id, m.user_id), t.memories, t.terms, m.memories, m.terms"
             " FROM memory_text_totals t FULL JOIN (SELECT user_id, count(*) AS memories,"
-            " sum(term_count) AS terms FROM memories GROUP BY 1) m USING (user_id)"
+            " sum(term_count) AS terms FROM memories WHERE forgotten_at IS NULL GROUP BY 1) m USING (user_id)"
         ).fetchall()
         chunks = conn.execute(
             "SELECT coalesce(t.namespace, c.namespace), t.chunks, t.terms, c.chunks, c.terms"
@@ -94,6 +94,7 @@ def test_lexemes_and_totals_follow_every_change(
         conn.execute("TRUNCATE memories, chunks CASCADE")
     assert scalar(clean, "SELECT count(*) FROM memory_text_totals") == 0
     assert scalar(clean, "SELECT count(*) FROM memory_term_counts") == 0
+    assert scalar(clean, "SELECT count(*) FROM memory_contexts") == 0
     assert scalar(clean, "SELECT count(*) FROM chunk_text_totals") == 0
 
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from hello_pgmem.cli.app import State, cli, emit, load_settings, open_store
+from hello_pgmem.cli.progress import progress_line
 
 if TYPE_CHECKING:
     from hello_pgmem.core.settings import Settings
@@ -110,11 +111,13 @@ def db_url(state: State) -> None:
 @click.option("--revision", default="head", show_default=True, help="Target revision.")
 @click.pass_obj
 def migrate(state: State, revision: str) -> None:
-    """Create or upgrade the schema (idempotent), then print what the database offers."""
+    """Create or upgrade the schema (idempotent), then print what the database offers. Memories
+    stored before their context windows were kept get them after the upgrade, with a progress line
+    (resumable: run it again after an interruption)."""
     from hello_pgmem.ops.migrate import upgrade
 
     settings = load_settings()
-    upgrade(settings, revision)
+    upgrade(settings, revision, progress=progress_line("contexts", "memories"))
     info = server_info(settings)
     emit(state, info_payload(info), info_text(info, settings))
 

@@ -74,6 +74,7 @@ LIVE_FILES = (
     "text.sql",
     "statistics.sql",
     "sessions.sql",
+    "contexts.sql",
     "embedding_queue.sql",
     "embedding_models.sql",
     "access.sql",

@@ -50,10 +50,9 @@ SELECT coalesce(t.user_id, m.user_id) || ' counted ' || concat_ws('/', t.memorie
        t.session_terms) || ', holds ' || concat_ws('/', m.memories, m.terms, m.sessions, m.session_terms)
 FROM memory_text_totals t
 FULL JOIN (SELECT r.user_id, count(*) AS memories, sum(r.term_count) AS terms,
-                  count(DISTINCT r.session_id) FILTER (WHERE r.forgotten_at IS NULL) AS sessions,
-                  coalesce(sum(r.term_count) FILTER (WHERE r.forgotten_at IS NULL
-                                                       AND r.session_id IS NOT NULL), 0) AS session_terms
-           FROM memories r GROUP BY 1) m ON m.user_id = t.user_id
+                  count(DISTINCT r.session_id) AS sessions,
+                  coalesce(sum(r.term_count) FILTER (WHERE r.session_id IS NOT NULL), 0) AS session_terms
+           FROM memories r WHERE r.forgotten_at IS NULL GROUP BY 1) m ON m.user_id = t.user_id
 WHERE (coalesce(t.memories, 0), coalesce(t.terms, 0))
       IS DISTINCT FROM (coalesce(m.memories, 0), coalesce(m.terms, 0))
    OR %(sessions)s AND (coalesce(t.sessions, 0), coalesce(t.session_terms, 0))
@@ -123,6 +122,21 @@ FULL JOIN (SELECT r.user_id, r.session_id, count(*) AS memories, sum(r.term_coun
            FROM memories r WHERE r.forgotten_at IS NULL AND r.session_id IS NOT NULL GROUP BY 1, 2) m
   ON m.user_id = s.user_id AND m.session_id = s.session_id
 WHERE s.memories IS DISTINCT FROM m.memories OR s.terms IS DISTINCT FROM m.terms
+ORDER BY 1
+"""
+CONTEXTS = """
+SELECT coalesce(c.user_id, w.user_id) || '/' || coalesce(c.memory_id, w.memory_id)
+       || CASE WHEN c.memory_id IS NULL THEN ': live, without its context window'
+               WHEN w.memory_id IS NULL THEN ': not live, with a context window'
+               ELSE ': its context window is not its neighbours' END
+FROM (SELECT x.* FROM memory_contexts x
+      JOIN memory_text_totals t ON t.user_id = x.user_id AND t.contexts_ready) c
+FULL JOIN (SELECT u.user_id, w.* FROM (SELECT r.user_id, array_agg(r.id) AS ids FROM memories r
+                                       JOIN memory_text_totals t ON t.user_id = r.user_id AND t.contexts_ready
+                                       WHERE r.forgotten_at IS NULL GROUP BY 1) AS u
+           CROSS JOIN LATERAL memory_windows(u.user_id, u.ids) AS w) w
+  ON w.user_id = c.user_id AND w.memory_id = c.memory_id
+WHERE (c.memory_type, c.lexemes, c.length) IS DISTINCT FROM (w.memory_type, w.lexemes, w.length)
 ORDER BY 1
 """
 EXPIRED_WORKING = """
@@ -217,7 +231,7 @@ def _rules(db: Database, model: str | None) -> list[tuple[str, str, Any]]:
         ),
         (
             "totals",
-            "a user's and a namespace's totals are their rows and terms (and live sessions and their terms)",
+            "a user's and a namespace's totals are their live rows and terms (and sessions and their terms)",
             TOTALS,
         ),
         ("orphan_entities", "an entity is mentioned by some memory", ORPHAN_ENTITIES),
@@ -226,6 +240,12 @@ def _rules(db: Database, model: str | None) -> list[tuple[str, str, Any]]:
         ("orphan_chunks", "a chunk belongs to an existing document", ORPHAN_CHUNKS),
         ("chunk_counts", "a document's chunk_count is its number of chunks", CHUNK_COUNTS),
         ("term_counts", "a user's count of a term is the number of live memories holding it", TERM_COUNTS),
+        (
+            "contexts",
+            "a live memory's stored context window is its own and its neighbours' text (and only a live "
+            "memory has one), for users whose windows a migration has made",
+            CONTEXTS,
+        ),
     ]
     if not db.citus:  # a cluster keeps no sessions as documents (sql/citus/distribute.sql)
         rules += [

@@ -43,6 +43,7 @@ WRITTEN_TABLES = (  # the tables of user or namespace data the application write
 )
 TOTALS_TABLES = (  # kept by triggers, read by search
     "memory_text_totals",
+    "memory_contexts",
     "memory_term_counts",
     "memory_sessions",
     "session_terms",

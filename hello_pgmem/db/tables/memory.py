@@ -6,6 +6,7 @@ from __future__ import annotations
 from pgvector.sqlalchemy import VECTOR
 from sqlalchemy import (
     BigInteger,
+    Boolean,
     CheckConstraint,
     Column,
     DateTime,
@@ -19,7 +20,7 @@ from sqlalchemy import (
     Text,
     text,
 )
-from sqlalchemy.dialects.postgresql import UUID
+from sqlalchemy.dialects.postgresql import TSVECTOR, UUID
 
 from hello_pgmem.core.models import MODALITIES
 from hello_pgmem.db.tables.base import (
@@ -185,9 +186,44 @@ memory_text_totals = Table(
     Column("terms", BigInteger, nullable=False, server_default=text("0")),
     Column("sessions", BigInteger, nullable=False, server_default=text("0")),
     Column("session_terms", BigInteger, nullable=False, server_default=text("0")),
-    comment="Per user: how many memories (live or forgotten) and how many terms they hold, and how "
-    "many sessions with live memories and their terms, kept by triggers; BM25 reads the average "
-    "lengths and the numbers of documents here.",
+    Column(
+        "contexts_ready",
+        Boolean,
+        nullable=False,
+        server_default=text("true"),
+        comment="Whether memory_contexts holds every live memory's window (false while a migration "
+        "fills them: a search then reads the windows from memories).",
+    ),
+    comment="Per user: how many live memories and how many terms they hold, and how many sessions "
+    "with live memories and their terms, kept by triggers; BM25 reads the average lengths and the "
+    "numbers of documents here.",
+)
+
+memory_contexts = Table(
+    "memory_contexts",
+    metadata,
+    Column("user_id", Text, nullable=False),
+    Column("memory_id", UUID(as_uuid=True), nullable=False),
+    Column("memory_type", Text, nullable=False),
+    Column(
+        "lexemes",
+        TSVECTOR,
+        nullable=False,
+        comment="The window's lexemes: the memory's and those of the two live memories before and "
+        "the two after it in its session, by created_at and seq (the memory's alone without a session).",
+    ),
+    Column("length", Integer, nullable=False, comment="The window's terms (its members' term_count)."),
+    PrimaryKeyConstraint("user_id", "memory_id", name="memory_contexts_pkey"),
+    Index(
+        "memory_contexts_user_lexemes",
+        "user_id",
+        "lexemes",
+        postgresql_using="gin",
+        postgresql_with={"fastupdate": "on", "gin_pending_list_limit": "256"},
+    ),
+    comment="Per live memory: its context window as one text, kept by triggers in the write's own "
+    "transaction; the hybrid search finds candidates and reads the window's BM25 here, in a table "
+    "of its own so that a neighbour's change never rewrites the memory's row (or its HNSW entry).",
 )
 
 memory_sessions = Table(
