@@ -428,11 +428,13 @@ AS $$
         WHERE (SELECT stored FROM ready) AND c.user_id = p_user_id AND c.lexemes @@ p_scan
         UNION ALL
         SELECT w.memory_id, w.memory_type, w.lexemes, w.length
-        FROM memory_windows(p_user_id, ARRAY(  -- the matches and the memories around them
+        FROM memory_windows(p_user_id, ARRAY(  -- the memories with a term, and the memories around them
             SELECT a.id
             FROM (SELECT m.id, m.session_id, m.created_at, m.seq FROM memories m
                   WHERE NOT (SELECT stored FROM ready) AND m.user_id = p_user_id AND m.forgotten_at IS NULL
-                    AND m.lexemes @@ p_scan) AS m
+                    AND m.lexemes @@ (SELECT terms_query(array_agg(t.term)) FROM unnest(p_terms) AS t(term)
+                                      WHERE terms_query(ARRAY[t.term]) <@ p_query)
+                  LIMIT p_candidates) AS m
             CROSS JOIN LATERAL (SELECT m.id UNION ALL
                                 SELECT n.id FROM memories_around(p_user_id, m.session_id, m.created_at, m.seq) AS n
                                 WHERE m.session_id IS NOT NULL) AS a)) AS w

@@ -157,14 +157,19 @@ RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER
 SET search_path FROM CURRENT
 AS $$
+DECLARE
+    v_was integer := CASE WHEN to_jsonb(OLD) ->> 'forgotten_at' IS NULL THEN 1 ELSE 0 END;  -- live (a
+    v_is integer := CASE WHEN to_jsonb(NEW) ->> 'forgotten_at' IS NULL THEN 1 ELSE 0 END;   -- chunk always)
 BEGIN
     PERFORM lock_writers(TG_ARGV[0]::regclass, ARRAY[to_jsonb(NEW) ->> TG_ARGV[1]]);
-    EXECUTE format('UPDATE %1$I SET terms = terms + $1 WHERE %2$I = $2', TG_ARGV[0], TG_ARGV[1])
-    USING NEW.term_count - OLD.term_count, to_jsonb(NEW) ->> TG_ARGV[1];
+    EXECUTE format('UPDATE %1$I SET %3$I = %3$I + $1, terms = terms + $2 WHERE %2$I = $3',
+                   TG_ARGV[0], TG_ARGV[1], TG_ARGV[2])
+    USING v_is - v_was, v_is * NEW.term_count - v_was * OLD.term_count, to_jsonb(NEW) ->> TG_ARGV[1];
     RETURN NULL;
 END $$;
 COMMENT ON FUNCTION _recount_terms() IS
-    'Internal (row trigger): move the totals by the change of a row''s term count.';
+    'Internal (row trigger): move the totals (the table, key and count columns its arguments name) by the '
+    'change of a row''s term count or of its being live.';
 
 CREATE OR REPLACE FUNCTION _count_lexemes_row()
 RETURNS trigger

@@ -52,6 +52,7 @@ LAYOUT: dict[str, str | None] = {
             "memory_term_counts",
             "memory_sessions",
             "session_terms",
+            "memory_contexts",
             "working_memories",
             "entities",
             "mentions",

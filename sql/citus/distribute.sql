@@ -15,7 +15,9 @@
 --     (namespace's) write lock (lock_writers) on the worker that holds the user. The staging
 --     triggers are not made again, nor the embedding queue's (a cluster's writes embed in the
 --     write: docs/citus.md), nor the triggers that keep sessions as documents (memory_sessions
---     and session_terms stay empty on a cluster: whole sessions rank by their memories there).
+--     and session_terms stay empty on a cluster: whole sessions rank by their memories there), nor
+--     the memories' context windows (memory_contexts stays empty: every user's search reads the
+--     windows from memories, contexts_ready false).
 --   * Foreign keys to embedding_models are added back once it is a reference table (but for the
 --     embedding cache's, see below).
 --   * The search and graph functions run on the worker that holds the user (distributed
@@ -27,8 +29,12 @@ SET search_path FROM CURRENT
 AS $$
 DECLARE
     v_row jsonb := to_jsonb(CASE TG_OP WHEN 'INSERT' THEN NEW ELSE OLD END);
-    v_sign integer := CASE TG_OP WHEN 'INSERT' THEN 1 ELSE -1 END;
+    v_sign integer := CASE WHEN v_row ->> 'forgotten_at' IS NOT NULL THEN 0  -- the totals count live rows
+                           WHEN TG_OP = 'INSERT' THEN 1 ELSE -1 END;
 BEGIN
+    IF v_sign = 0 THEN
+        RETURN NULL;
+    END IF;
     PERFORM lock_writers(TG_ARGV[0]::regclass, ARRAY[v_row ->> TG_ARGV[1]]);
     EXECUTE format(
         'INSERT INTO %1$I AS t (%2$I, %3$I, terms) VALUES ($1, $2, $3)
@@ -38,7 +44,7 @@ BEGIN
     RETURN NULL;
 END $$;
 COMMENT ON FUNCTION _count_terms_row() IS
-    'Internal (row trigger, Citus): add an inserted or subtract a deleted row and its terms to the totals.';
+    'Internal (row trigger, Citus): add an inserted or subtract a deleted live row and its terms to the totals.';
 
 DO $distribute$
 DECLARE
@@ -86,7 +92,7 @@ BEGIN
     PERFORM create_distributed_table('memories', 'user_id');
     PERFORM create_distributed_table(t, 'user_id', colocate_with => 'memories')
     FROM unnest(ARRAY['memory_text_totals', 'memory_term_counts', 'memory_sessions', 'session_terms',
-                      'working_memories', 'entities', 'mentions',
+                      'memory_contexts', 'working_memories', 'entities', 'mentions',
                       'relations', 'memory_accesses', 'retrieval_log', 'memory_embedding_queue']) AS t;
     PERFORM create_distributed_table('documents', 'namespace', colocate_with => 'memories');
     PERFORM create_distributed_table(t, 'namespace', colocate_with => 'documents')
@@ -105,12 +111,13 @@ BEGIN
                AND relation NOT IN ('stat_changes_pending') AND name !~ '^memories_session' LOOP
         EXECUTE r.definition;
     END LOOP;
-    CREATE TRIGGER memories_totals_update AFTER UPDATE OF content, text_config ON memories FOR EACH ROW
-        WHEN (OLD.term_count IS DISTINCT FROM NEW.term_count)
-        EXECUTE FUNCTION _recount_terms('memory_text_totals', 'user_id');
+    CREATE TRIGGER memories_totals_update AFTER UPDATE OF content, text_config, forgotten_at ON memories
+        FOR EACH ROW WHEN (OLD.term_count IS DISTINCT FROM NEW.term_count
+                           OR (OLD.forgotten_at IS NULL) <> (NEW.forgotten_at IS NULL))
+        EXECUTE FUNCTION _recount_terms('memory_text_totals', 'user_id', 'memories');
     CREATE TRIGGER chunks_totals_update AFTER UPDATE OF content, text_config ON chunks FOR EACH ROW
         WHEN (OLD.term_count IS DISTINCT FROM NEW.term_count)
-        EXECUTE FUNCTION _recount_terms('chunk_text_totals', 'namespace');
+        EXECUTE FUNCTION _recount_terms('chunk_text_totals', 'namespace', 'chunks');
     CREATE TRIGGER memories_term_counts_update AFTER UPDATE OF content, text_config, forgotten_at ON memories
         FOR EACH ROW WHEN (OLD.lexemes IS DISTINCT FROM NEW.lexemes
                            OR (OLD.forgotten_at IS NULL) <> (NEW.forgotten_at IS NULL))
@@ -121,6 +128,11 @@ BEGIN
         FOR EACH ROW EXECUTE FUNCTION _count_lexemes_row();
     CREATE TRIGGER chunks_totals_rows AFTER INSERT OR DELETE ON chunks
         FOR EACH ROW EXECUTE FUNCTION _count_terms_row('chunk_text_totals', 'namespace', 'chunks');
+    -- No step at commit keeps the context windows on a cluster: every user's search reads its
+    -- windows from memories (sql/search.sql), as while a migration fills them.
+    ALTER TABLE memory_text_totals ALTER COLUMN contexts_ready SET DEFAULT false;
+    UPDATE memory_text_totals SET contexts_ready = false;
+    DELETE FROM memory_contexts;
     FOR r IN SELECT * FROM _secured LOOP
         EXECUTE format('ALTER TABLE %I ENABLE ROW LEVEL SECURITY', r.relation);
         IF r.forced THEN
