@@ -126,6 +126,11 @@ FROM search_memories(%(user)s, %(model)s, %(q)s, %(text)s, %(k)s, ARRAY['episodi
 JOIN memories m ON m.user_id = %(user)s AND m.id = s.id
 """
 UPDATES = "SELECT n_tup_upd FROM pg_stat_user_tables WHERE relname = 'memories'"
+SCOPED = """
+SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('pgmem.user_id', %(user)s, true)
+"""
+"""A hand-written query's own transaction: its scan, and the user's row-level-security scope, as
+the API's transactions set them (one statement)."""
 
 
 def questions(users: list[str], count: int, seed: int) -> list[tuple[str, str]]:
@@ -151,8 +156,8 @@ def by_hand(
 ) -> dict[str, Any]:
     """A query a pgvector user would write (the plain kNN, or the hand-written hybrid), with the
     query's embedding timed as the API's is: one statement each on a connection whose settings
-    are made once, or, with ``own_transaction``, as issue 28 measured it and an application that
-    sets its scan per request runs it: BEGIN, ``SET LOCAL hnsw.iterative_scan``, the query, COMMIT
+    are made once, or, with ``own_transaction``, as an application that scopes each request runs
+    it: BEGIN, its scan and the user's row-level-security scope (``SCOPED``), the query, COMMIT
     (four round trips through psycopg)."""
     latencies, returned = [], []
     with db.connection() as conn:
@@ -172,7 +177,7 @@ def by_hand(
                 }
                 if own_transaction:
                     with conn.transaction():
-                        conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+                        conn.execute(SCOPED, {"user": user})
                         rows = conn.execute(statement, params).fetchall()
                 else:
                     rows = conn.execute(statement, params).fetchall()

@@ -3,9 +3,10 @@
 -- holds it equal to a migrated database.
 --
 -- A write stores a memory or a chunk without its vector; these triggers queue it, in the same
--- transaction, for the model the writer names (pgmem.embedding_model; none: any worker's). A new
--- text of a queued row raises its generation and clears its claim, so the vector a worker made of
--- the older text is never written; a vector written by anyone else (a synchronous write, a
+-- transaction, for the model the writer names (pgmem.embedding_model; none: any worker's). Every
+-- queueing and every new text of a queued row draws a new generation from one sequence
+-- (embedding_generations) and clears the claim, so the vector a worker made of an older text is
+-- never written, even when the row left the queue and came back meanwhile; a vector written by anyone else (a synchronous write, a
 -- re-embedding) takes the row out. Workers find work with embedding_backlog, then claim, store
 -- and fail rows in transactions scoped to one user or namespace (hello_pgmem/vectors/queries.py).
 
@@ -83,7 +84,7 @@ BEGIN
         INSERT INTO memory_embedding_queue AS q (user_id, memory_id, model)
         VALUES (NEW.user_id, NEW.id, queued_embedding_model())
         ON CONFLICT (user_id, memory_id) DO UPDATE
-        SET generation = q.generation + 1, model = coalesce(EXCLUDED.model, q.model), queued_at = now(),
+        SET generation = EXCLUDED.generation, model = coalesce(EXCLUDED.model, q.model), queued_at = now(),
             claimed_until = NULL, attempts = 0, retry_at = now(), last_error = NULL;
         PERFORM pg_notify(embedding_queue_channel(), '');
     ELSIF NEW.embedding IS NOT NULL THEN

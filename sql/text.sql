@@ -162,8 +162,12 @@ DECLARE
     v_is integer := CASE WHEN to_jsonb(NEW) ->> 'forgotten_at' IS NULL THEN 1 ELSE 0 END;   -- chunk always)
 BEGIN
     PERFORM lock_writers(TG_ARGV[0]::regclass, ARRAY[to_jsonb(NEW) ->> TG_ARGV[1]]);
-    EXECUTE format('UPDATE %1$I SET %3$I = %3$I + $1, terms = terms + $2 WHERE %2$I = $3',
-                   TG_ARGV[0], TG_ARGV[1], TG_ARGV[2])
+    IF TG_NARGS < 3 THEN  -- the write path before revision 0002 (its downgrade): every row counted
+        v_was := 1;
+        v_is := 1;
+    END IF;
+    EXECUTE format('UPDATE %1$I SET %3$I = %3$I + $1, terms = terms + $2 WHERE %2$I = $3', TG_ARGV[0], TG_ARGV[1],
+                   coalesce(TG_ARGV[2], CASE TG_ARGV[1] WHEN 'user_id' THEN 'memories' ELSE 'chunks' END))
     USING v_is - v_was, v_is * NEW.term_count - v_was * OLD.term_count, to_jsonb(NEW) ->> TG_ARGV[1];
     RETURN NULL;
 END $$;

@@ -18,6 +18,7 @@ class QueueStatements:
 
     claim: str
     claim_fresh: str
+    lock_rows: str
     store: str
     fail: str
     release: str
@@ -43,11 +44,19 @@ RETURNING q.{key}, q.generation, q.attempts, {text}
 """
 
 # A vector is written only while its row still waits at the generation it was made from: a row
-# whose text changed meanwhile keeps waiting, for the vector of its new text.
+# whose text changed meanwhile keeps waiting, for the vector of its new text. The rows are locked
+# first (``LOCK_ROWS``, the memory or chunk before its queue row, as every writer does), so that a
+# store never waits for a writer that waits for it.
+_LOCK_ROWS = """
+SELECT t.id FROM {table} t
+WHERE t.{scope} = %(scope)s AND t.id = ANY (%(ids)s::uuid[])
+ORDER BY t.id
+FOR NO KEY UPDATE
+"""
 _STORE = """
 WITH done AS (
     DELETE FROM {queue} q
-    USING unnest(%(ids)s::uuid[], %(generations)s::int[]) AS d(id, generation)
+    USING unnest(%(ids)s::uuid[], %(generations)s::bigint[]) AS d(id, generation)
     WHERE q.{scope} = %(scope)s AND q.{key} = d.id AND q.generation = d.generation
     RETURNING q.{key} AS id
 )
@@ -60,13 +69,13 @@ _FAIL = """
 UPDATE {queue} q
 SET attempts = q.attempts + 1, claimed_until = NULL, last_error = %(error)s,
     retry_at = now() + make_interval(secs => least(%(cap_s)s, %(base_s)s * power(2, q.attempts)))
-FROM unnest(%(ids)s::uuid[], %(generations)s::int[]) AS d(id, generation)
+FROM unnest(%(ids)s::uuid[], %(generations)s::bigint[]) AS d(id, generation)
 WHERE q.{scope} = %(scope)s AND q.{key} = d.id AND q.generation = d.generation
 """
 
 _RELEASE = """
 UPDATE {queue} q SET claimed_until = NULL
-FROM unnest(%(ids)s::uuid[], %(generations)s::int[]) AS d(id, generation)
+FROM unnest(%(ids)s::uuid[], %(generations)s::bigint[]) AS d(id, generation)
 WHERE q.{scope} = %(scope)s AND q.{key} = d.id AND q.generation = d.generation
 """
 
@@ -92,6 +101,7 @@ def _statements(queue: str, table: str, scope: str, key: str, text: str) -> Queu
     return QueueStatements(
         claim=_CLAIM.format(**names, due=due, skip=" SKIP LOCKED"),
         claim_fresh=_CLAIM.format(**names, due="c.attempts = 0", skip=""),
+        lock_rows=_LOCK_ROWS.format(**names),
         store=_STORE.format(**names),
         fail=_FAIL.format(**names),
         release=_RELEASE.format(**names),

@@ -166,8 +166,10 @@ class EmbeddingWorker:
                 "generations": [row.generation for row, _ in rows],
                 "embeddings": [vector for _, vector in rows],
             }
+            statements = q.STATEMENTS[kind]
             with scoped(self.db, kind, scope) as conn:
-                written += conn.execute(q.STATEMENTS[kind].store, params).rowcount
+                conn.execute(statements.lock_rows, params)
+                written += conn.execute(statements.store, params).rowcount
         return written
 
     def retry_failed(self) -> None:

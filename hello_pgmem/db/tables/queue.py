@@ -3,14 +3,17 @@
 A write stores a row without its vector and a trigger queues it (sql/embedding_queue.sql); workers
 claim queued rows (``FOR UPDATE SKIP LOCKED``, a lease in ``claimed_until``), embed them outside
 any transaction and write the vectors back in short ones. ``generation`` grows with every new text
-of the row: a vector is written only for the generation it was made from, so a row edited while
-its vector was being made gets the vector of its new text. A failed embedding stays queued with
+of the row, drawn from one sequence (``embedding_generations``) that outlives every queue row: a
+vector is written only for the generation it was made from, so a row edited while its vector was
+being made gets the vector of its new text, even when another hand embedded and dequeued the row
+in between and the edit queued it again. A failed embedding stays queued with
 its error, how often it failed, and when it is tried again.
 """
 
 from __future__ import annotations
 
 from sqlalchemy import (
+    BigInteger,
     CheckConstraint,
     Column,
     DateTime,
@@ -18,6 +21,7 @@ from sqlalchemy import (
     Index,
     Integer,
     PrimaryKeyConstraint,
+    Sequence,
     Table,
     Text,
     text,
@@ -25,6 +29,9 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import UUID
 
 from hello_pgmem.db.tables.base import metadata
+
+EMBEDDING_GENERATIONS = Sequence("embedding_generations", metadata=metadata)
+"""Every queueing of a row, and every new text of a queued one, draws its generation here."""
 
 
 def _queue_columns() -> list[Column[object]]:
@@ -36,11 +43,12 @@ def _queue_columns() -> list[Column[object]]:
         ),
         Column(
             "generation",
-            Integer,
+            BigInteger,
+            EMBEDDING_GENERATIONS,
             nullable=False,
-            server_default=text("1"),
-            comment="Grows with every new text of the row: a vector is written for the generation it was "
-            "made from.",
+            server_default=EMBEDDING_GENERATIONS.next_value(),
+            comment="Drawn anew (embedding_generations) at every queueing of the row and every new text: "
+            "a vector is written for the generation it was made from, and no generation comes twice.",
         ),
         Column("queued_at", DateTime(timezone=True), nullable=False, server_default=text("now()")),
         Column(
