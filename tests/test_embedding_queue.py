@@ -477,3 +477,39 @@ def test_the_background_worker_embeds_a_write_and_stops_with_its_store(clean: Da
     for thread in workers:
         thread.join(10)
         assert not thread.is_alive(), "closing the store stopped its worker"
+
+
+def test_a_wait_goes_on_past_a_lock_timeout_of_its_store(clean: Database) -> None:
+    """A wait whose store times out on a row another transaction holds tries again (a lock
+    timeout there means someone else holds the row), and ends once the row is free, within its
+    own timeout."""
+    embedder = HashingEmbedder()
+    with queued_store(clean, embedder, lock_timeout_ms=100) as store:
+        memory = store.memory("tess", types=["episodic"])
+        memory_id = memory.add_memory("the tide turns at noon", "episodic")
+        outcome: list[object] = []
+
+        def wait() -> None:
+            try:
+                outcome.append(memory.wait_for_embeddings(timeout=120))
+            except Exception as exc:  # the failure this test looks for, reported below
+                outcome.append(exc)
+
+        with clean.transaction("tess") as holder:
+            holder.execute("SELECT 1 FROM memories WHERE user_id = 'tess' AND id = %s FOR UPDATE", (memory_id,))
+            waiter = threading.Thread(target=wait)
+            waiter.start()
+            starts: set[object] = set()
+            with clean.connection() as watch:
+                while len(starts) < 2 and waiter.is_alive():  # two blocked stores: one timed out
+                    watch.execute("SELECT pg_stat_clear_snapshot()")
+                    starts |= {
+                        row[0]
+                        for row in watch.execute(
+                            "SELECT xact_start FROM pg_stat_activity"
+                            " WHERE wait_event_type = 'Lock' AND query LIKE '%%FOR NO KEY UPDATE%%'"
+                        )
+                    }
+                    watch.rollback()
+        waiter.join(timeout=120)
+        assert outcome == [1], outcome

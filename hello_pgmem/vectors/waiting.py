@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from hello_pgmem.core.errors import EmbeddingError, HelloPgmemError
+from hello_pgmem.core.errors import DatabaseTimeoutError, EmbeddingError, HelloPgmemError
 from hello_pgmem.db import Conn, Database
 from hello_pgmem.embedding import Embedder
 from hello_pgmem.vectors import queries as q
@@ -158,8 +158,9 @@ def wait_for_embeddings(
 ) -> int:
     """Work the queue in the caller's thread until no row of ``scope`` (a memory user or a chunk
     namespace; every one when None) waits for a vector of ``embedder``'s model; how many this call
-    embedded. Rows other workers hold are waited for; failing rows are tried again at their retry
-    time. ``progress(embedded, left)`` after each part. Past ``timeout`` seconds an
+    embedded. Rows other workers hold are waited for (a claim or a store that times out on their
+    locks is tried again, until this call's own timeout); failing rows are tried again at their
+    retry time. ``progress(embedded, left)`` after each part. Past ``timeout`` seconds an
     :class:`EmbeddingError` says how many rows still wait, and why."""
     worker = EmbeddingWorker(db, embedder)
     deadline = None if timeout is None else time.monotonic() + timeout
@@ -172,16 +173,24 @@ def wait_for_embeddings(
             return embedded
         if deadline is not None and time.monotonic() >= deadline:
             raise EmbeddingError(_still_waiting(db, left, scope, timeout or 0.0))
-        if scope is None:
-            done = worker.run_once()
-        else:
-            done = Pass()
-            claimed = worker.claim(scope[0], scope[1], CLAIM_ROWS)
-            done.claimed = len(claimed)
-            worker.embed_and_store(claimed, done, None)
+        try:
+            done = _one_pass(worker, scope)
+        except DatabaseTimeoutError:  # a claim or a store waited past its lock or statement
+            done = Pass()  # timeout: others hold those rows, and this wait goes on until its own
         embedded += done.embedded
         if not done.claimed:
             time.sleep(IDLE_WAIT_S)
+
+
+def _one_pass(worker: EmbeddingWorker, scope: tuple[Kind, str] | None) -> Pass:
+    """One pass of a wait: over every scope, or the rows of one."""
+    if scope is None:
+        return worker.run_once()
+    done = Pass()
+    claimed = worker.claim(scope[0], scope[1], CLAIM_ROWS)
+    done.claimed = len(claimed)
+    worker.embed_and_store(claimed, done, None)
+    return done
 
 
 def _left(db: Database, model: str, scope: tuple[Kind, str] | None) -> int:

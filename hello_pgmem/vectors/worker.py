@@ -122,7 +122,8 @@ class EmbeddingWorker:
         ]
 
     def embed_and_store(self, claimed: Sequence[Claimed], done: Pass, stop: threading.Event | None) -> None:
-        """Embed the claimed rows a part at a time and store each part; on ``stop``, give the rest back."""
+        """Embed the claimed rows a part at a time and store each part; on ``stop``, or a store that
+        times out on a writer's locks, give the rest back."""
         parts = list(in_parts(claimed, self.embedder))
         for number, part in enumerate(parts):
             if stop is not None and stop.is_set():
@@ -134,7 +135,11 @@ class EmbeddingWorker:
                 done.error = self.failed(part, exc)
                 done.failed += len(part)
                 continue
-            stored = self.store(part, vectors)
+            try:
+                stored = self.store(part, vectors)
+            except DatabaseTimeoutError:  # a writer holds the rows: they are claimable again at once
+                self.release([row for rest in parts[number:] for row in rest])
+                raise
             done.embedded += stored
             done.stale += len(part) - stored
             if _FAILING.pop(self.embedder.model_name, None) is not None:
