@@ -39,14 +39,18 @@ BEGIN
                        FROM generate_series(1, greatest(length(r.m[1]) - 1, 1)) AS i)
                  ELSE r.m[2] END, ' ' ORDER BY r.n), '')
         FROM regexp_matches(
-                 regexp_replace(p_text, '[\u2000-\u206f\u3000-\u303f\uff00-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65]', ' ', 'g'),
+                 regexp_replace(
+                     regexp_replace(p_text, '[\u2000-\u206f\u3000-\u303f\uff00-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65]', ' ', 'g'),
+                     '([^\s\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]{100})', '\1 ', 'g'),
                  '([\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+)|([^\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+)',
                  'g') WITH ORDINALITY AS r(m, n));
 END $$;
 COMMENT ON FUNCTION fts_segment(text) IS
     'The text with every run of CJK characters written as its overlapping character pairs (a run of '
-    'one character as itself), separated by spaces, and CJK and general punctuation (，。「」…—) made '
-    'spaces: how Chinese becomes words for full-text search.';
+    'one character as itself), separated by spaces, CJK and general punctuation (，。「」…—) made '
+    'spaces, and a space after every 100 characters of any other run without one (PostgreSQL''s parser '
+    'takes time that grows with the square of such a run, "_x_x_x…"): how text becomes words for '
+    'full-text search.';
 
 CREATE OR REPLACE FUNCTION text_lexemes(p_text text, p_config regconfig)
 RETURNS tsvector

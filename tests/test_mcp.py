@@ -8,6 +8,7 @@ import logging
 import os
 import shutil
 import sys
+import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
@@ -23,7 +24,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import ReadResourceResult, TextResourceContents
 
 from hello_pgmem import Database, Settings
-from hello_pgmem.access import create_token, list_tokens, resolve_token, revoke_token
+from hello_pgmem.access import Identity, create_token, list_tokens, resolve_token, revoke_token
 from hello_pgmem.core.i18n import has_cjk
 from hello_pgmem.dev.chroot import DevDB
 from hello_pgmem.dev.scratch import ScratchServer
@@ -777,3 +778,30 @@ def test_parallel_tool_calls_on_a_new_users_first_turn(
         with owner_db.transaction(user) as conn:
             assert conn.execute("SELECT count(*) FROM memories").fetchone() == (24,)
     assert [r.getMessage() for r in caplog.records if r.name == "hello_pgmem.core.retry"] == []
+
+
+def test_a_timed_out_calls_work_keeps_its_place_until_it_ends(deployment: Deployment) -> None:
+    """Work that cannot stop at the time limit (a model's encoding in C) still counts among its
+    token's calls in progress after the reply gave up on it: a token cannot pile abandoned work
+    up past its concurrency, and gets its place back once the work really ends."""
+    from hello_pgmem.mcp_server.limits import Refused
+    from hello_pgmem.mcp_server.server import PgMemServer
+
+    release = threading.Event()
+    identity = Identity("kim_mcp", ("kim_docs",))
+    with Database(deployment.app) as db:
+        server = PgMemServer(db, lambda ctx: identity, Limits(concurrent_calls=1, call_timeout_s=0.2))
+
+        async def scenario() -> None:
+            async with server.admitted(None, identity):
+                with pytest.raises(Refused, match="timeout"):
+                    await server.bounded(release.wait)
+            with pytest.raises(Refused, match="concurrency"):
+                async with server.admitted(None, identity):
+                    pass
+            release.set()
+            while not server.running.enter("kim_mcp"):  # the work ends, and its place is free
+                await anyio.sleep(0.01)
+            server.running.leave("kim_mcp")
+
+        anyio.run(scenario)

@@ -51,6 +51,11 @@ class Embedder(ABC):
         prefix = self.convention.query_prefix if kind == "query" else self.convention.document_prefix
         return self._encode([prefix + text for text in texts] if prefix else list(texts))
 
+    def within_window(self, text: str, kind: TextKind) -> str:
+        """The part of ``text`` the model reads: all of it, unless the model has a window of its own
+        (a model that would take time growing with a text it never reads cuts it first)."""
+        return text
+
     def encode_documents(self, texts: Sequence[str]) -> np.ndarray:
         """Vectors of texts to store (memories, chunks), checked."""
         return self._checked(texts, "document")
@@ -82,7 +87,9 @@ class Embedder(ABC):
             raise TypeError("embedding takes a sequence of strings; use encode_query for one question")
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        vectors = np.asarray(self._encode_as(list(texts), kind), dtype=np.float32)
+        vectors = np.asarray(
+            self._encode_as([self.within_window(t, kind) for t in texts], kind), dtype=np.float32
+        )
         if vectors.ndim != 2 or vectors.shape[0] != len(texts):
             raise EmbeddingError(
                 f"{self.model_name}: expected {len(texts)} vectors, got shape {vectors.shape}"

