@@ -231,3 +231,34 @@ def test_a_badly_encoded_page_is_ingested_without_noise_on_stderr(
     assert main(["ingest", str(page)]) == 0
     out, err = capfd.readouterr()
     assert "added" in out and "could not be decoded" not in err and "REPLACEMENT" not in err
+
+
+def test_flags_and_numbers_of_the_python_api_are_checked_by_their_names(
+    make_manager: Callable[..., MemoryManager], clean: Database, embedder: HashingEmbedder
+) -> None:
+    """A string is no boolean ("false" used to record a correction), and a search's numbers are
+    refused by their own names before any statement runs."""
+    memory = make_manager()
+    memory_id = memory.add_memory("the ferry leaves at six", "episodic")
+    before = table_digest(clean)
+    for call, field in (
+        (lambda: memory.update_memory(memory_id, content="at seven", correction="false"), "correction"),  # type: ignore[arg-type]
+        (lambda: memory.retrieve_memories("ferry", track_access="no"), "track_access"),  # type: ignore[arg-type]
+        (lambda: memory.forget_memories(confirm="yes"), "confirm"),  # type: ignore[arg-type]
+        (lambda: memory.add_memories(["x"], split_long="true"), "split_long"),  # type: ignore[arg-type]
+    ):
+        with pytest.raises(InvalidInputError) as caught:
+            call()
+        assert caught.value.field == field
+    assert table_digest(clean) == before
+    kb = KnowledgeBase(clean, embedder, "checked")
+    kb.add_text("# Ferry\n\nThe ferry leaves at six.", "ferry")
+    for options, field in (
+        ({"candidate_pool_multiplier": -1}, "candidate_pool_multiplier"),
+        ({"min_score": "a"}, "min_score"),
+        ({"top_k": "3"}, "top_k"),
+        ({"enable_mqe": "yes"}, "enable_mqe"),
+    ):
+        with pytest.raises(InvalidInputError) as caught:
+            kb.search("ferry", **options)
+        assert caught.value.field == field

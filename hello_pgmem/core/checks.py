@@ -71,6 +71,13 @@ def check_content(content: object, max_chars: int = DEFAULT_MAX_CONTENT_CHARS, f
     return check_unicode(content, field)
 
 
+def check_flag(value: object, field: str) -> bool:
+    """Return ``value`` if it is True or False: a string such as "false" is refused, not taken as true."""
+    if not isinstance(value, bool):
+        raise InvalidInputError(field, f"must be true or false, got {type(value).__name__}")
+    return value
+
+
 def check_importance(importance: object, field: str = "importance") -> float:
     """Return ``importance`` as a float in [0, 1]; NaN, infinities and booleans are refused."""
     if isinstance(importance, bool) or not isinstance(importance, int | float):

@@ -17,6 +17,7 @@ from typing import Any
 from uuid import UUID
 
 from hello_pgmem import vectors
+from hello_pgmem.core.checks import check_flag
 from hello_pgmem.core.errors import InvalidInputError
 from hello_pgmem.core.models import (
     LONG_TERM_TYPES,
@@ -152,7 +153,7 @@ class MemoryManager(SharesDatabase):
         """
         return _adding.add_one(
             self._parts, self.enabled_types, content, memory_type, importance, metadata,
-            auto_classify, extraction, timestamp, session_id,
+            check_flag(auto_classify, "auto_classify"), extraction, timestamp, session_id,
         )  # fmt: skip
 
     @retry_transient
@@ -175,7 +176,7 @@ class MemoryManager(SharesDatabase):
         the parts'."""
         return _adding.add_batch(
             self._parts, self.enabled_types, contents, memory_type, importance, metadata, timestamps,
-            split_long, session_ids,
+            check_flag(split_long, "split_long"), session_ids,
         )  # fmt: skip
 
     @retry_transient
@@ -197,6 +198,7 @@ class MemoryManager(SharesDatabase):
         store believed changes.
         """
         content, importance, meta = check_update(content, importance, metadata, self.config.max_content_chars)
+        check_flag(correction, "correction")
         since = None if valid_from is None else check_timestamp(valid_from, "valid_from")
         if correction and since is not None:
             raise InvalidInputError("valid_from", "a correction keeps the memory's time: not both")
@@ -223,7 +225,7 @@ class MemoryManager(SharesDatabase):
         :meth:`restore_memories` until ``maintain`` purges them.
         """
         stores = [self._store(t) for t in self.enabled_types]
-        return _changes.forget(stores, strategy, threshold, max_age_days, confirm)
+        return _changes.forget(stores, strategy, threshold, max_age_days, check_flag(confirm, "confirm"))
 
     @retry_transient
     def restore_memories(
@@ -339,7 +341,8 @@ class MemoryManager(SharesDatabase):
     def search(self, request: MemorySearch, *, track_access: bool = True) -> Results[MemoryItem]:
         """The memories ``request`` finds, best first; with ``track_access`` each long-term one's
         access is logged."""
-        return search_module.run_search(self._parts, self._checked(request), track_access)
+        tracked = check_flag(track_access, "track_access")
+        return search_module.run_search(self._parts, self._checked(request), tracked)
 
     def search_sql(self, request: Search) -> SearchSQL:
         """The SQL and parameters a search sends for its long-term part, not run (``.literal(conn)``

@@ -12,9 +12,10 @@ from typing import Any
 import numpy as np
 
 from hello_pgmem import vectors
+from hello_pgmem.core.checks import check_flag
 from hello_pgmem.core.errors import EmbeddingError, InvalidInputError, LLMError
 from hello_pgmem.core.i18n import Language, say
-from hello_pgmem.core.models import check_content, check_name
+from hello_pgmem.core.models import check_content, check_limit, check_name
 from hello_pgmem.core.results import Degraded, Results
 from hello_pgmem.db.retrieval_log import log_retrieval
 from hello_pgmem.embedding import Embedder
@@ -35,6 +36,10 @@ from hello_pgmem.rag.models import ChunkHit
 log = logging.getLogger(__name__)
 
 MAX_TOP_K = 100
+MAX_EXPANSIONS = 10
+"""At most this many rewrites of a query (MQE)."""
+MAX_POOL = 10_000
+"""search_chunks' pool (``top_k`` times ``candidate_pool_multiplier``) at most."""
 ANSWER_CHARS = (100, 1_000_000)
 """The least and the most characters of passages an answer may be given."""
 DEFAULT_FUSION = "rrf"
@@ -70,8 +75,13 @@ class Search(store.Namespaced):
         Long because every query variant is searched and merged in one loop."""
         check_content(query, field="query")
         started = time.perf_counter()
-        if not 1 <= top_k <= MAX_TOP_K:
-            raise InvalidInputError("top_k", f"must be between 1 and {MAX_TOP_K}")
+        check_limit(top_k, MAX_TOP_K, "top_k")
+        check_flag(enable_mqe, "enable_mqe")
+        check_flag(enable_hyde, "enable_hyde")
+        check_limit(mqe_expansions, MAX_EXPANSIONS, "mqe_expansions")
+        check_limit(candidate_pool_multiplier, MAX_POOL // top_k, "candidate_pool_multiplier")
+        if min_score is not None and (isinstance(min_score, bool) or not isinstance(min_score, int | float)):
+            raise InvalidInputError("min_score", f"must be a number, got {type(min_score).__name__}")
         if document_ids is not None:
             if isinstance(document_ids, str) or not isinstance(document_ids, Sequence):
                 raise InvalidInputError("document_ids", "must be a list of document ids")
