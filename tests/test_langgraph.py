@@ -149,3 +149,23 @@ def test_a_graph_remembers_across_threads(store: PgMemStore) -> None:
     recall_only.add_edge("recall", END)
     later = recall_only.compile(store=store).invoke({"question": "when is the launch?", "answer": ""})
     assert later["answer"] == "The launch is on Friday"
+
+
+def test_a_search_embeds_the_few_items_just_put(clean: Database) -> None:
+    """With a model whose vectors come after the write, a query search embeds the user's few
+    queued items first, as retrieve_memories does: what was just put is found by meaning."""
+    from hello_pgmem import HashingEmbedder, Store
+
+    settings = clean.settings.model_copy(update={"embed": "queue", "embed_workers": 0})
+    with Database(settings) as db, Store(database=db, embedder=HashingEmbedder()) as front:
+        items = PgMemStore(front.memory("queued_graph_user"), index=["text"])
+        items.put(("notes",), "car", {"text": "a red car parked outside"})
+
+        def waiting() -> int:
+            with db.transaction("queued_graph_user") as conn:
+                row = conn.execute("SELECT count(*) FROM memory_embedding_queue").fetchone()
+            return int(row[0]) if row else 0
+
+        assert waiting() == 1
+        [hit] = items.search(("notes",), query="red car")
+        assert hit.key == "car" and waiting() == 0

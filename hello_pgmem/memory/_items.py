@@ -19,6 +19,7 @@ from psycopg.types.json import Jsonb
 from hello_pgmem.core.retry import retry_transient
 from hello_pgmem.db import Conn
 from hello_pgmem.memory import _versions as versions
+from hello_pgmem.memory._optional_stages import waiting_rows
 from hello_pgmem.memory._parts import MemoryParts
 from hello_pgmem.memory._search_sql import fusion_params
 
@@ -204,8 +205,11 @@ class ItemStore:
         known_at: datetime | None = None,
     ) -> list[tuple[UUID, dict[str, Any], datetime, datetime, float]]:
         """Items ranked for ``query`` by the hybrid search, the namespace and filter inside it; with
-        ``known_at``, the items as the store knew them then, by the as-of search."""
+        ``known_at``, the items as the store knew them then, by the as-of search. The user's few
+        queued items are embedded first, as ``retrieve_memories`` does (what was just put is found
+        by meaning)."""
         embedder = self.parts.registered_embedder
+        waiting_rows(self.parts)  # a catch-up that fails leaves the search to rank by words
         params = {
             **self._filter(prefix, where, variables),
             "model": embedder.model_name,
