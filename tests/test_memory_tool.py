@@ -104,7 +104,7 @@ def test_expanded_tools(make_tool: Callable[..., MemoryTool]) -> None:
     assert schemas["memory_add"]["parameters"]["required"] == ["content"]
     assert schemas["memory_update"]["parameters"]["required"] == ["memory_id"]
     assert schemas["memory_search"]["parameters"]["properties"]["limit"] == {
-        "type": "integer",
+        "type": ["integer", "null"],  # null: left out, the default applies
         "minimum": 1,
         "maximum": 200,
         "default": 5,
@@ -329,3 +329,23 @@ def test_english_counts_agree_with_their_number(make_tool: Callable[..., MemoryT
     assert "(1 step)" in one, one
     two = tool.run("graph", entity="Alice", target="Bob")
     assert "(2 steps)" in two, two
+
+
+def test_arguments_that_contradict_each_other_are_refused(
+    make_tool: Callable[..., MemoryTool], clean: Database
+) -> None:
+    """Two names of one argument given different values, or an argument a call's form ignores, are
+    refused by name instead of one being dropped without a word."""
+    from hello_pgmem import HashingEmbedder
+    from hello_pgmem.tools.base import succeeded
+    from hello_pgmem.tools.rag_tool import RAGTool
+
+    tool = make_tool()
+    memory_id = added_id(tool.run("add", content="Kim lives in Oslo", memory_type="semantic"))
+    answer = tool.run("graph", memory_id=memory_id, valid_at="2020-01-01T00:00:00+00:00")
+    assert not succeeded(answer) and "valid_at: a memory's entities are read with memory_id alone" in answer
+    rag = RAGTool(database=clean, embedder=HashingEmbedder())
+    for action, first in (("search", "question"), ("ask", "query")):
+        answer = rag.run(action, query="ferries", question="trains")
+        assert not succeeded(answer) and f"{first}: another name of" in answer, answer
+    assert succeeded(rag.run("search", query="ferries", question="ferries"))

@@ -144,8 +144,11 @@ def parameters_of(method: Callable[..., Any], language: Language = "en") -> list
         if param.name == "self" or param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             continue
         schema, _ = _schema_for(hints.get(param.name, str))
-        if param.default is not inspect.Parameter.empty and param.default is not None:
+        optional = param.default is not inspect.Parameter.empty
+        if optional and param.default is not None:
             schema["default"] = param.default
+        if optional:  # null is an optional argument left out (its default applies): said, not implied
+            schema = _or_null(schema)
         result.append(
             ToolParameter(
                 name=param.name,
@@ -155,6 +158,24 @@ def parameters_of(method: Callable[..., Any], language: Language = "en") -> list
             )
         )
     return result
+
+
+def _or_null(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` that also takes null."""
+    if "anyOf" in schema:
+        return {**schema, "anyOf": [*schema["anyOf"], {"type": "null"}]}
+    if isinstance(schema.get("type"), str):
+        nullable = {**schema, "type": [schema["type"], "null"]}
+        if "enum" in schema:
+            nullable["enum"] = [*schema["enum"], None]
+        return nullable
+    return schema  # any type: null among them
+
+
+def _type_names(schema: Mapping[str, Any]) -> list[str]:
+    """The JSON types a schema names (``"type": "integer"`` or ``["integer", "null"]``)."""
+    named = schema.get("type", [])
+    return [named] if isinstance(named, str) else list(named)
 
 
 def with_bounds(
@@ -169,7 +190,7 @@ def boolean_for_number(method: Callable[..., Any], arguments: Mapping[str, Any])
     true for 1.0), or None."""
     for param in parameters_of(method):
         schema = param.schema
-        types = {schema.get("type"), *(s.get("type") for s in schema.get("anyOf", []))}
+        types = {name for part in (schema, *schema.get("anyOf", [])) for name in _type_names(part)}
         if (
             isinstance(arguments.get(param.name), bool)
             and "boolean" not in types

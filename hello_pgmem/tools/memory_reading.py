@@ -74,6 +74,10 @@ class ReadingActions(ActionsTool):
         """
         manager = self.memory_manager
         if memory_id is not None:
+            given = [name for name, value in (("entity", entity), ("target", target), ("valid_at", valid_at),
+                                              ("known_at", known_at)) if value is not None]  # fmt: skip
+            if given:
+                return self.bad_input(f"{given[0]}: a memory's entities are read with memory_id alone")
             entities = manager.memory_entities(manager.resolve_id(memory_id))
             if not entities:
                 return self.say("🕸️ No entity was found in this memory", "🕸️ 这条记忆中没有识别出实体")

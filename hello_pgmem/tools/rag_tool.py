@@ -241,6 +241,8 @@ class RAGTool(ActionsTool, SharesDatabase):
             document_ids: search these documents only
                 zh: 只在这些文档中搜索
         """
+        if query is not None and question is not None and query != question:
+            return self.bad_input("question: another name of query; give one of them")
         text = (query or question or "").strip()
         if not text:
             return failed(self.say("❌ query: must not be empty", "❌ 搜索查询不能为空"))
@@ -295,6 +297,8 @@ class RAGTool(ActionsTool, SharesDatabase):
             namespace: the namespace, the tool's by default
                 zh: 命名空间，默认是工具的命名空间
         """
+        if query is not None and question is not None and query != question:
+            return self.bad_input("query: another name of question; give one of them")
         text = (question or query or "").strip()
         if not text:
             return failed(self.say("❌ question: must not be empty", "❌ 问题不能为空"))
