@@ -456,9 +456,9 @@ AS $$
         LIMIT p_candidates
     ), scored AS MATERIALIZED (  -- each window's BM25, as one text of five memories
         SELECT s.id, s.length, s.hits,
-               coalesce((SELECT sum(bm25(i.w, coalesce(array_length(u.positions, 1), 1), s.length, 5 * p_average)
-                                 ORDER BY u.lexeme)  -- one order of addition: equal scores stay equal
-                         FROM unnest(s.hits) AS u JOIN idf i ON i.lexeme = u.lexeme), 0) AS context
+               coalesce((SELECT sum(bm25(i.w, coalesce(array_length(u.positions, 1), 1), s.length, 5 * p_average))
+                         FROM unnest(s.hits) AS u JOIN idf i ON i.lexeme = u.lexeme), 0) AS context  -- added
+                         -- in the lexemes' order whatever the join: both sides are sorted by lexeme
         FROM scanned s
     ), capped AS MATERIALIZED (  -- past ranking_weight('common') memories, the lexical_pool best windows
         SELECT x.* FROM scored x
@@ -473,8 +473,7 @@ AS $$
         SELECT * FROM capped
         UNION ALL
         SELECT w.id, w.length, w.hits,
-               coalesce((SELECT sum(bm25(i.w, coalesce(array_length(u.positions, 1), 1), w.length, 5 * p_average)
-                                 ORDER BY u.lexeme)
+               coalesce((SELECT sum(bm25(i.w, coalesce(array_length(u.positions, 1), 1), w.length, 5 * p_average))
                          FROM unnest(w.hits) AS u JOIN idf i ON i.lexeme = u.lexeme), 0)
         FROM (SELECT v.id, c.length, ts_filter(setweight(c.lexemes, 'A', p_terms), '{a}') AS hits, c.lexemes
               FROM unnest(p_nearest) AS v(id)
@@ -498,10 +497,6 @@ AS $$
                                    p_min_importance, p_modality, p_session_prefix, p_where, p_where_vars) AS kept
         FROM chosen c
         CROSS JOIN LATERAL (SELECT * FROM memories x WHERE x.user_id = p_user_id AND x.id = c.id OFFSET 0) AS m
-    ), own AS (  -- of the memory alone
-        SELECT r.id, sum(bm25(i.w, coalesce(array_length(u.positions, 1), 1), r.term_count, p_average) ORDER BY u.lexeme) AS bm25
-        FROM rows r, unnest(r.hits) AS u JOIN idf i ON i.lexeme = u.lexeme
-        GROUP BY r.id
     ), session_bm25 AS (  -- of the session as one text (session_terms), without length normalisation
         SELECT s.session_id, sum(bm25(i.w, t.tf, 1, 1, false) ORDER BY i.lexeme) AS bm25
         FROM (SELECT DISTINCT r.session_id FROM rows r WHERE r.session_id IS NOT NULL) AS s
@@ -509,12 +504,14 @@ AS $$
         JOIN session_terms t ON t.user_id = p_user_id AND t.lexeme = i.lexeme AND t.session_id = s.session_id
         GROUP BY s.session_id
     )
-    SELECT r.id, coalesce(o.bm25, 0), r.context, s.bm25,
+    SELECT r.id,
+           coalesce((SELECT sum(bm25(i.w, coalesce(array_length(u.positions, 1), 1), r.term_count, p_average))
+                     FROM unnest(r.hits) AS u JOIN idf i ON i.lexeme = u.lexeme), 0),  -- of the memory alone
+           r.context, s.bm25,
            (SELECT bm25_most(sum(i.w)) FROM idf i
             WHERE i.lexeme IN (SELECT u.lexeme FROM rows x, unnest(x.hits) AS u)),
            r.kept, r.memory_type, r.importance, r.speaker, r.created_at, r.similarity
     FROM rows r
-    LEFT JOIN own o ON o.id = r.id
     LEFT JOIN session_bm25 s ON s.session_id = r.session_id
 $$;
 COMMENT ON FUNCTION memory_lexical_branch(text, text[], double precision, double precision, double precision[],
