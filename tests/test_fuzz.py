@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hello_pgmem import Database, HashingEmbedder, MemoryTool, RAGTool
-from hello_pgmem.tools.base import parameters_of
+from hello_pgmem.tools.schema import parameters_of
 from tests.conftest import ROOMY, wipe
 
 EXAMPLES = int(os.environ.get("PGMEM_FUZZ_EXAMPLES", "150"))
