@@ -24,6 +24,7 @@ from hello_pgmem.embedding import Embedder, HashingEmbedder
 from hello_pgmem.memory import MemoryManager
 from hello_pgmem.ops import grants
 from hello_pgmem.tools import MemoryTool
+from hello_pgmem.vectors.background import stop_workers
 from tests.deployments import ON_CITUS, Deployment, TestServer
 
 
@@ -144,8 +145,11 @@ def wipe(db: Database) -> None:
 
 @pytest.fixture()
 def clean(database: Database) -> Iterator[Database]:
-    """The session database, emptied of rows after the test (for tests that commit)."""
+    """The session database, emptied of rows after the test (for tests that commit), its
+    background embedding workers stopped first: a slow model's worker of one test must not embed
+    the next test's rows."""
     yield database
+    stop_workers(database)
     wipe(database)
 
 
@@ -164,6 +168,7 @@ def any_database(request: pytest.FixtureRequest, database: Database) -> Iterator
     cluster, once: no database there has AGE)."""
     db = request.getfixturevalue("database_without_age") if request.param == "without_age" else database
     yield db
+    stop_workers(db)
     wipe(db)
 
 

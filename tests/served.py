@@ -10,6 +10,8 @@ from typing import Any, Self
 
 import uvicorn
 
+from tests.patience import patience
+
 
 def free_port() -> int:
     with socket.socket() as sock:
@@ -29,7 +31,7 @@ class Served:
 
     def __enter__(self) -> Self:
         self.thread.start()
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + patience(10)
         while not self.server.started and time.monotonic() < deadline:
             time.sleep(0.02)
         if not self.server.started:

@@ -51,4 +51,7 @@ def test_the_handbooks_deployment_questions_find_the_operations_guide(clean: Dat
     kb.wait_for_embeddings()
     for question in ("how do I deploy?", "如何部署"):
         hits = kb.search(question, top_k=3)
-        assert Path(hits[0].source_path or "").name == "operations.md", (question, [h.source_path for h in hits])
+        assert Path(hits[0].source_path or "").name == "operations.md", (
+            question,
+            [h.source_path for h in hits],
+        )

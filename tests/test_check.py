@@ -183,7 +183,7 @@ def test_each_change_of_a_memory_moves_it_between_sessions(
         " WHERE user_id = 'mover' AND id = %(id)s",
     )
     for change in changes:
-        with clean.transaction("mover") as conn:
+        with clean.transaction("mover", embedding_model=model) as conn:  # a text queued for this model
             conn.execute(change, {"id": first})
         sessions_match_their_memories(clean, "mover")
         assert check_integrity(clean, model).ok, change

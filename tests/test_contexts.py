@@ -74,7 +74,10 @@ def built_by_small_writes(make: Callable[..., MemoryManager]) -> MemoryManager:
     )
     memory.remove_memory(ids[TURNS["s3"][0]])
     [extra] = memory.add_memories(
-        ["Mira lost her scarf at the festival"], importance=0.05, timestamps=[at("s1", 4, 30)], session_ids=["s1"]
+        ["Mira lost her scarf at the festival"],
+        importance=0.05,
+        timestamps=[at("s1", 4, 30)],
+        session_ids=["s1"],
     )
     assert memory.forget_memories("importance_based", threshold=0.1) == 1
     assert memory.restore_memories([extra]) == 1
@@ -149,9 +152,13 @@ def test_small_writes_rank_as_one_batch(make: Callable[..., MemoryManager], clea
     assert report.ok, report.text()
 
 
-def test_a_consolidation_changes_the_windows_type(make: Callable[..., MemoryManager], clean: Database) -> None:
+def test_a_consolidation_changes_the_windows_type(
+    make: Callable[..., MemoryManager], clean: Database
+) -> None:
     memory = make("moving")
-    memory.add_memories(["the harbour festival", "a fish stew", "lemon and salt"], importance=[0.95, 0.2, 0.2])
+    memory.add_memories(
+        ["the harbour festival", "a fish stew", "lemon and salt"], importance=[0.95, 0.2, 0.2]
+    )
     assert memory.consolidate_memories("episodic", "semantic", importance_threshold=0.9) == 1
     with clean.transaction("moving") as conn:
         kinds = dict(
@@ -160,8 +167,14 @@ def test_a_consolidation_changes_the_windows_type(make: Callable[..., MemoryMana
                 " JOIN memories m ON m.user_id = c.user_id AND m.id = c.memory_id"
             ).fetchall()
         )
-    assert kinds == {"the harbour festival": "semantic", "a fish stew": "episodic", "lemon and salt": "episodic"}
-    hits = memory.retrieve_memories("festival", memory_types=["semantic"], scoring="lexical", track_access=False)
+    assert kinds == {
+        "the harbour festival": "semantic",
+        "a fish stew": "episodic",
+        "lemon and salt": "episodic",
+    }
+    hits = memory.retrieve_memories(
+        "festival", memory_types=["semantic"], scoring="lexical", track_access=False
+    )
     assert [h.content for h in hits] == ["the harbour festival"]
     assert check_integrity(clean).ok
 

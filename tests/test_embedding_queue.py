@@ -23,6 +23,7 @@ from hello_pgmem.memory import MemoryManager
 from hello_pgmem.ops.check import check_integrity
 from hello_pgmem.vectors import EmbeddingWorker, wait_for_embeddings
 from tests.fake_openai import FakeOpenAI, serve
+from tests.patience import patience
 
 
 class Switchable(HashingEmbedder):
@@ -421,7 +422,7 @@ def test_waiting_for_a_model_that_is_down_says_how_many_rows_still_wait_and_why(
         with pytest.raises(EmbeddingError, match=r"3 rows still wait .* the embedding model is down"):
             memory.wait_for_embeddings(timeout=0.5)
         embedder.down = False
-        assert wait_for_embeddings(store.db, embedder, ("memory", "vic"), timeout=30) == 3
+        assert wait_for_embeddings(store.db, embedder, ("memory", "vic"), timeout=patience(30)) == 3
 
 
 def test_ingest_stores_chunks_searchable_by_their_words_and_queues_them(clean: Database) -> None:
@@ -466,7 +467,7 @@ def test_the_background_worker_embeds_a_write_and_stops_with_its_store(clean: Da
     with queued_store(clean, embedder, embed_workers=1, search_catch_up=0) as store:
         memory = store.memory("bo", types=["episodic"])
         memory.add_memory("Bo keeps bees on the roof", "episodic")
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + patience(20)
         while not all(vectors_of(store.db, "bo").values()) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert all(vectors_of(store.db, "bo").values()), "embedded without anyone waiting"
@@ -491,12 +492,14 @@ def test_a_wait_goes_on_past_a_lock_timeout_of_its_store(clean: Database) -> Non
 
         def wait() -> None:
             try:
-                outcome.append(memory.wait_for_embeddings(timeout=120))
+                outcome.append(memory.wait_for_embeddings(timeout=patience(120)))
             except Exception as exc:  # the failure this test looks for, reported below
                 outcome.append(exc)
 
         with clean.transaction("tess") as holder:
-            holder.execute("SELECT 1 FROM memories WHERE user_id = 'tess' AND id = %s FOR UPDATE", (memory_id,))
+            holder.execute(
+                "SELECT 1 FROM memories WHERE user_id = 'tess' AND id = %s FOR UPDATE", (memory_id,)
+            )
             waiter = threading.Thread(target=wait)
             waiter.start()
             starts: set[object] = set()
@@ -511,5 +514,5 @@ def test_a_wait_goes_on_past_a_lock_timeout_of_its_store(clean: Database) -> Non
                         )
                     }
                     watch.rollback()
-        waiter.join(timeout=120)
+        waiter.join(timeout=patience(120))
         assert outcome == [1], outcome

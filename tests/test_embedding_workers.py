@@ -20,6 +20,7 @@ from hello_pgmem.cli import main
 from hello_pgmem.ops.check import check_integrity
 from hello_pgmem.vectors import wait_for_embeddings
 from tests.fake_openai import FakeOpenAI, serve
+from tests.patience import patience
 
 HELLO_PGMEM = str(Path(sys.executable).with_name("hello-pgmem"))
 
@@ -87,7 +88,7 @@ def test_a_worker_killed_in_the_middle_of_its_work_loses_nothing(clean: Database
             }
             worker = subprocess.Popen([HELLO_PGMEM, "worker"], env=env, stderr=subprocess.DEVNULL)
             try:
-                deadline = time.monotonic() + 30
+                deadline = time.monotonic() + patience(30)
                 while not (claimed(db, "kai") and hanging.embedding_calls()) and time.monotonic() < deadline:
                     time.sleep(0.1)
                 assert claimed(db, "kai") == 5, "the worker holds the rows"
@@ -98,7 +99,7 @@ def test_a_worker_killed_in_the_middle_of_its_work_loses_nothing(clean: Database
             assert claimed(db, "kai") == 5, "its claims outlive it, until their lease ends"
             with db.transaction("kai") as conn:
                 conn.execute("UPDATE memory_embedding_queue SET claimed_until = now() - interval '1 second'")
-            assert wait_for_embeddings(db, model, ("memory", "kai"), timeout=30) == 5
+            assert wait_for_embeddings(db, model, ("memory", "kai"), timeout=patience(30)) == 5
             assert check_integrity(db).ok
 
 

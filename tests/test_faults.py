@@ -35,6 +35,7 @@ from hello_pgmem.memory import MemoryManager
 from hello_pgmem.ops import migrate
 from hello_pgmem.ops.check import check_integrity
 from tests.conftest import ROOMY, Clock, memory_copies
+from tests.patience import patience
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -58,7 +59,7 @@ def migrated_database(server: ScratchServer, **settings: Any) -> Settings:
 
 def wait_until(condition: Callable[[], bool], timeout: float = 30) -> None:
     """Poll ``condition`` until it holds (a test that waits for an event, not for a fixed time)."""
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + patience(timeout)
     while not condition():
         assert time.monotonic() < deadline, "waited too long"
         time.sleep(0.02)
@@ -98,7 +99,7 @@ def test_a_server_restart_under_load(scratch: ScratchServer, mode: str) -> None:
         failed_during_outage = len(failures)
         scratch.start()
         resumed_at = len(acked)
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + patience(30)
         while len(acked) < resumed_at + 20 and time.monotonic() < deadline:
             time.sleep(0.1)
         stop.set()

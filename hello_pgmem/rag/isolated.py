@@ -46,7 +46,9 @@ WORKER_ADDRESS_BYTES = 4 * 1024**3  # all its mappings (RLIMIT_AS), libraries in
 MAX_CONVERSIONS = max(1, (os.cpu_count() or 2) // 2)
 CONVERSIONS_PER_OWNER = 1
 QUEUE_WAIT_S = 60.0
-DEFAULT_TIMEOUT_S = 120.0
+DEFAULT_TIMEOUT_S = 600.0
+"""A conversion outside any call's deadline is killed after this long: its CPU time (``WORKER_CPU_S``)
+bounds its work, and at ``nice`` 10 on a busy machine that work can take minutes of wall time."""
 HANDOVER_S = 10.0
 """How long the converter may take to take a request and name its worker (not the conversion)."""
 

@@ -34,6 +34,7 @@ log = logging.getLogger(__name__)
 
 F = TypeVar("F", bound=Callable[..., str])
 
+
 def tool_action(
     name: str | None = None, description: str | None = None, zh: str | None = None
 ) -> Callable[[F], F]:

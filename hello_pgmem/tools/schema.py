@@ -23,6 +23,7 @@ _JSON_TYPES: dict[type, str] = {
     dict: "object",
 }
 
+
 @dataclass(frozen=True)
 class ToolParameter:
     """One parameter of a tool, as JSON Schema."""

@@ -85,11 +85,13 @@ def background(db: Database) -> BackgroundWorkers:
         workers = _WORKERS.get(db)
         if workers is None:
             workers = _WORKERS[db] = BackgroundWorkers(db)
-            db.on_close(lambda: _forget(db))
+            db.on_close(lambda: stop_workers(db))
         return workers
 
 
-def _forget(db: Database) -> None:
+def stop_workers(db: Database) -> None:
+    """Stop ``db``'s background workers (each after its current part of work); the next write that
+    queues rows starts new ones."""
     with _WORKERS_LOCK:
         workers = _WORKERS.pop(db, None)
     if workers is not None:
