@@ -96,7 +96,9 @@ def main() -> None:
                     setattr(_search, "statement", PLANNED if arm == "planned" else as_a_call)  # noqa: B010
                     p50, ids[arm] = timed(db, asked, scoring, fusion)
                     runs[arm].append(round(p50, 2))
-                differ = max(differ, sum(a != b for a, b in zip(ids["planned"], ids["search_memories"], strict=True)))
+                differ = max(
+                    differ, sum(a != b for a, b in zip(ids["planned"], ids["search_memories"], strict=True))
+                )
                 for hand, statement in multiuser.BY_HAND.items():
                     embedder = HashingEmbedder()
                     latency = multiuser.by_hand(db, embedder, asked, statement, own_transaction=True)
@@ -109,7 +111,8 @@ def main() -> None:
             timings = result["searches"][name]
             reference = statistics.median(by_hand[hand])
             timings["ratio to " + hand] = {
-                arm: round(statistics.median(timings[arm]) / reference, 2) for arm in ("planned", "search_memories")
+                arm: round(statistics.median(timings[arm]) / reference, 2)
+                for arm in ("planned", "search_memories")
             }
             print(name, timings["ratio to " + hand], flush=True)
     out = multiuser.RESULTS / f"planned-paths-{dt.datetime.now(dt.UTC):%Y%m%d-%H%M%S}.json"

@@ -191,7 +191,7 @@ def crash(kills: int, every: float) -> dict[str, Any]:
             for thread in [*threads, helper]:
                 thread.join(60)
             started = time.perf_counter()
-            Store(database=db, embedder=embedder).wait_for_embeddings(timeout=600)
+            Store(database=db, embedder=embedder).wait_for_embeddings(timeout=600, everyone=True)
             drained = time.perf_counter() - started
             result = verify(db, embedder, "crash", acked, maybe)
         return {

@@ -25,7 +25,9 @@ Fusion = Literal["weighted", "spread", "minmax", "rrf"]
 Mode = Literal["hybrid", "lexical", "vector"]
 DAY = 86400.0
 WINDOW = 2  # memories on each side of a memory's context window (memories_around)
-MAX_POSITIONS = 256  # a lexeme's positions in a tsvector: a window's frequency of a term at most (window_lexemes)
+MAX_POSITIONS = (
+    256  # a lexeme's positions in a tsvector: a window's frequency of a term at most (window_lexemes)
+)
 
 
 @dataclass(frozen=True)

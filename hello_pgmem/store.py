@@ -18,6 +18,7 @@ from datetime import datetime
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
+from hello_pgmem.core.checks import check_flag
 from hello_pgmem.core.models import DEFAULT_TYPES, MemoryConfig
 from hello_pgmem.core.settings import Settings
 from hello_pgmem.db import Database, SharesDatabase
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from hello_pgmem.tools.files import FilesRoot
     from hello_pgmem.tools.memory_tool import MemoryTool
     from hello_pgmem.tools.rag_tool import RAGTool
+    from hello_pgmem.vectors import Scope
 
 
 def connect(
@@ -72,6 +74,8 @@ class Store(SharesDatabase):
         self.db, self._owns_db = Database.shared(database, self.settings)
         self._embedder = embedder
         self._llm = llm
+        self._scopes: dict[Scope, None] = {}
+        """The users and namespaces this store handed out, in order: what its waits wait for."""
 
     @cached_property
     def embedder(self) -> Embedder:
@@ -101,7 +105,7 @@ class Store(SharesDatabase):
         """The memories of ``user_id`` (working memory of ``session_id``) of the given types."""
         from hello_pgmem.memory import MemoryManager
 
-        return MemoryManager.of_types(
+        manager = MemoryManager.of_types(
             user_id,
             types,
             config=config,
@@ -110,12 +114,16 @@ class Store(SharesDatabase):
             session_id=session_id,
             clock=clock,
         )
+        self._scopes[("memory", manager.user_id)] = None
+        return manager
 
     def knowledge(self, namespace: str = "default", **options: Any) -> KnowledgeBase:
         """The documents of ``namespace`` (options: ``batch_size``, ``fusion``)."""
         from hello_pgmem.rag.knowledge import KnowledgeBase
 
-        return KnowledgeBase(self.db, self.embedder, namespace, llm=self.llm, **options)
+        kb = KnowledgeBase(self.db, self.embedder, namespace, llm=self.llm, **options)
+        self._scopes[("chunk", kb.namespace)] = None
+        return kb
 
     def loop(self, llm: ChatClient | None = None, config: LoopConfig | None = None) -> AgentMemorySystem:
         """The long-term memory loop (extraction after each turn) with ``llm`` or the configured one."""
@@ -160,7 +168,7 @@ class Store(SharesDatabase):
         beneath ``files_root`` (by default the working directory, none when False)."""
         from hello_pgmem.tools.rag_tool import RAGTool
 
-        return RAGTool(
+        tool = RAGTool(
             rag_namespace=namespace,
             expandable=expandable,
             database=self.db,
@@ -170,15 +178,29 @@ class Store(SharesDatabase):
             user_id=asked_by,
             files_root=files_root,
         )
+        self._scopes.update(dict.fromkeys(("chunk", name) for name in sorted(tool.namespaces or ())))
+        return tool
 
-    def wait_for_embeddings(self, timeout: float | None = None) -> int:
-        """Embed every queued memory and chunk of this store's embedding model in the calling thread
-        (waiting for those other workers hold) until none waits; how many it embedded. Past
-        ``timeout`` seconds an EmbeddingError says how many still wait and why."""
+    def wait_for_embeddings(
+        self,
+        timeout: float | None = None,
+        *,
+        everyone: bool = False,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> int:
+        """Embed the queued memories and chunks of the users and namespaces this store handed out
+        (:meth:`memory`, :meth:`knowledge`, the tools), or of every one with ``everyone``, in the
+        calling thread, waiting for those other workers hold, until none waits; how many it
+        embedded. ``progress(done, left)`` as it goes; past ``timeout`` seconds an EmbeddingError
+        says how many still wait and why."""
         from hello_pgmem.vectors import wait_for_embeddings
 
+        everyone = check_flag(everyone, "everyone")
+        if not everyone and not self._scopes:
+            return 0
         self.db.ensure_embedding_model(self.embedder.model_name, self.embedder.dimension)
-        return wait_for_embeddings(self.db, self.embedder, timeout=timeout)
+        scopes = None if everyone else list(self._scopes)
+        return wait_for_embeddings(self.db, self.embedder, scopes, timeout=timeout, progress=progress)
 
     def __repr__(self) -> str:
         return f"Store(schema={self.settings.schema_name!r})"

@@ -171,6 +171,21 @@ def test_a_search_leaves_many_waiting_rows_to_the_workers_and_logs_once(clean: D
         assert accesses_logged(store.db, "vic") == {item.content: 1 for item in found}
 
 
+@pytest.mark.parametrize("fresh", [False, True])
+def test_a_claim_takes_no_more_rows_than_asked(clean: Database, fresh: bool) -> None:
+    """A worker that asks for 3 of a scope's 8 rows holds 3 (the others stay claimable by other
+    workers), memories and chunks alike."""
+    embedder = HashingEmbedder()
+    with queued_store(clean, embedder, search_catch_up=0) as store:
+        store.memory("claimer").add_memories([f"Claimer's note {n}" for n in range(8)], "episodic")
+        for n in range(8):
+            store.knowledge("claimed-docs").add_text(f"Chapter {n} of the claimed book.", f"chapter-{n}")
+        worker = EmbeddingWorker(store.db, embedder)
+        assert len(worker.claim("memory", "claimer", 3, fresh=fresh)) == 3
+        assert len(worker.claim("chunk", "claimed-docs", 3, fresh=fresh)) == 3
+        assert len(EmbeddingWorker(store.db, embedder).claim("memory", "claimer", 8)) == 5
+
+
 def test_a_vector_of_an_older_text_never_matches_a_row_queued_again(clean: Database) -> None:
     """The race of a worker and a waiting call: a worker claims a memory's row; a catch-up claims
     the same row (it takes fresh rows whoever holds them), stores its vector and dequeues it; an
@@ -422,7 +437,7 @@ def test_waiting_for_a_model_that_is_down_says_how_many_rows_still_wait_and_why(
         with pytest.raises(EmbeddingError, match=r"3 rows still wait .* the embedding model is down"):
             memory.wait_for_embeddings(timeout=0.5)
         embedder.down = False
-        assert wait_for_embeddings(store.db, embedder, ("memory", "vic"), timeout=patience(30)) == 3
+        assert wait_for_embeddings(store.db, embedder, [("memory", "vic")], timeout=patience(30)) == 3
 
 
 def test_ingest_stores_chunks_searchable_by_their_words_and_queues_them(clean: Database) -> None:

@@ -99,7 +99,7 @@ def test_a_worker_killed_in_the_middle_of_its_work_loses_nothing(clean: Database
             assert claimed(db, "kai") == 5, "its claims outlive it, until their lease ends"
             with db.transaction("kai") as conn:
                 conn.execute("UPDATE memory_embedding_queue SET claimed_until = now() - interval '1 second'")
-            assert wait_for_embeddings(db, model, ("memory", "kai"), timeout=patience(30)) == 5
+            assert wait_for_embeddings(db, model, [("memory", "kai")], timeout=patience(30)) == 5
             assert check_integrity(db).ok
 
 

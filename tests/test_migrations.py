@@ -227,7 +227,7 @@ def test_a_schema_of_the_earlier_write_path_comes_up_with_its_statistics_exact(
         assert check_integrity(db).ok, check_integrity(db).text()
     add("queue", "after")
     with Database(settings) as db:
-        assert Store(database=db, embedder=HashingEmbedder()).wait_for_embeddings() > 0
+        assert Store(database=db, embedder=HashingEmbedder()).wait_for_embeddings(everyone=True) > 0
         report = check_integrity(db)
         assert report.ok, report.text()
     migrations.downgrade(settings, "0001")

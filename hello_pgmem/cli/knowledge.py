@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import click
 
 from hello_pgmem.cli.app import State, cli, emit, open_store, say_notes
+from hello_pgmem.cli.progress import progress_line
 from hello_pgmem.rag.chunking import MAX_CHUNK_SIZE, MIN_CHUNK_SIZE
 from hello_pgmem.rag.folders import MAX_BYTES, MAX_FILES
 
@@ -130,7 +131,7 @@ def ingest(
         )
         stored = time.perf_counter() - started
         if wait:
-            embed_queued(state, kb, terminal)
+            embed_queued(state, kb)
         waiting = kb.stats().pending_embeddings
     emit(state, results, result_table(results))
     if not state.json:
@@ -138,18 +139,10 @@ def ingest(
     return PARTIAL_FAILURE if any(r.status == "failed" for r in results) else 0
 
 
-def embed_queued(state: State, kb: KnowledgeBase, terminal: bool) -> None:
-    """Embed --namespace's queued chunks here, saying how many are left as it goes."""
-    last = [0.0]
-
-    def progress(embedded: int, left: int) -> None:
-        now = time.perf_counter()
-        if state.json or (now - last[0] < 2 and left):
-            return
-        last[0] = now
-        click.echo(f"embedding: {embedded} done, {left} left", err=True, nl=not terminal or not left)
-
-    kb.wait_for_embeddings(progress=progress)
+def embed_queued(state: State, kb: KnowledgeBase) -> None:
+    """Embed --namespace's queued chunks here, saying how many are done and left as it goes."""
+    line = progress_line("embedding", "chunks")
+    kb.wait_for_embeddings(progress=None if state.json else lambda done, left: line(done, done + left))
 
 
 def summary_line(results: list[IngestResult], stored: float, total: float, waiting: int, waited: bool) -> str:

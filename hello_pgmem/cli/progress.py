@@ -5,31 +5,42 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable
 from typing import TextIO
 
 EVERY_S = 2.0
 
 
-def progress_line(label: str, unit: str, stream: TextIO | None = None) -> Callable[[int, int], None]:
-    """``progress(done, total)`` printing ``label: done of total unit``, updated in place on a
-    terminal (ended by a newline once done reaches total), else a line at most every
-    :data:`EVERY_S` seconds and at the end."""
-    out = stream or sys.stderr
-    terminal = out.isatty()
-    last = [-EVERY_S]
+class ProgressLine:
+    """``line(done, total)`` prints ``label: done of total unit``, updated in place on a terminal
+    (ended by a newline once done reaches total), else a line at most every :data:`EVERY_S`
+    seconds and at the end; ``line.finish(done, total)`` prints the last count whatever it is."""
 
-    def progress(done: int, total: int) -> None:
-        finished = done >= total
+    def __init__(self, label: str, unit: str, stream: TextIO | None = None) -> None:
+        self.label = label
+        self.unit = unit
+        self.out = stream or sys.stderr
+        self.terminal = self.out.isatty()
+        self.last = -EVERY_S
+
+    def __call__(self, done: int, total: int) -> None:
         now = time.monotonic()
-        if not finished and now - last[0] < (0.2 if terminal else EVERY_S):
+        if done < total and now - self.last < (0.2 if self.terminal else EVERY_S):
             return
-        last[0] = now
-        text = f"{label}: {done:,} of {total:,} {unit}"
-        if terminal:
-            out.write("\r" + text + ("\n" if finished else ""))
-        else:
-            out.write(text + "\n")
-        out.flush()
+        self.last = now
+        self._write(done, total, done >= total)
 
-    return progress
+    def finish(self, done: int, total: int) -> None:
+        self._write(done, total, True)
+
+    def _write(self, done: int, total: int, ends: bool) -> None:
+        text = f"{self.label}: {done:,} of {total:,} {self.unit}"
+        if self.terminal:
+            self.out.write("\r" + text + ("\n" if ends else ""))
+        else:
+            self.out.write(text + "\n")
+        self.out.flush()
+
+
+def progress_line(label: str, unit: str, stream: TextIO | None = None) -> ProgressLine:
+    """A :class:`ProgressLine` of ``label`` counting ``unit`` on ``stream`` (stderr)."""
+    return ProgressLine(label, unit, stream)

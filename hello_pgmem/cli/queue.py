@@ -6,21 +6,29 @@ from __future__ import annotations
 import signal
 import threading
 import time
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import click
 
 from hello_pgmem.cli.app import State, cli, emit, open_store
+from hello_pgmem.cli.progress import EVERY_S, progress_line
+from hello_pgmem.db import Database
+
+WORK_LEFT = 3
+"""The exit status of ``worker --drain`` when it stopped with rows still waiting."""
 
 
 @cli.command()
 @click.option("--threads", default=1, show_default=True, type=click.IntRange(1, 16), help="Worker threads.")
 @click.option("--drain", is_flag=True, help="Stop once nothing is left to claim (for scripts).")
 @click.pass_obj
-def worker(state: State, threads: int, drain: bool) -> None:
+def worker(state: State, threads: int, drain: bool) -> int:
     """Embed queued memories and chunks with the configured embedder until stopped (SIGTERM or
     Ctrl-C: the rows in hand are written or given back). Several workers, here or on other
-    machines, share the queue."""
+    machines, share the queue. With --drain: progress as it goes, and exit status 3 when rows
+    still wait at the end (held by other workers, or failing until their retry time)."""
     from hello_pgmem.vectors import EmbeddingWorker
 
     stop = threading.Event()
@@ -32,7 +40,7 @@ def worker(state: State, threads: int, drain: bool) -> None:
         store.db.ensure_embedding_model(embedder.model_name, embedder.dimension)
         if not state.json:
             click.echo(f"embedding worker for {embedder.model_name}, {threads} thread(s)", err=True)
-        done = [0]
+        embedded = Counter()
 
         def run() -> None:
             work = EmbeddingWorker(store.db, embedder)
@@ -41,18 +49,81 @@ def worker(state: State, threads: int, drain: bool) -> None:
                 return
             while not stop.is_set():
                 step = work.run_once(stop=stop)
-                done[0] += step.embedded
+                embedded.add(step.embedded)
                 if not step.claimed:
                     return
 
         pool = [threading.Thread(target=run, name=f"worker-{n}") for n in range(threads)]
         for thread in pool:
             thread.start()
-        for thread in pool:
-            while thread.is_alive():
-                thread.join(0.5)
+        line = progress_line("embedded", "rows")
+        while alive := [thread for thread in pool if thread.is_alive()]:
+            if drain and not state.json:
+                left = waiting(store.db, embedder.model_name).rows
+                line(embedded.value, embedded.value + left)
+            alive[0].join(EVERY_S)
+        left_behind = waiting(store.db, embedder.model_name)
+        if drain and not state.json:
+            line.finish(embedded.value, embedded.value + left_behind.rows)
     seconds = time.perf_counter() - started
-    emit(state, {"embedded": done[0], "seconds": round(seconds, 1)}, f"stopped after {seconds:.1f} s")
+    payload: dict[str, Any] = {
+        "embedded": embedded.value,
+        "waiting": left_behind.rows,
+        "seconds": round(seconds, 1),
+    }
+    text = f"stopped after {seconds:.1f} s"
+    if drain:
+        text = f"embedded {embedded.value:,}, {left_behind.rows:,} still waiting"
+        text += f" ({left_behind.why(stop.is_set())})" if left_behind.rows else ""
+        payload["why"] = left_behind.why(stop.is_set()) if left_behind.rows else None
+    emit(state, payload, text)
+    return WORK_LEFT if drain and left_behind.rows else 0
+
+
+class Counter:
+    """A count that several threads add to."""
+
+    def __init__(self) -> None:
+        self.value = 0
+        self._lock = threading.Lock()
+
+    def add(self, amount: int) -> None:
+        with self._lock:
+            self.value += amount
+
+
+@dataclass(frozen=True)
+class LeftBehind:
+    """The rows of a model still waiting: how many, held by a worker now, failing."""
+
+    rows: int
+    claimed: int
+    failing: int
+    next_retry: datetime | None
+
+    def why(self, stopped: bool) -> str:
+        """Why they still wait, in a few words."""
+        reasons = ["stopped by a signal"] if stopped else []
+        if self.claimed:
+            reasons.append(f"{self.claimed:,} held by other workers")
+        if self.failing:
+            retry = f" until {self.next_retry.isoformat(timespec='seconds')}" if self.next_retry else ""
+            reasons.append(f"{self.failing:,} failed and wait for their retry{retry}; hello-pgmem status")
+        return "; ".join(reasons) or "queued after the last claim"
+
+
+def waiting(db: Database, model: str) -> LeftBehind:
+    """The queue's rows of ``model`` (or of any model) over every user and namespace."""
+    from hello_pgmem.vectors import queue_status
+
+    rows = [row for row in queue_status(db) if row.model in (model, None)]
+    retries = [row.next_retry for row in rows if row.next_retry is not None]
+    return LeftBehind(
+        sum(row.pending for row in rows),
+        sum(row.claimed for row in rows),
+        sum(row.failing for row in rows),
+        min(retries, default=None),
+    )
 
 
 @cli.command()

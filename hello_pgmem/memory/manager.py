@@ -379,10 +379,13 @@ class MemoryManager(SharesDatabase):
         best = _sessions.fused(pool, found, limit)
         return _sessions.whole_sessions(self._parts, best, found, kinds, per_session)
 
-    def wait_for_embeddings(self, timeout: float | None = None) -> int:
+    def wait_for_embeddings(
+        self, timeout: float | None = None, progress: Callable[[int, int], None] | None = None
+    ) -> int:
         """Embed this user's queued memories here until none waits (:func:`vectors.wait_for_embeddings`)."""
+        scope: list[vectors.Scope] = [("memory", self.user_id)]
         return vectors.wait_for_embeddings(
-            self.db, self.registered_embedder, ("memory", self.user_id), timeout=timeout
+            self.db, self.registered_embedder, scope, timeout=timeout, progress=progress
         )
 
     def record_access(self, memory_ids: Sequence[UUID]) -> None:

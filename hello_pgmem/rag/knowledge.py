@@ -78,10 +78,12 @@ class KnowledgeBase(Ingest, Search):
         self, timeout: float | None = None, progress: Callable[[int, int], None] | None = None
     ) -> int:
         """Embed this namespace's queued chunks in the calling thread (waiting for those other
-        workers hold) until none waits; how many it embedded. ``progress(embedded, left)`` after
-        each part; past ``timeout`` seconds an EmbeddingError says how many still wait and why."""
+        workers hold) until none waits; how many it embedded. ``progress(done, left)`` after
+        each part (the namespace's rows embedded since the wait began, whoever made them, and those
+        left); past ``timeout`` seconds an EmbeddingError says how many still wait and why."""
+        scope: list[vectors.Scope] = [("chunk", self.namespace)]
         return vectors.wait_for_embeddings(
-            self.db, self.registered_embedder(), ("chunk", self.namespace), timeout=timeout, progress=progress
+            self.db, self.registered_embedder(), scope, timeout=timeout, progress=progress
         )
 
     def list_documents(self, limit: int = 100) -> list[DocumentInfo]:

@@ -11,6 +11,7 @@ from hello_pgmem.vectors.background import queued
 from hello_pgmem.vectors.waiting import (
     Pending,
     QueueStatus,
+    Scope,
     ScopeQueue,
     catch_up,
     erase_queue,
@@ -31,6 +32,7 @@ __all__ = [
     "Pass",
     "Pending",
     "QueueStatus",
+    "Scope",
     "ScopeQueue",
     "catch_up",
     "erase_queue",

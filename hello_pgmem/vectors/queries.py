@@ -32,16 +32,21 @@ class QueueStatements:
 # what the write queued even while a worker does too (the first vector written wins; the other
 # finds its row gone).
 _CLAIM = """
+WITH picked AS MATERIALIZED (
+    SELECT c.{key} FROM {queue} c
+    WHERE c.{scope} = %(scope)s AND (c.model = %(model)s OR c.model IS NULL) AND {due}
+    ORDER BY c.queued_at, c.{key}
+    LIMIT %(limit)s
+    FOR UPDATE{skip}
+)
 UPDATE {queue} AS q
 SET claimed_until = now() + make_interval(secs => %(lease_s)s)
-FROM (SELECT c.{key} FROM {queue} c
-      WHERE c.{scope} = %(scope)s AND (c.model = %(model)s OR c.model IS NULL) AND {due}
-      ORDER BY c.queued_at, c.{key}
-      LIMIT %(limit)s
-      FOR UPDATE{skip}) AS picked, {table} AS t
+FROM picked, {table} AS t
 WHERE q.{scope} = %(scope)s AND q.{key} = picked.{key} AND t.{scope} = q.{scope} AND t.id = q.{key}
 RETURNING q.{key}, q.generation, q.attempts, {text}
 """
+# (The rows are picked once, before the update: a picking subquery that a nested loop scans again
+# skips the rows this statement already updated and picks the next ones, past the limit.)
 
 # A vector is written only while its row still waits at the generation it was made from: a row
 # whose text changed meanwhile keeps waiting, for the vector of its new text. The rows are locked

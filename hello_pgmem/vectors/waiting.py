@@ -4,7 +4,7 @@ few queued rows, and ``wait_for_embeddings`` for callers that want every vector 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -148,65 +148,75 @@ def waiting_for_search(
     return waiting.rows, failure
 
 
+Scope = tuple[Kind, str]
+"""A memory user (``("memory", user_id)``) or a chunk namespace (``("chunk", namespace)``)."""
+
+
 def wait_for_embeddings(
     db: Database,
     embedder: Embedder,
-    scope: tuple[Kind, str] | None = None,
+    scopes: Sequence[Scope] | None = None,
     *,
     timeout: float | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> int:
-    """Work the queue in the caller's thread until no row of ``scope`` (a memory user or a chunk
-    namespace; every one when None) waits for a vector of ``embedder``'s model; how many this call
+    """Work the queue in the caller's thread until no row of ``scopes`` (memory users or chunk
+    namespaces; every one when None) waits for a vector of ``embedder``'s model; how many this call
     embedded. Rows other workers hold are waited for (a claim or a store that times out on their
     locks is tried again, until this call's own timeout); failing rows are tried again at their
-    retry time. ``progress(embedded, left)`` after each part. Past ``timeout`` seconds an
-    :class:`EmbeddingError` says how many rows still wait, and why."""
+    retry time. ``progress(done, left)`` after each part: ``done`` rows of the scopes have their
+    vectors since the wait began, whoever made them, and ``left`` still wait. Past ``timeout``
+    seconds an :class:`EmbeddingError` says how many rows still wait, and why."""
+    wanted = None if scopes is None else list(scopes)
     worker = EmbeddingWorker(db, embedder)
     deadline = None if timeout is None else time.monotonic() + timeout
-    embedded = 0
+    embedded = done = total = 0
     while True:
-        left = _left(db, embedder.model_name, scope)
+        left = _left(db, embedder.model_name, wanted)
+        done = max(done, total - left)  # rows queued meanwhile grow the total, not shrink done
+        total = done + left
         if progress is not None:
-            progress(embedded, left)
+            progress(done, left)
         if left == 0:
             return embedded
         if deadline is not None and time.monotonic() >= deadline:
-            raise EmbeddingError(_still_waiting(db, left, scope, timeout or 0.0))
+            raise EmbeddingError(_still_waiting(db, left, wanted, timeout or 0.0))
         try:
-            done = _one_pass(worker, scope)
+            step = _one_pass(worker, wanted)
         except DatabaseTimeoutError:  # a claim or a store waited past its lock or statement
-            done = Pass()  # timeout: others hold those rows, and this wait goes on until its own
-        embedded += done.embedded
-        if not done.claimed:
+            step = Pass()  # timeout: others hold those rows, and this wait goes on until its own
+        embedded += step.embedded
+        if not step.claimed:
             time.sleep(IDLE_WAIT_S)
 
 
-def _one_pass(worker: EmbeddingWorker, scope: tuple[Kind, str] | None) -> Pass:
-    """One pass of a wait: over every scope, or the rows of one."""
-    if scope is None:
+def _one_pass(worker: EmbeddingWorker, scopes: list[Scope] | None) -> Pass:
+    """One pass of a wait: over every scope, or a part of each of ``scopes`` in turn."""
+    if scopes is None:
         return worker.run_once()
     done = Pass()
-    claimed = worker.claim(scope[0], scope[1], CLAIM_ROWS)
-    done.claimed = len(claimed)
-    worker.embed_and_store(claimed, done, None)
+    for kind, scope in scopes:
+        claimed = worker.claim(kind, scope, CLAIM_ROWS)
+        done.claimed += len(claimed)
+        worker.embed_and_store(claimed, done, None)
     return done
 
 
-def _left(db: Database, model: str, scope: tuple[Kind, str] | None) -> int:
-    if scope is not None:
-        return pending(db, scope[0], scope[1], model).rows
+def _left(db: Database, model: str, scopes: list[Scope] | None) -> int:
+    if scopes is not None:
+        return sum(pending(db, kind, scope, model).rows for kind, scope in scopes)
     return sum(s.pending for s in queue_status(db) if s.model in (model, None))
 
 
-def _still_waiting(db: Database, left: int, scope: tuple[Kind, str] | None, timeout: float) -> str:
+def _still_waiting(db: Database, left: int, scopes: list[Scope] | None, timeout: float) -> str:
     """Why a wait gave up: how many rows still wait, and the last error of a failing one."""
     reason = ""
-    if scope is not None:
-        with scoped(db, scope[0], scope[1]) as conn:
-            failing = conn.execute(q.SCOPE_ERRORS[scope[0]], {"scope": scope[1], "limit": 1}).fetchall()
+    for kind, scope in scopes or []:
+        with scoped(db, kind, scope) as conn:
+            failing = conn.execute(q.SCOPE_ERRORS[kind], {"scope": scope, "limit": 1}).fetchall()
         if failing:
             reason = f"; the last failure: {failing[0][3]}"
-    elif any(s.failing for s in queue_status(db)):
+            break
+    if scopes is None and any(s.failing for s in queue_status(db)):
         reason = "; some failed and wait for their retry time (hello-pgmem status)"
     return f"{left} rows still wait for their vectors after {timeout:g} s{reason}"
