@@ -21,6 +21,7 @@ from hello_pgmem import Database, MemoryConfig, Settings, Store
 from hello_pgmem.core.models import MEMORY_TYPES
 from hello_pgmem.db.age import cypher
 from hello_pgmem.embedding import Embedder, HashingEmbedder
+from hello_pgmem.graph.store import Neighbourhood
 from hello_pgmem.memory import MemoryManager
 from hello_pgmem.ops import grants
 from hello_pgmem.tools import MemoryTool
@@ -277,3 +278,9 @@ def memory_copies(db: Database, user: str) -> dict[str, int]:
             {"u": user},
         ).fetchall()
     return {r[0]: int(r[1]) for r in rows}
+
+
+def entity_names(hood: Neighbourhood | None) -> set[str]:
+    """The names of a neighbourhood's entities (there must be one)."""
+    assert hood is not None, "the entity is in the graph"
+    return {entity.name for entity in hood.entities}

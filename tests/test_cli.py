@@ -177,7 +177,7 @@ def test_memory_commands(cli_env: Settings, capsys: pytest.CaptureFixture[str]) 
             ["consolidate", "--from", "semantic", "--to", "working"],
             "cannot consolidate semantic into working",
         ),
-        (["graph", "nobody"], "no entity 'nobody'"),
+        (["graph", "nobody"], "no such entity: nobody"),
         (["ask", ""], "question: must not be empty"),
         (["add", "ok", "--file", "/no/such.png"], "file: only a perceptual memory takes one"),
         (["add", "ok", "--type", "episodic", "--modality", "image"], "modality: only a perceptual memory"),

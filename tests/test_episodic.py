@@ -9,7 +9,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from hello_pgmem import Database, InvalidInputError, NotFoundError
+from hello_pgmem import Database, InvalidInputError
 from hello_pgmem.embedding import HashingEmbedder
 from hello_pgmem.memory import MemoryManager, reembed
 from tests.conftest import Clock, row_counts, table_digest
@@ -136,10 +136,12 @@ def test_a_forget_that_spares_nothing_needs_confirm_and_can_be_undone(
     [first, *_] = manager.list_memories("episodic")
     manager.forget_memories("importance_based", threshold=1, confirm=True)
     unknown = "00000000-0000-0000-0000-000000000000"
-    with pytest.raises(NotFoundError, match=f"no forgotten memory of this user: {unknown}"):
-        manager.restore_memories([first.id, unknown])
-    assert manager.list_memories("episodic") == [], "a restore naming an unknown id restores nothing"
-    assert manager.restore_memories([first.id]) == 1
+    assert manager.restore_memories([unknown]) == 0, "an id that names no forgotten memory restores nothing"
+    assert manager.restore_memories([first.id, unknown]) == 1
+    assert [m.id for m in manager.list_memories("episodic")] == [first.id]
+    manager.forget_memories("importance_based", threshold=1, confirm=True)
+    assert tool.run("restore", memory_ids=[str(first.id)[:8]]) == "♻️ Restored 1 memories", "a prefix names it"
+    assert tool.run("restore", memory_ids=[unknown[:8]]) == f"❌ no such forgotten memory: {unknown[:8]}"
 
 
 def test_keyword_fallback_when_no_vectors_of_the_model(

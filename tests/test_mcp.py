@@ -132,6 +132,12 @@ def test_stdio_lists_tools_and_runs_a_round_trip(settings: Settings, clean: Data
             assert "red bike" in text(versions) and "* Carol rides a blue bike" in text(versions)
             assert not (await client.call_tool("memory_remove", {"memory_id": memory_id})).is_error
             assert memory_id not in text(await client.call_tool("memory_search", {"query": "bike"}))
+            for name, arguments, said in (
+                ("memory_remove", {"memory_id": memory_id}, f"no such memory: {memory_id}"),
+                ("rag_remove_document", {"document_id": "nope"}, "no such document: nope"),
+            ):
+                gone = await client.call_tool(name, arguments)
+                assert gone.is_error and text(gone) == f"❌ {said}", (name, text(gone))
             summary = await client.read_resource("memory://summary")
             assert "Memory summary" in resource_text(summary)
             stats = await client.read_resource("memory://stats")

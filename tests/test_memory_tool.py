@@ -36,7 +36,7 @@ def make_tool(make_tool: Callable[..., MemoryTool]) -> Callable[..., MemoryTool]
 
 
 def added_id(text: str) -> str:
-    match = re.fullmatch(rf"✅ 记忆已添加 \(ID: ({UUID_RE})\)", text)
+    match = re.fullmatch(rf"✅ 记忆已添加 \(ID: ({UUID_RE})\)(；以下参数已存入元数据: .*)?", text)
     assert match, text
     return match.group(1)
 
@@ -187,21 +187,21 @@ def test_update_and_remove_by_full_id_and_prefix(make_tool: Callable[..., Memory
         tool.run("update", memory_id=memory_id, content="x"),
         tool.run("remove", memory_id=memory_id),
     ):
-        assert answer.startswith("❌ 未找到要") and memory_id in answer and not succeeded(answer), answer
+        assert answer == f"❌ 未找到记忆: {memory_id}" and not succeeded(answer), answer
 
 
 def test_extra_add_parameters_become_metadata(make_tool: Callable[..., MemoryTool]) -> None:
     tool = make_tool()
-    memory_id = added_id(
-        tool.run(
-            "add",
-            content="2024年3月15日，用户张三完成了第一个Python项目",
-            memory_type="episodic",
-            importance=0.8,
-            event_type="milestone",
-            location="在线学习平台",
-        )
+    answer = tool.run(
+        "add",
+        content="2024年3月15日，用户张三完成了第一个Python项目",
+        memory_type="episodic",
+        importance=0.8,
+        event_type="milestone",
+        location="在线学习平台",
     )
+    assert answer.endswith("；以下参数已存入元数据: event_type, location"), "the reply says where they went"
+    memory_id = added_id(answer)
     item = tool.memory_manager.get_memory(memory_id)
     assert item is not None
     assert item.metadata["event_type"] == "milestone" and item.metadata["location"] == "在线学习平台"

@@ -21,7 +21,7 @@ from hello_pgmem.graph.extracted import ExtractedRelation as Relation
 from hello_pgmem.graph.extracted import Extraction
 from hello_pgmem.ops.maintain import maintain
 from hello_pgmem.ops.transfer import export_user, import_user
-from tests.conftest import table_digest
+from tests.conftest import entity_names, table_digest
 from tests.deployments import ON_CITUS
 
 PARIS = datetime(2019, 3, 1, tzinfo=UTC)
@@ -123,12 +123,12 @@ def test_a_search_never_returns_an_earlier_version_by_default(
 def test_the_graph_follows_the_move(moved: tuple[MemoryManager, Any, datetime], clean: Database) -> None:
     memory, _, before = moved
     now = memory.graph_neighbourhood("Alice")
-    assert {e.name for e in now.entities} == {"Alice", "Berlin"}
-    assert {e.name for e in memory.graph_neighbourhood("Alice", valid_at=IN_2021).entities} == {
+    assert entity_names(now) == {"Alice", "Berlin"}
+    assert entity_names(memory.graph_neighbourhood("Alice", valid_at=IN_2021)) == {
         "Alice",
         "Paris",
     }
-    assert {e.name for e in memory.graph_neighbourhood("Alice", known_at=before).entities} == {
+    assert entity_names(memory.graph_neighbourhood("Alice", known_at=before)) == {
         "Alice",
         "Paris",
     }
@@ -246,7 +246,7 @@ def test_a_new_single_valued_relation_closes_the_old_one(
         IN_2021,
     )
     assert periods == [("Rome", BERLIN, None), ("Oslo", PARIS, IN_2021), ("Lima", IN_2021, BERLIN)]
-    assert {e.name for e in memory.graph_neighbourhood("Carol").entities} == {"Carol", "Rome"}
+    assert entity_names(memory.graph_neighbourhood("Carol")) == {"Carol", "Rome"}
 
 
 def test_overlapping_single_valued_relations_are_refused_by_the_database(

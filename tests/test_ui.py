@@ -298,7 +298,7 @@ def test_another_users_token_sees_none_of_it(context: BrowserContext, served: Se
     expect(page.locator("#memories tr.memory")).to_have_count(1)
     expect(page.locator("#memories")).not_to_contain_text("Alice")
     page.goto(f"{served.url}/memories/{seeded.alice_fact}")
-    expect(page.locator("#error")).to_contain_text("no memory")
+    expect(page.locator("#error")).to_contain_text("no such memory")
     page.goto(f"{served.url}/search?q=Alice+manager+Carol+garden")
     expect(page.locator("#sql-params td[data-param=user_id]")).to_have_text("bob")
     hits = page.locator("#hits tr.hit")

@@ -13,6 +13,7 @@ import click
 
 from hello_pgmem.cli.app import State, cli, emit, open_store, say_notes
 from hello_pgmem.cli.progress import progress_line
+from hello_pgmem.core.errors import InvalidInputError
 from hello_pgmem.rag.chunking import MAX_CHUNK_SIZE, MIN_CHUNK_SIZE
 from hello_pgmem.rag.folders import MAX_BYTES, MAX_FILES
 
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
 
 PARTIAL_FAILURE = 3
 NO_ANSWER = {
+    "no_documents": "the namespace holds no documents: add some with ingest",
     "no_passages": "nothing in the knowledge base matches the question",
     "no_llm": "no chat model is configured (LLM_MODEL_ID): the most relevant passages instead of an answer",
     "llm_failed": "the chat model failed: the most relevant passages instead of an answer",
@@ -129,6 +131,8 @@ def ingest(
             max_files=max_files,
             max_bytes=max_bytes,
         )
+        if not results:
+            raise InvalidInputError("PATH", f"holds no file to ingest: {', '.join(map(str, paths))}")
         stored = time.perf_counter() - started
         if wait:
             embed_queued(state, kb)

@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
+from uuid import UUID
 
 import click
 
 from hello_pgmem.cli.app import State, cli, emit, open_store, say_notes
-from hello_pgmem.core.errors import InvalidInputError
+from hello_pgmem.core.errors import InvalidInputError, no_such
 
 if TYPE_CHECKING:
     from hello_pgmem.core.models import MemoryItem, TypeStats
@@ -194,12 +195,18 @@ def forget(state: State, strategy: str, threshold: float, max_age_days: float, c
 
 
 @cli.command()
-@click.option("--id", "memory_ids", multiple=True, help="A memory to restore (repeat); default: all.")
+@click.option(
+    "--id",
+    "memory_ids",
+    multiple=True,
+    help="A memory to restore, or 8 characters of its id (repeat); default: all.",
+)
 @click.pass_obj
 def restore(state: State, memory_ids: tuple[str, ...]) -> None:
     """Bring --user's forgotten long-term memories back (until "maintain" purges them)."""
     with memory(state) as manager:
-        count = manager.restore_memories(list(memory_ids) or None)
+        named = [forgotten_id(state, manager, given) for given in memory_ids]
+        count = manager.restore_memories(named or None)
     emit(state, {"restored": count}, f"已恢复 {count} 条记忆" if state.zh else f"restored {count} memories")
 
 
@@ -272,5 +279,16 @@ def graph(
             emit(state, manager.graph_path(entity, target, valid_at=valid_at, known_at=known_at), text)
             return
         hood = manager.graph_neighbourhood(entity, depth, valid_at=valid_at, known_at=known_at)
+        if hood is None:
+            raise no_such("entity", entity, state.language)
         memories = manager.entity_memories(entity, limit=5, valid_at=valid_at, known_at=known_at)
         emit(state, {"neighbourhood": hood, "memories": memories}, text)
+
+
+def forgotten_id(state: State, manager: MemoryManager, given: str) -> UUID:
+    """The forgotten memory ``given`` (a full id or 8 characters or more of it) names, else the
+    one "not found" error."""
+    found = manager.resolve_id(given, forgotten=True)
+    if found is None:
+        raise no_such("forgotten memory", given, state.language)
+    return found

@@ -8,12 +8,15 @@ from pathlib import Path
 import click
 
 from hello_pgmem.cli.app import State, cli, emit, open_store
+from hello_pgmem.core.errors import no_such
 
 
 @cli.command("mcp")
 @click.option("--http", "use_http", is_flag=True, help="Serve streamable HTTP instead of stdio.")
 @click.option("--host", default="127.0.0.1", show_default=True, help="HTTP: the address to listen on.")
-@click.option("--port", default=8000, show_default=True, type=int, help="HTTP: the port.")
+@click.option(
+    "--port", default=8000, show_default=True, type=click.IntRange(1, 65535), help="HTTP: the port."
+)
 @click.option("--public-url", help="HTTP: the URL clients reach the server at (default http://HOST:PORT).")
 @click.option(
     "--files-root",
@@ -272,5 +275,5 @@ def token_revoke(state: State, user: str | None, token_id: str) -> None:
         db = store.db
         revoked = revoke_token(db, token_id, owner)
     if not revoked:
-        raise click.ClickException(f"no live token of {owner} has an id starting with {token_id}")
+        raise no_such("token", token_id, state.language)
     emit(state, [str(r) for r in revoked], f"revoked {', '.join(str(r) for r in revoked)}")

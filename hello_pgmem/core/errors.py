@@ -22,6 +22,10 @@ Every error the library raises on purpose derives from :class:`HelloPgmemError`:
 
 from __future__ import annotations
 
+from typing import Literal
+
+from hello_pgmem.core.i18n import Language, say
+
 
 class HelloPgmemError(Exception):
     """Base class of every error hello_pgmem raises on purpose."""
@@ -79,7 +83,26 @@ class BusyError(HelloPgmemError):
 
 
 class NotFoundError(HelloPgmemError):
-    """No such object exists for the current user or namespace."""
+    """No such object exists for the current user or namespace (raised by the command line, the
+    tools and the web view; the Python API returns False, None or an empty result instead)."""
+
+
+Thing = Literal["memory", "forgotten memory", "document", "entity", "namespace", "token"]
+_THINGS_ZH: dict[Thing, str] = {
+    "memory": "记忆",
+    "forgotten memory": "被遗忘的记忆",
+    "document": "文档",
+    "entity": "实体",
+    "namespace": "命名空间",
+    "token": "令牌",
+}
+
+
+def no_such(thing: Thing, name: object, language: Language = "en") -> NotFoundError:
+    """The one way every surface says that ``name`` names no ``thing`` of this user or namespace:
+    ``no such memory: 3f2a…`` (``未找到记忆: 3f2a…``)."""
+    shown = str(name)[:200]
+    return NotFoundError(say(language, f"no such {thing}: {shown}", f"未找到{_THINGS_ZH[thing]}: {shown}"))
 
 
 class GraphError(HelloPgmemError):

@@ -14,7 +14,7 @@ from uuid import UUID
 
 from pydantic import BaseModel
 
-from hello_pgmem.core.errors import InvalidInputError, NotFoundError
+from hello_pgmem.core.errors import InvalidInputError
 from hello_pgmem.core.models import check_timestamp
 from hello_pgmem.db import Conn
 from hello_pgmem.graph import queries as g
@@ -197,9 +197,9 @@ class GraphStore:
         depth: int = 1,
         max_entities: int = 500,
         as_of: AsOf = NOW,
-    ) -> Neighbourhood:
+    ) -> Neighbourhood | None:
         """The entities within ``depth`` relations of ``name`` and the relations among them, as
-        they held at ``as_of`` (now, as now known, by default)."""
+        they held at ``as_of`` (now, as now known, by default); None when there is no such entity."""
         if not 1 <= depth <= MAX_NEIGHBOURHOOD_DEPTH:
             raise InvalidInputError("depth", f"must be between 1 and {MAX_NEIGHBOURHOOD_DEPTH}")
         norm = normalize_name(name)
@@ -209,7 +209,7 @@ class GraphStore:
             {"user_id": self.user_id, "name": norm, "depth": depth, "max_entities": max_entities, **clocks},
         ).fetchall()
         if not rows:
-            raise NotFoundError(f"no entity {name!r} in this user's graph")
+            return None
         entities = [EntityRef(name=n, entity_type=t, hops=h) for n, t, h in rows]
         names = [normalize_name(e.name) for e in entities]
         relations = [

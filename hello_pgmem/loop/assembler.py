@@ -57,7 +57,8 @@ class MemoryAssembler:
             seeds = manager.in_transaction(conn).known_entities(name_candidates(message))
         relations: dict[str, float] = {}
         for seed in seeds:
-            for relation in manager.graph_neighbourhood(seed, depth=1).relations:
+            hood = manager.graph_neighbourhood(seed, depth=1)
+            for relation in hood.relations if hood else []:
                 text = f"- {relation.source} —{relation.relation_type}→ {relation.target}"
                 relations[text] = max(relations.get(text, 0.0), relation.weight)
         strongest = max(relations.values(), default=1.0)

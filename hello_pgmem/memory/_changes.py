@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from hello_pgmem.core.errors import InvalidInputError, NotFoundError
+from hello_pgmem.core.errors import InvalidInputError
 from hello_pgmem.core.models import check_days, check_importance, check_strategy
 from hello_pgmem.memory import _ids as ids
 from hello_pgmem.memory import _queries as q
@@ -69,15 +69,11 @@ def restore(
     parts: MemoryParts, types: Sequence[str], memory_ids: Sequence[UUID] | None, since: datetime | None
 ) -> int:
     """Bring forgotten long-term memories of ``types`` back (those named, or forgotten since
-    ``since``, or all); how many. A named id that is no forgotten memory of the user is an error,
-    and nothing is restored."""
+    ``since``, or all); how many (a named id that is no forgotten memory of the user restores
+    nothing)."""
     params = {"user_id": parts.user_id, "types": list(types), "ids": memory_ids, "since": since}
     with parts.db.transaction(parts.user_id) as conn:
-        restored = {row[0] for row in conn.execute(q.RESTORE, params)}
-        missing = [str(m) for m in dict.fromkeys(memory_ids or []) if m not in restored]
-        if missing:
-            raise NotFoundError(f"no forgotten memory of this user: {', '.join(missing)}")
-        return len(restored)
+        return len(conn.execute(q.RESTORE, params).fetchall())
 
 
 def clear_user(parts: MemoryParts) -> int:

@@ -1,12 +1,12 @@
 """Finding one memory: by id as users type it (a full UUID, or an unambiguous prefix of at least 8
-characters), by id of any type, or by a metadata value."""
+characters), by id of any type, or by a metadata value. None, never an error, when there is none."""
 
 from __future__ import annotations
 
 import re
 from uuid import UUID
 
-from hello_pgmem.core.errors import InvalidInputError, NotFoundError
+from hello_pgmem.core.errors import InvalidInputError
 from hello_pgmem.core.models import MemoryItem
 from hello_pgmem.db import Conn
 from hello_pgmem.memory import _queries as q
@@ -34,23 +34,29 @@ def memory_of(conn: Conn, user_id: str, memory_id: UUID) -> UUID:
     return memory_id if row is None else UUID(str(row[0]))
 
 
-def resolve(conn: Conn, working: WorkingMemory, text: object) -> UUID:
+def resolve(conn: Conn, working: WorkingMemory, text: object, forgotten: bool = False) -> UUID | None:
     """The memory ``text`` names: a full id, or the one memory of the user whose id starts with
-    ``text``; the id (or prefix) of an earlier version names the memory it belongs to."""
+    ``text`` (``forgotten``: among the forgotten ones); the id (or prefix) of an earlier version
+    names the memory it belongs to. None when it names none."""
     if not isinstance(text, str) or not text.strip():
         raise InvalidInputError("memory_id", "must be a memory id")
     candidate = text.strip().lower()
-    if _FULL_UUID.fullmatch(candidate):
+    if _FULL_UUID.fullmatch(candidate) and not forgotten:
         return memory_of(conn, working.user_id, UUID(candidate))
-    if len(candidate) < MIN_PREFIX or not _HEX_PREFIX.match(candidate):
+    if _FULL_UUID.fullmatch(candidate):
+        candidate = str(UUID(candidate))
+    elif len(candidate) < MIN_PREFIX or not _HEX_PREFIX.match(candidate):
         raise InvalidInputError(
             "memory_id", f"must be a full id or a prefix of at least {MIN_PREFIX} hex characters"
         )
     params = {"user_id": working.user_id, "prefix": candidate}
-    found = [row[0] for row in conn.execute(q.IDS_WITH_PREFIX, params).fetchall()]
-    found += working.ids_with_prefix(conn, candidate)
+    if forgotten:
+        found = [row[0] for row in conn.execute(q.FORGOTTEN_WITH_PREFIX, params).fetchall()]
+    else:
+        found = [row[0] for row in conn.execute(q.IDS_WITH_PREFIX, params).fetchall()]
+        found += working.ids_with_prefix(conn, candidate)
     if not found:
-        raise NotFoundError(f"no memory of this user has an id starting with {candidate!r}")
+        return None
     if len(found) > 1:
         raise InvalidInputError(
             "memory_id", f"prefix {candidate!r} matches several memories: give more characters"

@@ -52,6 +52,8 @@ class PerceptualMemory(LongTermMemory):
         file_path = item.metadata.get("file_path")
         inferred = infer_modality(file_path) if file_path else "text"
         modality = item.modality or item.metadata.get("modality") or inferred
+        if modality is None and not Path(str(file_path)).is_file():
+            raise InvalidInputError("file_path", f"no such file: {str(file_path)[:200]!r}")
         if modality is None:
             raise InvalidInputError(
                 "modality",

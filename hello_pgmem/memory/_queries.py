@@ -178,6 +178,14 @@ LIMIT 2
 """
 """The live memories whose id, or the id of one of whose earlier versions, starts with ``prefix``."""
 
+FORGOTTEN_WITH_PREFIX = """
+SELECT id FROM memories
+WHERE user_id = %(user_id)s AND forgotten_at IS NOT NULL AND version_of IS NULL
+  AND starts_with(id::text, %(prefix)s)
+LIMIT 2
+"""
+"""The forgotten memories whose id starts with ``prefix`` (what restore may name)."""
+
 MEMORY_OF = """
 SELECT version_of FROM memories WHERE user_id = %(user_id)s AND id = %(id)s AND version_of IS NOT NULL
 """

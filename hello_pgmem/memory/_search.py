@@ -102,11 +102,15 @@ class MemorySearch:
                 )
         bounds = None
         if self.time_range is not None:
+            if isinstance(self.time_range, (str, bytes)) or len(self.time_range) != 2:
+                raise InvalidInputError("time_range", "must be a pair (start, end), either of them None")
             since, until = self.time_range
             bounds = (
                 None if since is None else check_timestamp(since, "time_range[0]"),
                 None if until is None else check_timestamp(until, "time_range[1]"),
             )
+            if bounds[0] is not None and bounds[1] is not None and bounds[0] > bounds[1]:
+                raise InvalidInputError("time_range", "its start must not be after its end")
         return dataclasses.replace(
             self,
             query=text,

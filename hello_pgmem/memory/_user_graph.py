@@ -22,8 +22,9 @@ class UserGraph:
         self.graph = graph
         self.user_id = graph.user_id
 
-    def neighbourhood(self, entity: str, depth: int = 1, as_of: AsOf = NOW) -> Neighbourhood:
-        """The entities within ``depth`` relations of ``entity`` and the relations among them."""
+    def neighbourhood(self, entity: str, depth: int = 1, as_of: AsOf = NOW) -> Neighbourhood | None:
+        """The entities within ``depth`` relations of ``entity`` and the relations among them (None:
+        no such entity)."""
         with self.db.transaction(self.user_id) as conn:
             return self.graph.neighbourhood(conn, check_entity_name(entity), depth, as_of=as_of)
 

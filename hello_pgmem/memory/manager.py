@@ -106,6 +106,10 @@ class MemoryManager(SharesDatabase):
     @classmethod
     def of_types(cls, user_id: str, types: Collection[str], **options: Any) -> MemoryManager:
         """A manager of ``user_id`` with exactly the memory types named in ``types``."""
+        if isinstance(types, str) or not types:
+            raise InvalidInputError("types", f"must be a list of memory types from {', '.join(MEMORY_TYPES)}")
+        for kind in types:
+            check_memory_type(kind, "types")
         on = [kind in types for kind in MEMORY_TYPES]
         return cls(options.pop("config", None), user_id, *on, **options)
 
@@ -197,9 +201,9 @@ class MemoryManager(SharesDatabase):
         or at ``valid_from``; with ``correction`` the old content was never true, and only what the
         store believed changes.
         """
-        content, importance, meta = check_update(content, importance, metadata, self.config.max_content_chars)
-        check_flag(correction, "correction")
         since = None if valid_from is None else check_timestamp(valid_from, "valid_from")
+        check_flag(correction, "correction")
+        content, importance, meta = check_update(content, importance, metadata, self.config.max_content_chars)
         if correction and since is not None:
             raise InvalidInputError("valid_from", "a correction keeps the memory's time: not both")
         change = Change(since, correction, "correction" if correction else "update")
@@ -266,10 +270,11 @@ class MemoryManager(SharesDatabase):
         with self.transaction() as conn:
             return _ids.locate(conn, self._parts.working, uid) is not None
 
-    def resolve_id(self, text: str) -> UUID:
-        """A full id, or an unambiguous prefix of at least 8 characters among this user's memories."""
+    def resolve_id(self, text: str, *, forgotten: bool = False) -> UUID | None:
+        """The memory a full id or an unambiguous prefix of at least 8 characters names among this
+        user's memories (``forgotten``: among those forgotten), or None."""
         with self.transaction() as conn:
-            return _ids.resolve(conn, self._parts.working, text)
+            return _ids.resolve(conn, self._parts.working, text, check_flag(forgotten, "forgotten"))
 
     def find_by_metadata(self, key: str, value: str) -> list[UUID]:
         """Ids of this user's live long-term memories whose ``metadata[key]`` equals ``value``."""
@@ -401,9 +406,10 @@ class MemoryManager(SharesDatabase):
         *,
         valid_at: datetime | str | None = None,
         known_at: datetime | str | None = None,
-    ) -> Neighbourhood:
+    ) -> Neighbourhood | None:
         """The entities within ``depth`` relations of ``entity`` and the relations among them, as they
-        held at ``valid_at`` as known at ``known_at`` (each now by default)."""
+        held at ``valid_at`` as known at ``known_at`` (each now by default); None when the user's
+        graph has no such entity."""
         return self._user_graph.neighbourhood(entity, depth, AsOf.checked(valid_at, known_at) or NOW)
 
     def graph_path(

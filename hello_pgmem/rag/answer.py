@@ -37,7 +37,7 @@ class Source(BaseModel):
     cited: bool = False
 
 
-AnswerStatus = Literal["answered", "no_passages", "no_llm", "llm_failed"]
+AnswerStatus = Literal["answered", "no_documents", "no_passages", "no_llm", "llm_failed"]
 PASSAGES_ONLY_CHARS = 6000  # without a chat model the passages are the answer: show more of them
 
 

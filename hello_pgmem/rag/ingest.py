@@ -98,7 +98,10 @@ class Ingest(store.Namespaced):
         for doc in documents:
             text = check_content(doc.text, MAX_TEXT_CHARS)
             content_hash = store.sha256(text)
-            document_id = check_name(doc.document_id or f"text_{content_hash.hex()[:16]}", "document_id")
+            given = doc.document_id
+            document_id = check_name(
+                f"text_{content_hash.hex()[:16]}" if given is None else given, "document_id"
+            )
             named.append((doc, text, document_id, content_hash))
         if len({n[2] for n in named}) != len(named):
             raise InvalidInputError("documents", "must not repeat a document id")
@@ -228,7 +231,7 @@ class Ingest(store.Namespaced):
         check_sizes(chunk_size, chunk_overlap)  # before a conversion that may take long
         started = time.perf_counter()
         path = Path(file_path).expanduser()
-        document_id = document_id or check_name(str(path)[-255:], "document_id")
+        document_id = check_name(str(path)[-255:] if document_id is None else document_id, "document_id")
         data = read_document(path, root)
         file_hash = hashlib.sha256(data).hexdigest()
         origin = str(path.resolve() if root is None else beneath(root, path))

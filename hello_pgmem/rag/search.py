@@ -26,6 +26,7 @@ from hello_pgmem.rag.answer import (
     ANSWER_USER,
     PASSAGES_ONLY_CHARS,
     Answer,
+    AnswerStatus,
     Source,
     build_context,
     cited_numbers,
@@ -197,15 +198,27 @@ class Search(store.Namespaced):
             for i, h in enumerate(used, 1)
         ]
         if not used:
+            with self.transaction() as conn:
+                row = conn.execute(store.HOLDS_DOCUMENTS, self.params()).fetchone()
+            empty = not (row and row[0])
+            name = self.namespace
+            notice = (
+                say(
+                    self.language,
+                    f"the namespace {name!r} holds no documents",
+                    f"命名空间 {name!r} 中没有文档",
+                )
+                if empty
+                else say(self.language, "nothing in the knowledge base matches", "知识库中没有找到相关内容")
+            )
+            status: AnswerStatus = "no_documents" if empty else "no_passages"
             return Answer(
                 question=question,
                 answer=None,
                 sources=[],
                 context="",
-                notice=say(
-                    self.language, "nothing in the knowledge base matches", "知识库中没有找到相关内容"
-                ),
-                status="no_passages",
+                notice=notice,
+                status=status,
                 notes=notes,
             )
         if self.llm is None:

@@ -121,6 +121,7 @@ DELETE_DOCUMENT = "DELETE FROM documents WHERE namespace = %(namespace)s AND id 
 CLEAR_NAMESPACE = "DELETE FROM documents WHERE namespace = %(namespace)s"
 NAMESPACE_CHUNKS = "SELECT content, heading_path FROM chunks WHERE namespace = %(namespace)s"
 CACHE_FORGET = "DELETE FROM embedding_cache WHERE content_hash = ANY(%(hashes)s)"
+HOLDS_DOCUMENTS = "SELECT EXISTS (SELECT 1 FROM documents WHERE namespace = %(namespace)s)"
 STATS = """
 SELECT (SELECT count(*) FROM documents WHERE namespace = %(namespace)s),
        (SELECT count(*) FROM chunks WHERE namespace = %(namespace)s),

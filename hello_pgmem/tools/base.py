@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 from pydantic import ValidationError as PydanticValidationError
 from pydantic import validate_call
 
-from hello_pgmem.core.errors import HelloPgmemError
+from hello_pgmem.core.errors import HelloPgmemError, NotFoundError
 from hello_pgmem.core.i18n import Language, say
 from hello_pgmem.core.models import validation_error
 from hello_pgmem.tools.schema import (
@@ -161,6 +161,8 @@ class ActionsTool(Tool):
             return result
         except PydanticValidationError as exc:
             return self.bad_input(str(validation_error(exc)))
+        except NotFoundError as exc:  # the same words on every tool and command: "no such …"
+            return failed(f"❌ {exc}")
         except HelloPgmemError as exc:
             return self.failure(action, str(exc))
         except Exception as exc:  # the agent gets a message, the log gets the traceback

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from uuid import UUID
+
+from hello_pgmem.core.errors import no_such
 from hello_pgmem.memory import MemoryManager
 from hello_pgmem.tools.base import ActionsTool, ToolText, tool_action
 from hello_pgmem.tools.memory_text import memory_data, neighbourhood_text, sessions_text
@@ -12,6 +15,14 @@ class ReadingActions(ActionsTool):
     """Actions of :class:`~hello_pgmem.tools.memory_tool.MemoryTool` that only read."""
 
     memory_manager: MemoryManager
+
+    def memory_id(self, given: str, forgotten: bool = False) -> UUID:
+        """The memory (``forgotten``: the forgotten one) a full id or a prefix of 8 characters or
+        more names, else the "no such memory" of every tool."""
+        found = self.memory_manager.resolve_id(given, forgotten=forgotten)
+        if found is None:
+            raise no_such("forgotten memory" if forgotten else "memory", given, self.language)
+        return found
 
     @tool_action(
         "sessions",
@@ -78,7 +89,7 @@ class ReadingActions(ActionsTool):
                                               ("known_at", known_at)) if value is not None]  # fmt: skip
             if given:
                 return self.bad_input(f"{given[0]}: a memory's entities are read with memory_id alone")
-            entities = manager.memory_entities(manager.resolve_id(memory_id))
+            entities = manager.memory_entities(self.memory_id(memory_id))
             if not entities:
                 return self.say("🕸️ No entity was found in this memory", "🕸️ 这条记忆中没有识别出实体")
             names = ", ".join(f"{e.name}({e.entity_type})" for e in entities)
@@ -101,6 +112,8 @@ class ReadingActions(ActionsTool):
                 f"🕸️ '{entity}' 到 '{target}' 的路径（{len(steps)} 步）: {chain}",
             )
         hood = manager.graph_neighbourhood(entity, depth, valid_at=valid_at, known_at=known_at)
+        if hood is None:
+            raise no_such("entity", entity, self.language)
         memories = manager.entity_memories(entity, limit=5, valid_at=valid_at, known_at=known_at)
         as_of = valid_at is not None or known_at is not None
         return neighbourhood_text(hood, depth, memories, self.language, as_of)

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+from hello_pgmem.core.errors import no_such
 from hello_pgmem.core.i18n import Language
 from hello_pgmem.core.models import DEFAULT_TYPES, MemoryConfig, check_modality, utcnow
 from hello_pgmem.core.settings import Settings
@@ -159,10 +160,11 @@ class MemoryTool(ReadingActions):
         memory_id = self.memory_manager.add_memory(
             content, memory_type, importance, meta, timestamp=timestamp, session_id=self.current_session_id
         )
-        return ToolText(
-            self.say(f"✅ Memory added (ID: {memory_id})", f"✅ 记忆已添加 (ID: {memory_id})"),
-            {"id": str(memory_id)},
-        )
+        text = self.say(f"✅ Memory added (ID: {memory_id})", f"✅ 记忆已添加 (ID: {memory_id})")
+        if extra:  # said, so that a misspelt parameter is not taken for metadata unnoticed
+            names = ", ".join(sorted(extra))
+            text += self.say(f"; kept in its metadata: {names}", f"；以下参数已存入元数据: {names}")
+        return ToolText(text, {"id": str(memory_id), **({"metadata": sorted(extra)} if extra else {})})
 
     @tool_action("search", "Search related memories", zh="搜索相关记忆")
     def search(
@@ -258,13 +260,11 @@ class MemoryTool(ReadingActions):
             correction: the old text was never true (only what was believed changes)
                 zh: 旧内容从未成立（只修正所知的内容）
         """
-        uid = self.memory_manager.resolve_id(memory_id)
+        uid = self.memory_id(memory_id)
         manager = self.memory_manager
         if manager.update_memory(uid, content, importance, valid_from=valid_from, correction=correction):
             return self.say("✅ Memory updated", "✅ 记忆已更新")
-        return failed(
-            self.say(f"❌ No such memory to update: {memory_id}", f"❌ 未找到要更新的记忆: {memory_id}")
-        )
+        raise no_such("memory", memory_id, self.language)
 
     @tool_action(
         "history",
@@ -280,12 +280,12 @@ class MemoryTool(ReadingActions):
                 zh: 记忆ID或其早先版本的ID（完整ID或至少8位的前缀）
         """
         manager = self.memory_manager
-        uid = manager.resolve_id(memory_id)
+        uid = self.memory_id(memory_id)
         versions = manager.memory_history(uid)
         if versions:
             return history_text(uid, versions, self.language)
         if manager.get_memory(uid) is None:
-            return failed(self.say(f"❌ No such memory: {memory_id}", f"❌ 未找到记忆: {memory_id}"))
+            raise no_such("memory", memory_id, self.language)
         return self.say(f"A working memory keeps no versions: {uid}", f"工作记忆不保留版本: {uid}")
 
     @tool_action("remove", "Remove a memory", zh="删除记忆")
@@ -296,12 +296,10 @@ class MemoryTool(ReadingActions):
             memory_id: the memory's id (in full, or a prefix of at least 8 characters)
                 zh: 记忆ID（完整ID或至少8位的前缀）
         """
-        uid = self.memory_manager.resolve_id(memory_id)
+        uid = self.memory_id(memory_id)
         if self.memory_manager.remove_memory(uid):
             return self.say("✅ Memory removed", "✅ 记忆已删除")
-        return failed(
-            self.say(f"❌ No such memory to remove: {memory_id}", f"❌ 未找到要删除的记忆: {memory_id}")
-        )
+        raise no_such("memory", memory_id, self.language)
 
     @tool_action("forget", "Forget memories by a strategy", zh="按策略遗忘记忆")
     def forget(
@@ -339,10 +337,14 @@ class MemoryTool(ReadingActions):
         """Restore memories.
 
         Args:
-            memory_ids: the memories to restore; every forgotten long-term memory when left out
-                zh: 要恢复的记忆ID，省略时恢复全部被遗忘的长期记忆
+            memory_ids: the memories to restore (in full, or prefixes of at least 8 characters);
+                every forgotten long-term memory when left out
+                zh: 要恢复的记忆ID（完整ID或至少8位的前缀），省略时恢复全部被遗忘的长期记忆
         """
-        count = self.memory_manager.restore_memories(memory_ids)
+        named = (
+            None if memory_ids is None else [self.memory_id(given, forgotten=True) for given in memory_ids]
+        )
+        count = self.memory_manager.restore_memories(named)
         return self.say(f"♻️ Restored {count} memories", f"♻️ 已恢复 {count} 条记忆")
 
     @tool_action(

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from hello_pgmem.core.compat import accepted_without_effect
-from hello_pgmem.core.errors import InvalidInputError
+from hello_pgmem.core.errors import InvalidInputError, no_such
 from hello_pgmem.core.i18n import Language
 from hello_pgmem.core.settings import Settings
 from hello_pgmem.db import Database, SharesDatabase
@@ -168,7 +168,7 @@ class RAGTool(ActionsTool, SharesDatabase):
         kb = self.knowledge_base(namespace)
         result = kb.add_document(
             path,
-            document_id or file_path[-255:],
+            file_path[-255:] if document_id is None else document_id,
             chunk_size=chunk_size,
             chunk_overlap=chunk_overlap,
             root=self.files_root,
@@ -352,7 +352,7 @@ class RAGTool(ActionsTool, SharesDatabase):
         """
         if self.knowledge_base(namespace).remove_document(document_id):
             return self.say(f"✅ Document removed: {document_id}", f"✅ 文档已删除: {document_id}")
-        return self.say(f"⚠️ No such document: {document_id}", f"⚠️ 未找到文档: {document_id}")
+        raise no_such("document", document_id, self.language)
 
     @tool_action("clear", "Empty the knowledge base of one namespace", zh="清空一个命名空间的知识库")
     def clear(self, confirm: Confirm = False, namespace: str | None = None) -> str:

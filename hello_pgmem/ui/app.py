@@ -23,7 +23,7 @@ from starlette.templating import Jinja2Templates
 from hello_pgmem.access import Identity
 from hello_pgmem.access.exposure import allowed_hosts, check_host
 from hello_pgmem.access.throttle import FailedTokens, client_address
-from hello_pgmem.core.errors import InvalidInputError, NotFoundError
+from hello_pgmem.core.errors import InvalidInputError, NotFoundError, no_such
 from hello_pgmem.core.models import check_scoring
 from hello_pgmem.memory import MemorySearch
 from hello_pgmem.store import Store
@@ -192,7 +192,7 @@ class WebView:
             raise InvalidInputError("memory_id", "must be a memory id (a UUID)") from None
         found = reads.memory_detail(self.db, viewer, memory_id)
         if found is None:
-            raise NotFoundError(f"no memory {memory_id} for this user")
+            raise no_such("memory", memory_id, self.store.settings.language)
         return "memory.html", {"memory": found}
 
     def search(self, request: Request, viewer: Identity) -> tuple[str, dict[str, Any]]:
@@ -251,6 +251,8 @@ class WebView:
                 context.update(path=steps, drawing=drawing.path_drawing(steps) if steps else None)
             elif entity:
                 found = memory.graph_neighbourhood(entity, depth)
+                if found is None:
+                    raise no_such("entity", entity, self.store.settings.language)
                 context.update(drawing=drawing.neighbourhood_drawing(found))
         except NotFoundError as exc:  # the page stays, with its forms and the known entities
             context["missing"] = str(exc)
@@ -270,7 +272,7 @@ class WebView:
         namespace, document_id = request.path_params["namespace"], request.path_params["document_id"]
         found, chunks = reads.document(self.db, viewer, namespace, document_id)
         if found is None:
-            raise NotFoundError(f"no document {document_id!r} in namespace {namespace!r}")
+            raise no_such("document", document_id, self.store.settings.language)
         return "document.html", {"namespace": namespace, "document": found, "chunks": chunks}
 
     def stats(self, request: Request, viewer: Identity) -> tuple[str, dict[str, Any]]:

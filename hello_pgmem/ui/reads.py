@@ -13,7 +13,7 @@ from psycopg.rows import dict_row
 
 from hello_pgmem import vectors
 from hello_pgmem.access import Identity
-from hello_pgmem.core.errors import InvalidInputError, NotFoundError
+from hello_pgmem.core.errors import InvalidInputError, no_such
 from hello_pgmem.core.models import LONG_TERM_TYPES, MEMORY_TYPES
 from hello_pgmem.db import Database
 from hello_pgmem.graph import queries as graph_queries
@@ -203,7 +203,7 @@ def namespaces(db: Database, viewer: Identity) -> list[dict[str, Any]]:
 
 
 def documents(db: Database, viewer: Identity, namespace: str) -> list[dict[str, Any]]:
-    _check_reads(viewer, namespace)
+    _check_reads(db, viewer, namespace)
     return _rows(db, viewer, q.DOCUMENTS, {"namespace": namespace}, namespace)
 
 
@@ -211,7 +211,7 @@ def document(
     db: Database, viewer: Identity, namespace: str, document_id: str
 ) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
     """A document and its chunks in order, with their heading paths."""
-    _check_reads(viewer, namespace)
+    _check_reads(db, viewer, namespace)
     params = {"namespace": namespace, "document_id": document_id}
     with (
         db.transaction(viewer.user_id, namespace=namespace) as conn,
@@ -222,11 +222,11 @@ def document(
     return found, chunks
 
 
-def _check_reads(viewer: Identity, namespace: str) -> None:
+def _check_reads(db: Database, viewer: Identity, namespace: str) -> None:
     """NotFoundError unless ``viewer`` may read ``namespace`` (one it may not does not exist for
     it)."""
     if namespace not in viewer.knowledge:
-        raise NotFoundError(f"no namespace {namespace!r} for this user")
+        raise no_such("namespace", namespace, db.settings.language)
 
 
 def _rows(
