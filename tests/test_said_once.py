@@ -3,8 +3,12 @@ every command, tool and MCP call (its ``isError`` set), the Python API returning
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +20,11 @@ from hello_pgmem.memory import MemoryManager
 from hello_pgmem.tools import MemoryTool
 from hello_pgmem.tools.base import succeeded
 from tests.conftest import table_digest
+from tests.fake_openai import FakeOpenAI, serve
+from tests.patience import patience
 
 UNKNOWN = "00000000-0000-4000-8000-000000000000"
+HELLO_PGMEM = str(Path(sys.executable).with_name("hello-pgmem"))
 
 
 @pytest.fixture()
@@ -154,3 +161,27 @@ def test_ask_in_an_empty_namespace_says_so(
         )
         store.knowledge("made").add_text("# Bees\n\nAda keeps bees.", "bees")
         assert store.knowledge("made").ask("quantum chromodynamics").status != "no_documents"
+
+
+def test_a_degraded_search_says_its_notice_once(clean: Database) -> None:
+    """The embedding endpoint answers 500: the command line's search ranks by words and says so
+    in one ``note:`` line, not also in a log line."""
+    with serve(FakeOpenAI(dimension=8, fail_status=500)) as down:
+        env = {
+            **os.environ,
+            "DATABASE_URL": clean.settings.database_url,
+            "PGMEM_USER": "said_once",
+            "PGMEM_EMBED": "queue",
+            "PGMEM_EMBED_WORKERS": "0",
+            "EMBED_MODEL_TYPE": "openai",
+            "EMBED_MODEL_NAME": "fake-embed",
+            "EMBED_BASE_URL": down.base_url,
+            "EMBED_DIMENSION": "8",
+        }
+        run = partial(subprocess.run, env=env, capture_output=True, text=True, timeout=patience(120))
+        assert run([HELLO_PGMEM, "add", "Ada keeps bees", "--type", "episodic"]).returncode == 0
+        searched = run([HELLO_PGMEM, "search", "bees"])
+    assert searched.returncode == 0 and "Ada keeps bees" in searched.stdout
+    said = [line for line in searched.stderr.splitlines() if "scripted failure" in line]
+    assert len(said) == 2 and all(line.startswith("note: ") for line in said), searched.stderr
+    assert "the query could not be embedded" in said[0] and "newest memories" in said[1]

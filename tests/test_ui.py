@@ -270,6 +270,75 @@ def test_the_graph_page_draws_the_neighbourhood_and_a_path(
     expect(page.locator("#error, #no-path")).to_have_count(1)
 
 
+ARROW_ENDS = """(svg) => [...svg.querySelectorAll("g.edge")].map((edge) => {
+    const line = edge.querySelector("line, path");
+    const end = line.tagName === "line"
+        ? {x: line.x2.baseVal.value, y: line.y2.baseVal.value}
+        : line.getPointAtLength(line.getTotalLength());
+    const node = svg.querySelector(`g.node[data-name="${CSS.escape(edge.dataset.target)}"]`);
+    const circle = node.querySelector("circle");
+    const label = node.querySelector("text").getBBox();
+    const gap = Math.hypot(end.x - circle.cx.baseVal.value, end.y - circle.cy.baseVal.value) - circle.r.baseVal.value;
+    const inLabel = end.x >= label.x && end.x <= label.x + label.width && end.y >= label.y && end.y <= label.y + label.height;
+    return {target: edge.dataset.target, gap, inLabel};
+})"""
+"""For each edge of the drawing: how far its arrowhead's tip stops from its target's circle, and
+whether the tip lies inside the target's name."""
+
+
+def test_each_arrow_points_at_its_targets_circle_not_into_its_name(
+    context: BrowserContext, served: Served, seeded: Seeded
+) -> None:
+    page = log_in(context, served, seeded.alice_token)
+    for address in (
+        "/graph?entity=Alice&depth=2",
+        "/graph?entity=Carol&depth=2",
+        "/graph?from=Alice&to=Acme",
+    ):
+        page.goto(f"{served.url}{address}")
+        ends = page.locator("svg#graph").evaluate(ARROW_ENDS)
+        assert ends, address
+        for end in ends:
+            assert 0 < end["gap"] < 8 and not end["inLabel"], (address, end)
+
+
+def test_the_monthly_chart_fits_a_page_of_a_thousand_pixels() -> None:
+    """Ten years of memories, a month apart: the chart (with its margins) is narrower than a
+    1,000-pixel page, and its newest month is drawn inside it."""
+    months = [datetime(2016 + m // 12, m % 12 + 1, 1, tzinfo=UTC) for m in range(120)]
+    chart = drawing.monthly_bars([{"month": m, "memory_type": "episodic", "count": 3} for m in months])
+    assert chart.width <= 960
+    assert chart.bars[-1].label == "2025-12" and chart.bars[-1].x + chart.bar_width <= chart.width - 20
+
+
+def test_the_memory_list_counts_the_accesses_the_statistics_count(
+    context: BrowserContext, served: Served, seeded: Seeded
+) -> None:
+    """Searches log their accesses first (folded into the memories later): the list, its counts
+    and the statistics all count them."""
+    with Database(seeded.app) as db:
+        alice = MemoryManager(user_id="alice", database=db, embedder=HashingEmbedder())
+        for _ in range(3):
+            assert alice.retrieve_memories("who is Alice's manager?", memory_types=["semantic"], limit=1)
+    page = log_in(context, served, seeded.alice_token)
+    page.goto(f"{served.url}/memories?type=semantic")
+    row = page.locator("#memories tr.memory", has_text="Alice's manager is Carol")
+    cells = row.locator("td").all_inner_texts()
+    assert cells[-1].isdigit() and int(cells[-1]) >= 3, cells
+    counted = page.locator("#counts tr", has_text="semantic").locator("td").nth(4).inner_text()
+    page.goto(f"{served.url}/stats")
+    assert page.locator("#by-type tr", has_text="semantic").locator("td").nth(6).inner_text() == counted
+
+
+def test_the_chinese_view_names_the_memory_types_in_chinese(seeded: Seeded) -> None:
+    with viewed(seeded, "zh") as client:
+        listed = client.get("/memories").text
+        stats = client.get("/stats").text
+    assert "<td>情景记忆" in listed and "<td>语义记忆" in listed and ">情景记忆</option>" in listed
+    assert "<td>episodic" not in listed and "<td>semantic" not in listed
+    assert "情景记忆</td>" in stats and "> episodic</td>" not in stats
+
+
 def test_documents_their_chunks_and_the_statistics(
     context: BrowserContext, served: Served, seeded: Seeded
 ) -> None:
@@ -619,6 +688,6 @@ def test_months_lie_on_a_time_axis() -> None:
     may, june, december = (bar.x for bar in chart.bars)
     step = june - may
     assert december - may == pytest.approx(43 * step)  # 43 months later, not the next bar
-    assert chart.width <= drawing.MAX_CHART_WIDTH + 60
+    assert chart.width <= drawing.MAX_CHART_WIDTH + 90
     long_ago = drawing.monthly_bars([{**rows[0], "month": month(1990, 1)}, rows[2]])
-    assert long_ago.width <= drawing.MAX_CHART_WIDTH + 60 and long_ago.bar_width > 0
+    assert long_ago.width <= drawing.MAX_CHART_WIDTH + 90 and long_ago.bar_width > 0

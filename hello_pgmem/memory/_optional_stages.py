@@ -45,11 +45,13 @@ def query_vector(parts: MemoryParts, text: str, degraded: list[Degraded]) -> np.
 
 
 def _log_once(failure: Degraded) -> None:
-    """A stage that failed, in the log once per process and error, not per search."""
+    """A stage that failed, in the log once per process and error, not per search; at INFO, since
+    the search's results say it to their caller (``Results.degraded``, the notes the tools and the
+    command line show)."""
     key = (failure.stage, failure.error)
     if key not in _LOGGED:
         _LOGGED.add(key)
-        log.warning("search without its %s stage: %s", failure.stage.replace("_", " "), failure.error)
+        log.info("search without its %s stage: %s", failure.stage.replace("_", " "), failure.error)
 
 
 def reranked(

@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
-from functools import cached_property
 from typing import Any
 from uuid import UUID
 
@@ -44,23 +43,23 @@ from hello_pgmem.core.settings import Settings
 from hello_pgmem.db import Conn, Database, SharesDatabase
 from hello_pgmem.embedding import Embedder
 from hello_pgmem.graph.extracted import Extraction, Extractor
-from hello_pgmem.graph.store import NOW, AsOf, EntityRef, Neighbourhood, PathStep
-from hello_pgmem.memory import _adding, _changes, _consolidate, _ids, _sessions, _summary, _versions
+from hello_pgmem.memory import _adding, _changes, _consolidate, _ids, _sessions, _summary
 from hello_pgmem.memory import _search as search_module
+from hello_pgmem.memory._graph_reads import GraphReads
 from hello_pgmem.memory._in_transaction import InTransaction
 from hello_pgmem.memory._items import ItemStore
+from hello_pgmem.memory._lookups import Lookups
 from hello_pgmem.memory._parts import MemoryParts, Store
 from hello_pgmem.memory._search import MemorySearch
 from hello_pgmem.memory._search_sql import SearchSQL
 from hello_pgmem.memory._sessions import SessionHit
-from hello_pgmem.memory._user_graph import UserGraph
-from hello_pgmem.memory._versions import Change, MemoryVersion
+from hello_pgmem.memory._versions import Change
 from hello_pgmem.perceptual.encoders import MediaEncoder
 
 Search = MemorySearch | str
 
 
-class MemoryManager(SharesDatabase):
+class MemoryManager(Lookups, GraphReads, SharesDatabase):
     """The memories of one user: add, search, update, remove, forget, consolidate, stats.
 
     It holds a share of the process's pool: ``close()`` (or ``with``) gives it back."""
@@ -258,36 +257,6 @@ class MemoryManager(SharesDatabase):
 
     # ------------------------------------------------------------------ reading
 
-    def get_memory(self, memory_id: UUID | str) -> MemoryItem | None:
-        with self.transaction() as conn:
-            return _ids.get(conn, self._parts.working, _ids.as_uuid(memory_id))
-
-    def has_memory(self, memory_id: UUID | str) -> bool:
-        try:
-            uid = _ids.as_uuid(memory_id)
-        except InvalidInputError:
-            return False
-        with self.transaction() as conn:
-            return _ids.locate(conn, self._parts.working, uid) is not None
-
-    def resolve_id(self, text: str, *, forgotten: bool = False) -> UUID | None:
-        """The memory a full id or an unambiguous prefix of at least 8 characters names among this
-        user's memories (``forgotten``: among those forgotten), or None."""
-        with self.transaction() as conn:
-            return _ids.resolve(conn, self._parts.working, text, check_flag(forgotten, "forgotten"))
-
-    def find_by_metadata(self, key: str, value: str) -> list[UUID]:
-        """Ids of this user's live long-term memories whose ``metadata[key]`` equals ``value``."""
-        with self.transaction() as conn:
-            return _ids.find_by_metadata(conn, self.user_id, key, value)
-
-    def memory_history(self, memory_id: UUID | str) -> list[MemoryVersion]:
-        """Every version of a long-term memory (``memory_id``: its id, or an earlier version's),
-        oldest recorded first, the memory itself among them; [] for an unknown id."""
-        with self.transaction() as conn:
-            found = _ids.memory_of(conn, self.user_id, _ids.as_uuid(memory_id))
-            return _versions.history(conn, self.user_id, found)
-
     def list_memories(
         self, memory_type: str, limit: int = 1000, min_importance: float = 0.0
     ) -> list[MemoryItem]:
@@ -397,59 +366,6 @@ class MemoryManager(SharesDatabase):
         """Count one access (and its time) for each memory, in one statement."""
         search_module.record_access(self._parts, memory_ids)
 
-    # ------------------------------------------------------------------ the graph
-
-    def graph_neighbourhood(
-        self,
-        entity: str,
-        depth: int = 1,
-        *,
-        valid_at: datetime | str | None = None,
-        known_at: datetime | str | None = None,
-    ) -> Neighbourhood | None:
-        """The entities within ``depth`` relations of ``entity`` and the relations among them, as they
-        held at ``valid_at`` as known at ``known_at`` (each now by default); None when the user's
-        graph has no such entity."""
-        return self._user_graph.neighbourhood(entity, depth, AsOf.checked(valid_at, known_at) or NOW)
-
-    def graph_path(
-        self,
-        source: str,
-        target: str,
-        max_depth: int = 4,
-        *,
-        valid_at: datetime | str | None = None,
-        known_at: datetime | str | None = None,
-    ) -> list[PathStep]:
-        """The shortest chain of relations between two entities ([] when not connected), as they held
-        at ``valid_at`` as known at ``known_at`` (each now by default)."""
-        return self._user_graph.path(source, target, max_depth, AsOf.checked(valid_at, known_at) or NOW)
-
-    def memory_entities(self, memory_id: UUID | str) -> list[EntityRef]:
-        """The entities a memory mentions."""
-        return self._user_graph.entities_of(_ids.as_uuid(memory_id))
-
-    def entity_memories(
-        self,
-        entity: str,
-        limit: int = 20,
-        *,
-        valid_at: datetime | str | None = None,
-        known_at: datetime | str | None = None,
-    ) -> list[MemoryItem]:
-        """The memories that mention ``entity``: live, or as they held at ``valid_at`` as the store
-        knew them at ``known_at``."""
-        as_of = AsOf.checked(valid_at, known_at) or NOW
-        return self._user_graph.memories_about(
-            entity, check_limit(limit, self.config.max_search_limit), as_of
-        )
-
-    def cypher(
-        self, query: str, params: dict[str, Any] | None = None, columns: Sequence[str] = ("result",)
-    ) -> list[tuple[Any, ...]]:
-        """Read-only Cypher that sees only this user's vertices and edges (docs/security.md)."""
-        return self._user_graph.cypher(query, params, columns)
-
     def in_transaction(self, conn: Conn) -> InTransaction:
         """This user's memory inside ``conn``'s transaction (from :meth:`transaction`): the nearest
         memories, refreshes, inserts and revisions with known vectors, the graph's entities and
@@ -457,10 +373,6 @@ class MemoryManager(SharesDatabase):
         return InTransaction(self._parts, conn)
 
     # ------------------------------------------------------------------ internal
-
-    @cached_property
-    def _user_graph(self) -> UserGraph:
-        return UserGraph(self.db, self._parts.graph)  # the graph store asks the database for AGE
 
     def _store(self, memory_type: str) -> Store:
         """The object holding ``memory_type``, which must be enabled."""

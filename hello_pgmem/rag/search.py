@@ -107,7 +107,7 @@ class Search(store.Namespaced):
         try:
             vectors = list(self.registered_embedder().encode_queries([text for _, text in variants]))
         except EmbeddingError as exc:
-            log.warning("a search of %r ranks by words alone: %s", self.namespace, exc)
+            log.info("a search of %r ranks by words alone: %s", self.namespace, exc)  # said in degraded
             degraded.append(Degraded("query_embedding", str(exc)))
             fusion, variants = "lexical", variants[:1]
             vectors = [np.eye(1, self.embedder.dimension, dtype=np.float32)[0]]
@@ -246,7 +246,7 @@ class Search(store.Namespaced):
         try:
             text = self.llm.complete(messages)
         except LLMError as exc:
-            log.warning("answering failed, returning the passages: %s", exc)
+            log.info("answering failed, returning the passages: %s", exc)  # said in the answer's notice
             return Answer(
                 question=question,
                 answer=None,

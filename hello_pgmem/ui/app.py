@@ -83,6 +83,12 @@ class WebView:
         self.templates = Jinja2Templates(directory=str(HERE / "templates"))
         self.templates.env.filters["when"] = when
         self.templates.env.filters["component"] = self.component
+        self.templates.env.filters["kind"] = self.kind
+
+    def kind(self, memory_type: str) -> str:
+        """A memory type in the view's language (an unknown one by its name)."""
+        key = f"type_{memory_type}"
+        return self.t(key) if key in LABELS else memory_type
 
     def component(self, name: str) -> str:
         """A score component's column head in the view's language (an unknown one by its name)."""

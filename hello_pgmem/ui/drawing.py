@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -14,6 +14,8 @@ from hello_pgmem.graph.normalize import normalize_name
 from hello_pgmem.graph.store import Neighbourhood, PathStep
 
 RING = 150.0
+ARROW_GAP = 3.0
+"""How far short of a node's circle an edge's arrowhead stops."""
 PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#9c755f")
 TYPE_COLOURS = {"episodic": "#4e79a7", "semantic": "#59a14f", "perceptual": "#f28e2b", "working": "#b07aa1"}
 
@@ -26,6 +28,24 @@ class Node:
     x: float
     y: float
     colour: str
+    label_side: str = field(default="below", compare=False)
+    """Where the name goes: the side of the circle (below, above, right, left) farthest from its
+    edges, so that no edge or arrowhead runs into it."""
+
+    @property
+    def radius(self) -> float:
+        return 18.0 if self.hops == 0 else 13.0
+
+    @property
+    def label_x(self) -> float:
+        offset = {"right": self.radius + 5, "left": -self.radius - 5}.get(self.label_side, 0.0)
+        return self.x + offset
+
+    @property
+    def label_y(self) -> float:
+        """The baseline of the name."""
+        offset = {"below": self.radius + 15, "above": -self.radius - 7}.get(self.label_side, 4.0)
+        return self.y + offset
 
 
 @dataclass(frozen=True)
@@ -50,6 +70,36 @@ class Edge:
     def middle(self) -> tuple[float, float]:
         """Where the edge's label goes: the middle of its line or of its curve."""
         return self.point(0.5)
+
+    @property
+    def stop(self) -> float:
+        """Where the drawn edge stops (as ``t``): ARROW_GAP short of the target's circle, so that
+        its arrowhead points at the circle, not into it or its name."""
+        reach = self.target.radius + ARROW_GAP
+        low, high = 0.0, 1.0
+        for _ in range(30):  # the distance to the target falls along the last stretch
+            t = (low + high) / 2
+            if math.dist(self.point(t), (self.target.x, self.target.y)) > reach:
+                low = t
+            else:
+                high = t
+        return low
+
+    @property
+    def end(self) -> tuple[float, float]:
+        """The point the drawn edge (and its arrowhead's tip) ends at."""
+        return self.point(self.stop)
+
+    @property
+    def drawn_bend(self) -> tuple[float, float] | None:
+        """The control point of the curve cut at :attr:`stop` (None for a straight line)."""
+        if self.bend is None:
+            return None
+        t = self.stop
+        return (
+            (1 - t) * self.source.x + t * self.bend[0],
+            (1 - t) * self.source.y + t * self.bend[1],
+        )
 
 
 @dataclass(frozen=True)
@@ -138,7 +188,28 @@ def _framed(nodes: list[Node], edges: list[Edge], least: tuple[float, float] = (
     shifted = [
         _routed(Edge(moved[id(e.source)], moved[id(e.target)], e.label, e.weight), placed) for e in edges
     ]
-    return Drawing(placed, shifted, width, height)
+    labelled = [replace(n, label_side=_label_side(n, shifted)) for n in placed]
+    return Drawing(labelled, shifted, width, height)
+
+
+SIDES = {"below": (0.0, 1.0), "above": (0.0, -1.0), "right": (1.0, 0.0), "left": (-1.0, 0.0)}
+
+
+def _label_side(node: Node, edges: Sequence[Edge]) -> str:
+    """The side of ``node`` whose direction is farthest from every edge that meets it (below on a
+    tie): its name goes there."""
+    directions = []
+    for edge in edges:
+        if node in (edge.source, edge.target):
+            near = edge.point(0.9) if edge.target == node else edge.point(0.1)
+            length = math.dist(near, (node.x, node.y)) or 1.0
+            directions.append(((near[0] - node.x) / length, (near[1] - node.y) / length))
+
+    def clearance(side: str) -> float:
+        sx, sy = SIDES[side]
+        return -max((sx * dx + sy * dy for dx, dy in directions), default=-1.0)
+
+    return max(SIDES, key=clearance)  # max keeps the first of equals: below
 
 
 CLEARANCE = 24.0
@@ -185,9 +256,10 @@ class BarChart:
     bar_width: float
 
 
-MAX_CHART_WIDTH = 1200.0
-"""About how wide the monthly chart may grow: its bars narrow as the months it spans grow."""
-MIN_BAR_STEP = 2.0
+MAX_CHART_WIDTH = 860.0
+"""How wide the monthly chart's bars may spread: its bars narrow as the months it spans grow, and
+with its margins it fits a 1,000-pixel page (and the page scales it down in a narrower one)."""
+MIN_BAR_STEP = 1.0
 
 
 def monthly_bars(rows: Sequence[Mapping[str, Any]], height: float = 180.0) -> BarChart:
@@ -211,7 +283,7 @@ def monthly_bars(rows: Sequence[Mapping[str, Any]], height: float = 180.0) -> Ba
             y -= h
             segments.append((kind, y, h, count))
         bars.append(Bar(month.strftime("%Y-%m"), 40 + _months_between(ordered[0], month) * step, segments))
-    width = 40 + span * step + 20
+    width = 40 + span * step + 50  # room on the right for the last month's slanted label
     return BarChart(bars, max(width, 360.0), height, top, bar_width)
 
 

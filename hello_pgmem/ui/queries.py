@@ -14,8 +14,10 @@ MEMORY_COLUMNS = (
 )
 
 # One index scan per type (memories_user_type_created, backwards), merged: a page costs the same
-# at the first page and the thousandth, at 100 or 100,000 memories.
+# at the first page and the thousandth, at 100 or 100,000 memories. Accesses count those folded
+# into the memory and those still in the access log (as the statistics do).
 MEMORY_PAGE = """
+WITH page AS (
 SELECT m.id, m.memory_type, m.content, m.importance, m.session_id, m.created_at, m.forgotten_at,
        m.access_count
 FROM unnest(%(types)s::text[]) AS kind(memory_type)
@@ -34,6 +36,14 @@ CROSS JOIN LATERAL (
 ) m
 ORDER BY m.created_at DESC, m.id DESC
 LIMIT %(limit)s
+)
+SELECT page.id, page.memory_type, page.content, page.importance, page.session_id, page.created_at,
+       page.forgotten_at, page.access_count + coalesce(logged.accesses, 0)::integer AS access_count
+FROM page
+LEFT JOIN (SELECT a.memory_id, count(*) AS accesses FROM memory_accesses a
+           WHERE a.user_id = %(user_id)s AND a.memory_id IN (SELECT id FROM page)
+           GROUP BY a.memory_id) AS logged ON logged.memory_id = page.id
+ORDER BY page.created_at DESC, page.id DESC
 """
 
 WORKING_PAGE = """
@@ -61,8 +71,11 @@ TYPE_COUNTS = """
 SELECT memory_type, count(*) FILTER (WHERE forgotten_at IS NULL) AS live,
        count(*) FILTER (WHERE forgotten_at IS NOT NULL) AS forgotten,
        round(avg(importance) FILTER (WHERE forgotten_at IS NULL)::numeric, 3) AS avg_importance,
-       sum(access_count) FILTER (WHERE forgotten_at IS NULL) AS accesses
-FROM memories WHERE user_id = %(user_id)s AND version_of IS NULL GROUP BY memory_type
+       sum((m.access_count + coalesce(p.accesses, 0))::integer) FILTER (WHERE forgotten_at IS NULL)
+           AS accesses
+FROM memories m
+LEFT JOIN pending_accesses p ON p.user_id = m.user_id AND p.memory_id = m.id
+WHERE m.user_id = %(user_id)s AND m.version_of IS NULL GROUP BY memory_type
 UNION ALL
 SELECT 'working', count(*) FILTER (WHERE expires_at > now()), count(*) FILTER (WHERE expires_at <= now()),
        round(avg(importance) FILTER (WHERE expires_at > now())::numeric, 3), NULL

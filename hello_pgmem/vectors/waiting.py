@@ -107,7 +107,7 @@ def catch_up(db: Database, embedder: Embedder, kind: Kind, scope: str) -> Pass:
     rows, ``PGMEM_SEARCH_CATCH_UP_CHARS`` characters): a search then finds by meaning what was just
     written. Rows that failed before are left to the workers' back-off. What it did."""
     settings = db.settings
-    worker = EmbeddingWorker(db, embedder)
+    worker = EmbeddingWorker(db, embedder, says_failures=True)
     claimed = worker.claim(kind, scope, settings.search_catch_up, fresh=True)
     kept, chars = [], 0
     for row in claimed:

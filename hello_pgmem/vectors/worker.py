@@ -83,10 +83,13 @@ def scoped(db: Database, kind: Kind, scope: str) -> AbstractContextManager[Conn]
 class EmbeddingWorker:
     """Drains the embedding queue for one embedder's model (see the module docstring)."""
 
-    def __init__(self, db: Database, embedder: Embedder) -> None:
+    def __init__(self, db: Database, embedder: Embedder, *, says_failures: bool = False) -> None:
+        """``says_failures``: its caller tells of a failed part itself (a search's catch-up, in
+        the search's notes), so the log has it at INFO only."""
         self.db = db
         self.embedder = embedder
         self.settings = db.settings
+        self.says_failures = says_failures
 
     # ------------------------------------------------------------------ one pass
 
@@ -192,7 +195,9 @@ class EmbeddingWorker:
         """Keep a part's rows queued with the error, to be tried again after the back-off; the
         error as kept."""
         error = str(exc)[:1000] if isinstance(exc, HelloPgmemError) else f"{type(exc).__name__}: {exc}"[:1000]
-        if _FAILING.get(self.embedder.model_name) != error:
+        if self.says_failures:
+            log.info("embedding with %s failed (%s): the caller says so", self.embedder.model_name, error)
+        elif _FAILING.get(self.embedder.model_name) != error:
             log.warning(
                 "embedding with %s failed (%s): %d rows stay queued and are tried again after %g s or more",
                 self.embedder.model_name,
