@@ -2,6 +2,7 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
+SHELL := /bin/bash
 
 # The Citus suite: the core memory, graph, RAG, security, concurrency and operations tests, run on
 # the local cluster (coordinator + 2 workers) of the Citus installed in the development root; docs/citus.md.
@@ -12,7 +13,8 @@ CITUS_SUITE := tests/test_episodic.py tests/test_working.py tests/test_manager.p
 
 # make test runs the test files on every core (pytest-xdist; a file's tests stay on one worker, which
 # sets up the file's fixtures once), then the files marked "alone" (they drop AGE graphs) by
-# themselves; TEST_PARALLEL= runs the first part in one process too.
+# themselves, whether or not the first stage passed, and ends with a line for each stage;
+# TEST_PARALLEL= runs the first part in one process too.
 TEST_PARALLEL ?= -n auto --dist loadfile
 
 .PHONY: install db demo test test-citus lint bench
@@ -36,8 +38,13 @@ demo: install  ## bring the database up, migrate it and run the demo
 
 test: install  ## the test suite, against the real database (brought up by the tests) and a headless Chromium
 	scripts/install-browser
-	$(BIN)/pytest $(TEST_PARALLEL) -m "not alone" --durations=15
-	$(BIN)/pytest -m alone
+	@set -o pipefail; out=$$(mktemp -d); status=0; \
+	$(BIN)/pytest $(TEST_PARALLEL) -m "not alone" --durations=15 2>&1 | tee $$out/parallel || status=1; \
+	$(BIN)/pytest -m alone 2>&1 | tee $$out/alone || status=1; \
+	for stage in parallel alone; do \
+	    echo "make test, $$stage stage: $$(tail -n 1 $$out/$$stage | sed -E 's/^=+ *//; s/ *=+$$//')"; \
+	done; \
+	rm -rf $$out; exit $$status
 
 test-citus: install  ## the Citus suite on the local cluster, or on PGMEM_CITUS_URL's coordinator (docs/citus.md)
 	@[ -n "$$PGMEM_CITUS_URL" ] || scripts/devdb citus installed || { echo "no Citus is installed in the development root and PGMEM_CITUS_URL is not set (docs/citus.md)"; exit 2; }

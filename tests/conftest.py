@@ -7,8 +7,10 @@ their own database (migrations, missing extensions) ask ``new_database`` for one
 
 from __future__ import annotations
 
+import fcntl
 import uuid
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -20,6 +22,7 @@ from psycopg.conninfo import make_conninfo
 from hello_pgmem import Database, MemoryConfig, Settings, Store
 from hello_pgmem.core.models import MEMORY_TYPES
 from hello_pgmem.db.age import cypher
+from hello_pgmem.dev.chroot import DevDB
 from hello_pgmem.embedding import Embedder, HashingEmbedder
 from hello_pgmem.graph.store import Neighbourhood
 from hello_pgmem.memory import MemoryManager
@@ -43,10 +46,30 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.fixture(scope="session")
-def test_server() -> TestServer:
+def test_server(request: pytest.FixtureRequest) -> Iterator[TestServer]:
     """The development server after ``scripts/devdb up``, or the Citus cluster
-    (PGMEM_TEST_DEPLOYMENT=citus; tests/deployments.py)."""
-    return TestServer.start()
+    (PGMEM_TEST_DEPLOYMENT=citus; tests/deployments.py).
+
+    Test runs at once on one machine share the server: a session holds the server's test lock,
+    shared, or alone when it runs a test marked ``alone`` (one that drops AGE graphs, which
+    another session's graph statements must not meet, apache/age#2245); so such a test waits
+    for every other run's session to end, and they for it."""
+    alone = any(item.get_closest_marker("alone") for item in request.session.items)
+    with server_lock(exclusive=alone):
+        yield TestServer.start()
+
+
+@contextmanager
+def server_lock(exclusive: bool) -> Iterator[None]:
+    """The development server's test lock (a file lock under ``PGMEM_HOME``), held for the block."""
+    home = DevDB.from_env().home
+    home.mkdir(parents=True, exist_ok=True)
+    with open(home / "tests.lock", "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 @pytest.fixture(scope="session")

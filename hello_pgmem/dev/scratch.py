@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from hello_pgmem.core.errors import ConfigurationError
+from hello_pgmem.core.errors import ConfigurationError, DatabaseUnavailableError
 from hello_pgmem.core.settings import IDENTIFIER
 from hello_pgmem.dev.chroot import (
     PG_BIN,
@@ -41,11 +42,18 @@ class ScratchServer:
     @contextmanager
     def running(cls, db: DevDB, name: str) -> Iterator[ScratchServer]:
         """A new scratch server on the first free port after the development server's, started;
-        destroyed on exit."""
-        port = next(p for p in range(db.port + 1, db.port + 200) if not port_open(p))
-        server = cls(db, name, port)
-        server.create()
-        server.start()
+        destroyed on exit. Its directory is this process's own (two test runs at once each have
+        theirs), and a port another process took first is passed over."""
+        for port in (p for p in range(db.port + 1, db.port + 200) if not port_open(p)):
+            server = cls(db, f"{name}_{os.getpid()}", port)
+            server.create()
+            try:
+                server.start()
+                break
+            except (subprocess.CalledProcessError, DatabaseUnavailableError):
+                server.destroy()
+        else:
+            raise DatabaseUnavailableError(f"no free port for a scratch server after {db.port}")
         try:
             yield server
         finally:
