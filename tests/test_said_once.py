@@ -98,7 +98,7 @@ def test_the_python_api_returns_what_is_not_there(make_manager: Callable[..., Me
 
 def test_bad_inputs_are_named_by_their_field(clean: Database, embedder: HashingEmbedder) -> None:
     with Store(database=clean, embedder=embedder) as store:
-        memory = store.memory("said_once")
+        memory, kb = store.memory("said_once"), store.knowledge("said-once")
         start, end = datetime(2021, 1, 1, tzinfo=UTC), datetime(2020, 1, 1, tzinfo=UTC)
         before = table_digest(clean)
         calls: list[tuple[Callable[[], Any], str]] = [
@@ -114,6 +114,8 @@ def test_bad_inputs_are_named_by_their_field(clean: Database, embedder: HashingE
                 lambda: memory.update_memory(UNKNOWN, valid_from="99999-01-01"),
                 "valid_from: must be an ISO 8601",
             ),
+            (lambda: kb.search("bees", candidate_pool_multiplier=-1), "candidate_pool_multiplier: must be"),
+            (lambda: kb.search("bees", min_score="a"), "min_score: must be a number"),  # type: ignore[arg-type]
         ]
         for call, words in calls:
             with pytest.raises(InvalidInputError, match=words):
