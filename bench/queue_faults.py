@@ -38,17 +38,13 @@ from pathlib import Path
 from typing import Any
 
 import harness
-import psycopg
-from psycopg import sql
-from psycopg.conninfo import make_conninfo
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.fake_openai
 
-from hello_pgmem import Database, HashingEmbedder, OpenAIEmbedder, Settings, Store
+from hello_pgmem import Database, HashingEmbedder, OpenAIEmbedder, Store
 from hello_pgmem.core.errors import HelloPgmemError
 from hello_pgmem.dev import DevDB
 from hello_pgmem.dev.scratch import ScratchServer
-from hello_pgmem.ops import migrate
 from hello_pgmem.ops.check import check_integrity
 from hello_pgmem.vectors import EmbeddingWorker
 
@@ -163,14 +159,9 @@ def verify(
 def crash(kills: int, every: float) -> dict[str, Any]:
     embedder = HashingEmbedder()
     with ScratchServer.running(DevDB.from_env(), "queue_faults") as server:
-        name = f"faults_{uuid.uuid4().hex[:8]}"
-        with psycopg.connect(server.url, autocommit=True) as conn:
-            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-        settings = Settings(
-            database_url=make_conninfo(server.url, dbname=name), embed="queue", connect_timeout_s=1,
-            embed_lease_s=5, embed_poll_s=1,
-        )  # fmt: skip
-        migrate.upgrade(settings)
+        settings = server.new_database(
+            "faults", embed="queue", connect_timeout_s=1, embed_lease_s=5, embed_poll_s=1
+        )
         acked: dict[uuid.UUID, str] = {}
         maybe: dict[uuid.UUID, set[str]] = {}
         refused: list[str] = []

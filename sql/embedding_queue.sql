@@ -73,6 +73,48 @@ COMMENT ON FUNCTION _drop_stale_vector() IS
     'Internal (row trigger before an update of a memory''s content): a new text that came without a new '
     'vector loses the old one, and is queued for its own.';
 
+CREATE OR REPLACE FUNCTION vector_fingerprint(p_content text, p_heading_path text[] DEFAULT NULL)
+RETURNS bytea
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$ SELECT sha256(convert_to(coalesce(array_to_string(p_heading_path, ' > ') || E'\n', '') || p_content, 'UTF8')) $$;
+COMMENT ON FUNCTION vector_fingerprint(text, text[]) IS
+    'The fingerprint of the text a vector is made of: sha256 of a memory''s content, or of a chunk''s '
+    'heading path, a newline and its content. Kept with each vector (embedded_hash).';
+
+CREATE OR REPLACE FUNCTION _fingerprint_vector()
+RETURNS trigger
+LANGUAGE plpgsql
+SET search_path FROM CURRENT
+AS $$
+BEGIN
+    IF TG_TABLE_NAME = 'memories' THEN
+        IF NEW.memory_type = 'perceptual' THEN
+            NEW.embedded_hash := NULL;  -- a vector of a file, not of the text
+            RETURN NEW;
+        END IF;
+    END IF;
+    IF NEW.embedding IS NULL THEN
+        NEW.embedded_hash := NULL;
+    ELSIF TG_OP = 'UPDATE' AND NEW.embedded_hash IS DISTINCT FROM OLD.embedded_hash THEN
+        NULL;  -- the writer named the text it embedded (a worker: the text it claimed)
+    ELSIF TG_OP = 'INSERT' AND NEW.embedded_hash IS NOT NULL THEN
+        NULL;
+    ELSIF TG_OP = 'INSERT' OR NEW.embedding IS DISTINCT FROM OLD.embedding
+          OR NEW.embedding_model IS DISTINCT FROM OLD.embedding_model THEN
+        -- a vector written in the same statement as its text (a write that embeds in the write)
+        IF TG_TABLE_NAME = 'chunks' THEN
+            NEW.embedded_hash := vector_fingerprint(NEW.content, NEW.heading_path);
+        ELSE
+            NEW.embedded_hash := vector_fingerprint(NEW.content);
+        END IF;
+    END IF;
+    RETURN NEW;
+END $$;
+COMMENT ON FUNCTION _fingerprint_vector() IS
+    'Internal (row trigger before a write of a memory''s or a chunk''s text or vector, the last of them): '
+    'keep embedded_hash the fingerprint of the text the vector was made of: the one the writer names '
+    '(a worker), else the row''s own text when the vector comes with it; NULL without a vector.';
+
 CREATE OR REPLACE FUNCTION _requeue_memory()
 RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER

@@ -52,6 +52,9 @@ DAMAGE = {
     " WHERE id = (SELECT id FROM memories WHERE forgotten_at IS NULL LIMIT 1)",
     "chunk_embeddings": "SET LOCAL session_replication_role = replica;"
     " UPDATE chunks SET embedding = NULL, embedding_model = NULL WHERE id = (SELECT id FROM chunks LIMIT 1)",
+    # a vector written by a hand that embedded an older text (as a worker racing an edit once did)
+    "vector_texts": "UPDATE memories SET embedded_hash = vector_fingerprint('an older text')"
+    " WHERE id = (SELECT id FROM memories WHERE forgotten_at IS NULL AND embedded_hash IS NOT NULL LIMIT 1)",
     "embedding_queue": "INSERT INTO memory_embedding_queue (user_id, memory_id)"
     " SELECT user_id, id FROM memories WHERE embedding IS NOT NULL LIMIT 1",
     "totals": "UPDATE memory_text_totals SET terms = terms + 3 WHERE user_id = 'alice'",

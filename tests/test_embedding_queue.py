@@ -214,6 +214,61 @@ def test_a_vector_of_an_older_text_never_matches_a_row_queued_again(clean: Datab
         assert check_integrity(store.db).ok
 
 
+def fingerprints(db: Database, user: str, namespace: str) -> list[tuple[str, bool | None]]:
+    """Each row's text and whether the fingerprint kept with its vector is its text's (None: no
+    fingerprint)."""
+    with db.transaction(user, namespace=namespace) as conn:
+        return conn.execute(
+            "SELECT content, embedded_hash = vector_fingerprint(content) FROM memories WHERE user_id = %s"
+            " UNION ALL SELECT content, embedded_hash = vector_fingerprint(content, heading_path)"
+            " FROM chunks WHERE namespace = %s ORDER BY 1",
+            (user, namespace),
+        ).fetchall()
+
+
+def test_a_vector_keeps_the_fingerprint_of_its_text_and_check_repairs_one_that_is_not(
+    clean: Database, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A worker keeps the fingerprint of the text it claimed; a vector of an older text (what a
+    worker racing an edit once wrote, the guard of generations bypassed here) is reported by
+    check, and check --repair queues the row for the vector of its text."""
+    from hello_pgmem.cli import main
+
+    embedder = HashingEmbedder()
+    with queued_store(clean, embedder, search_catch_up=0) as store:
+        memory = store.memory("printed", types=["episodic"])
+        [memory_id] = memory.add_memories(["Ada keeps bees"], "episodic")
+        store.knowledge("printed-docs").add_text("# Bees\n\nAda keeps **bees** on the roof.", "bees")
+        assert fingerprints(store.db, "printed", "printed-docs") == [
+            ("# Bees\n\nAda keeps **bees** on the roof.", None),
+            ("Ada keeps bees", None),
+        ], "no vector yet, no fingerprint"
+        assert store.wait_for_embeddings(everyone=True) == 2
+        assert [ok for _, ok in fingerprints(store.db, "printed", "printed-docs")] == [True, True]
+        assert EmbeddingWorker(store.db, embedder).claim("memory", "printed", 1, fresh=True) == []
+        memory.update_memory(memory_id, content="Ada keeps wasps", correction=True)
+        [held] = EmbeddingWorker(store.db, embedder).claim("memory", "printed", 1)
+        old = embedder.encode_documents(["Ada keeps bees"])[0]
+        with store.db.transaction("printed") as conn:  # the old text's vector, stored past the guard
+            conn.execute("DELETE FROM memory_embedding_queue WHERE memory_id = %s", (memory_id,))
+            conn.execute(
+                "UPDATE memories SET embedding = %s, embedding_model = %s,"
+                " embedded_hash = vector_fingerprint('Ada keeps bees') WHERE id = %s",
+                (old, embedder.model_name, memory_id),
+            )
+        assert held.text == "Ada keeps wasps"
+        found = {v.check: v for v in check_integrity(store.db).violations}
+        assert set(found) == {"vector_texts"} and found["vector_texts"].sample == [
+            f"memory printed/{memory_id}"
+        ]
+        monkeypatch.setenv("DATABASE_URL", clean.settings.database_url)
+        assert main(["check", "--repair"]) == 0
+        assert "repair: 1 rows queued for the vector of their text" in capsys.readouterr().out
+        assert memory.wait_for_embeddings() == 1
+        assert vectors_of(store.db, "printed")["Ada keeps wasps"] is not None
+        assert check_integrity(store.db).ok
+
+
 def test_a_row_edited_while_its_vector_is_made_gets_the_vector_of_its_new_text(clean: Database) -> None:
     embedder = HashingEmbedder()
     with queued_store(clean, embedder) as store:

@@ -11,7 +11,6 @@ import subprocess
 import sys
 import threading
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -32,7 +31,6 @@ from hello_pgmem import (
 from hello_pgmem.dev.chroot import DevDB
 from hello_pgmem.dev.scratch import ScratchServer
 from hello_pgmem.memory import MemoryManager
-from hello_pgmem.ops import migrate
 from hello_pgmem.ops.check import check_integrity
 from tests.conftest import ROOMY, Clock, memory_copies
 from tests.patience import patience
@@ -49,12 +47,7 @@ def scratch(server_url: str) -> Iterator[ScratchServer]:
 
 
 def migrated_database(server: ScratchServer, **settings: Any) -> Settings:
-    name = f"faults_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(server.url, autocommit=True) as conn:
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    result = Settings(database_url=make_conninfo(server.url, dbname=name), **settings)
-    migrate.upgrade(result)
-    return result
+    return server.new_database("faults", **settings)
 
 
 def wait_until(condition: Callable[[], bool], timeout: float = 30) -> None:

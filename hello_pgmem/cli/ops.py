@@ -35,15 +35,24 @@ def doctor(state: State, role: str | None) -> int:
 @click.option(
     "--model", help="The embedding model every live memory must have (default: any registered one)."
 )
+@click.option(
+    "--repair",
+    is_flag=True,
+    help="Queue every row whose vector is not of its text (vector_texts) for a new one, then check again.",
+)
 @click.pass_obj
-def check(state: State, model: str | None) -> int:
+def check(state: State, model: str | None, repair: bool) -> int:
     """Verify the store's invariants across every user; exit 1 on any violation (run as the owner)."""
-    from hello_pgmem.ops.check import check_integrity
+    from hello_pgmem.ops.check import check_integrity, requeue_stale_vectors
 
     with open_store() as store:
         db = store.db
+        queued = requeue_stale_vectors(db) if repair else None
         report = check_integrity(db, model)
-    emit(state, dataclasses.asdict(report) | {"ok": report.ok}, report.text())
+    text = report.text()
+    if queued is not None:
+        text = f"repair: {queued} rows queued for the vector of their text\n{text}"
+    emit(state, dataclasses.asdict(report) | {"ok": report.ok, "repaired": queued}, text)
     return 0 if report.ok else UNHEALTHY
 
 

@@ -5,11 +5,13 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from hello_pgmem.core.errors import ConfigurationError, DatabaseUnavailableError
-from hello_pgmem.core.settings import IDENTIFIER
+from hello_pgmem.core.settings import IDENTIFIER, Settings
 from hello_pgmem.dev.chroot import (
     PG_BIN,
     PG_MAJOR,
@@ -58,6 +60,21 @@ class ScratchServer:
             yield server
         finally:
             server.destroy()
+
+    def new_database(self, prefix: str, **options: Any) -> Settings:
+        """A new database on this server, migrated: its settings (``options`` added)."""
+        import psycopg
+        from psycopg import sql
+        from psycopg.conninfo import make_conninfo
+
+        from hello_pgmem.ops import migrate
+
+        name = f"{prefix}_{uuid.uuid4().hex[:8]}"
+        with psycopg.connect(self.url, autocommit=True) as conn:
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+        settings = Settings(database_url=make_conninfo(self.url, dbname=name), **options)
+        migrate.upgrade(settings)
+        return settings
 
     def create(self) -> None:
         """initdb (replacing an old directory of the same name) with the development settings."""

@@ -35,6 +35,47 @@ WHERE c.embedding IS NULL
   AND NOT EXISTS (SELECT 1 FROM chunk_embedding_queue q WHERE q.namespace = c.namespace AND q.chunk_id = c.id)
 ORDER BY 1
 """
+# A vector is of its row's text: the fingerprint kept with it (embedded_hash) is the text's. Rows
+# that wait in the queue are left out (their new vector is on its way), as are vectors without a
+# fingerprint (written before revision 0006, a perceptual memory's, a cluster's).
+STALE_VECTORS = {
+    "memory": """
+SELECT 'memory ' || m.user_id || '/' || m.id, m.user_id, m.id FROM memories m
+WHERE m.forgotten_at IS NULL AND m.embedded_hash IS NOT NULL
+  AND m.embedded_hash <> vector_fingerprint(m.content)
+  AND NOT EXISTS (SELECT 1 FROM memory_embedding_queue q WHERE q.user_id = m.user_id AND q.memory_id = m.id)
+""",
+    "chunk": """
+SELECT 'chunk ' || c.namespace || '/' || c.id, c.namespace, c.id FROM chunks c
+WHERE c.embedded_hash IS NOT NULL AND c.embedded_hash <> vector_fingerprint(c.content, c.heading_path)
+  AND NOT EXISTS (SELECT 1 FROM chunk_embedding_queue q WHERE q.namespace = c.namespace AND q.chunk_id = c.id)
+""",
+}
+STALE_VECTOR_ROWS = (
+    f"SELECT label FROM ({STALE_VECTORS['memory']} UNION ALL {STALE_VECTORS['chunk']})"
+    " AS s(label, scope, id) ORDER BY 1"
+)
+# A repair takes the stale vector away and queues the row for the vector of its text (a memory
+# is queued by its own trigger; a chunk here).
+REQUEUE_MEMORIES = f"""
+UPDATE memories m SET embedding = NULL, embedding_model = NULL
+FROM ({STALE_VECTORS["memory"]}) AS s(label, user_id, id)
+WHERE m.user_id = s.user_id AND m.id = s.id
+"""
+REQUEUE_CHUNKS = f"""
+WITH stale AS (
+    UPDATE chunks c SET embedding = NULL, embedding_model = NULL
+    FROM ({STALE_VECTORS["chunk"]}) AS s(label, namespace, id)
+    WHERE c.namespace = s.namespace AND c.id = s.id
+    RETURNING c.namespace, c.id
+), queued AS (
+    INSERT INTO chunk_embedding_queue (namespace, chunk_id)
+    SELECT namespace, id FROM stale ORDER BY 1, 2
+    ON CONFLICT (namespace, chunk_id) DO NOTHING
+    RETURNING 1
+)
+SELECT count(*), pg_notify(embedding_queue_channel(), '') FROM queued
+"""
 QUEUED_WITH_VECTOR = """
 SELECT 'memory ' || q.user_id || '/' || q.memory_id FROM memory_embedding_queue q
 JOIN memories m ON m.user_id = q.user_id AND m.id = q.memory_id
@@ -230,6 +271,12 @@ def _rules(db: Database, model: str | None) -> list[tuple[str, str, Any]]:
             QUEUED_WITH_VECTOR,
         ),
         (
+            "vector_texts",
+            "a live memory's and a chunk's vector is of its current text (the fingerprint kept with it), "
+            "or the row waits in the embedding queue",
+            STALE_VECTOR_ROWS,
+        ),
+        (
             "totals",
             "a user's and a namespace's totals are their live rows and terms (and sessions and their terms)",
             TOTALS,
@@ -298,3 +345,13 @@ def _expired_served(db: Database, expired: Iterable[tuple[str, str | None, list[
         for memory_id in ids:
             if memory_id in listed or working.get_memory(memory_id) is not None:
                 yield f"{user_id}/{memory_id}"
+
+
+def requeue_stale_vectors(db: Database) -> int:
+    """Take away every vector that is not of its row's text (``vector_texts``) and queue the row
+    for the vector of its text, in one transaction; how many rows."""
+    db.require_all_rows("a repair of the vectors")
+    with db.transaction(all_rows=True) as conn:
+        memories = conn.execute(REQUEUE_MEMORIES).rowcount
+        row = conn.execute(REQUEUE_CHUNKS).fetchone()
+    return memories + int(row[0] if row else 0)

@@ -43,7 +43,7 @@ UPDATE {queue} AS q
 SET claimed_until = now() + make_interval(secs => %(lease_s)s)
 FROM picked, {table} AS t
 WHERE q.{scope} = %(scope)s AND q.{key} = picked.{key} AND t.{scope} = q.{scope} AND t.id = q.{key}
-RETURNING q.{key}, q.generation, q.attempts, {text}
+RETURNING q.{key}, q.generation, q.attempts, {text}, {fingerprint}
 """
 # (The rows are picked once, before the update: a picking subquery that a nested loop scans again
 # skips the rows this statement already updated and picks the next ones, past the limit.)
@@ -65,8 +65,10 @@ WITH done AS (
     WHERE q.{scope} = %(scope)s AND q.{key} = d.id AND q.generation = d.generation
     RETURNING q.{key} AS id
 )
-UPDATE {table} t SET embedding = v.embedding, embedding_model = %(model)s
-FROM done JOIN unnest(%(ids)s::uuid[], %(embeddings)b::vector[]) AS v(id, embedding) ON v.id = done.id
+UPDATE {table} t SET embedding = v.embedding, embedding_model = %(model)s, embedded_hash = v.fingerprint
+FROM done
+JOIN unnest(%(ids)s::uuid[], %(embeddings)b::vector[], %(fingerprints)s::bytea[])
+     AS v(id, embedding, fingerprint) ON v.id = done.id
 WHERE t.{scope} = %(scope)s AND t.id = done.id
 """
 
@@ -100,8 +102,15 @@ FROM (SELECT count(*) AS rows, count(*) FILTER (WHERE w.attempts = 0) AS fresh
 """
 
 
-def _statements(queue: str, table: str, scope: str, key: str, text: str) -> QueueStatements:
-    names = {"queue": queue, "table": table, "scope": scope, "key": key, "text": text}
+def _statements(queue: str, table: str, scope: str, key: str, text: str, fingerprint: str) -> QueueStatements:
+    names = {
+        "queue": queue,
+        "table": table,
+        "scope": scope,
+        "key": key,
+        "text": text,
+        "fingerprint": fingerprint,
+    }
     due = "c.retry_at <= now() AND (c.claimed_until IS NULL OR c.claimed_until < now())"
     return QueueStatements(
         claim=_CLAIM.format(**names, due=due, skip=" SKIP LOCKED"),
@@ -116,10 +125,20 @@ def _statements(queue: str, table: str, scope: str, key: str, text: str) -> Queu
 
 STATEMENTS: dict[Kind, QueueStatements] = {
     "memory": _statements(
-        "memory_embedding_queue", "memories", "user_id", "memory_id", "t.content, NULL::text[]"
+        "memory_embedding_queue",
+        "memories",
+        "user_id",
+        "memory_id",
+        "t.content, NULL::text[]",
+        "vector_fingerprint(t.content)",
     ),
     "chunk": _statements(
-        "chunk_embedding_queue", "chunks", "namespace", "chunk_id", "t.content, t.heading_path"
+        "chunk_embedding_queue",
+        "chunks",
+        "namespace",
+        "chunk_id",
+        "t.content, t.heading_path",
+        "vector_fingerprint(t.content, t.heading_path)",
     ),
 }
 

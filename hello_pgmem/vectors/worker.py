@@ -43,7 +43,8 @@ per part or per row."""
 
 @dataclass(frozen=True)
 class Claimed:
-    """A queued row in a worker's hands: which, at which generation, and the text to embed."""
+    """A queued row in a worker's hands: which, at which generation, the text to embed, and the
+    fingerprint of the row's text as claimed (kept with its vector)."""
 
     kind: Kind
     scope: str
@@ -51,6 +52,7 @@ class Claimed:
     generation: int
     attempts: int
     text: str
+    fingerprint: bytes = b""
 
 
 @dataclass
@@ -121,7 +123,8 @@ class EmbeddingWorker:
         with scoped(self.db, kind, scope) as conn:
             rows = conn.execute(statements.claim_fresh if fresh else statements.claim, params).fetchall()
         return [
-            Claimed(kind, scope, row[0], row[1], row[2], embedding_text(kind, row[3], row[4])) for row in rows
+            Claimed(kind, scope, row[0], row[1], row[2], embedding_text(kind, row[3], row[4]), row[5])
+            for row in rows
         ]
 
     def embed_and_store(self, claimed: Sequence[Claimed], done: Pass, stop: threading.Event | None) -> None:
@@ -173,6 +176,7 @@ class EmbeddingWorker:
                 "ids": [row.id for row, _ in rows],
                 "generations": [row.generation for row, _ in rows],
                 "embeddings": [vector for _, vector in rows],
+                "fingerprints": [row.fingerprint or None for row, _ in rows],
             }
             statements = q.STATEMENTS[kind]
             with scoped(self.db, kind, scope) as conn:

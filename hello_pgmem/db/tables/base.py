@@ -15,6 +15,13 @@ metadata = MetaData()
 
 MEMORY_TYPES = ("episodic", "semantic", "perceptual")
 
+FINGERPRINT = (
+    "The fingerprint of the text the vector was made of (vector_fingerprint: sha256 of the text, a "
+    "chunk's after its heading path), written with the vector: hello-pgmem check finds a vector "
+    "that is not of its row's text. NULL without a vector, for a perceptual memory's, and for "
+    "vectors written before revision 0006 or on a Citus cluster."
+)
+
 
 def _now(comment: str | None = None) -> Column[object]:
     return Column(

@@ -21,6 +21,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import ARRAY, UUID
 
 from hello_pgmem.db.tables.base import (
+    FINGERPRINT,
     _metadata_column,
     _now,
     _text_columns,
@@ -64,6 +65,7 @@ chunks = Table(
     Column("embedding", VECTOR()),
     Column("embedding_model", Text, ForeignKey("embedding_models.model")),
     *_text_columns(),
+    Column("embedded_hash", LargeBinary, comment=FINGERPRINT),
     PrimaryKeyConstraint("namespace", "id", name="chunks_pkey"),
     ForeignKeyConstraint(
         ["namespace", "document_id"],

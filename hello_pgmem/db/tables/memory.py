@@ -14,6 +14,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     PrimaryKeyConstraint,
     Sequence,
     Table,
@@ -24,6 +25,7 @@ from sqlalchemy.dialects.postgresql import TSVECTOR, UUID
 
 from hello_pgmem.core.models import MODALITIES
 from hello_pgmem.db.tables.base import (
+    FINGERPRINT,
     MEMORY_TYPES,
     _metadata_column,
     _now,
@@ -102,6 +104,7 @@ memories = Table(
         comment="The memory this row is an earlier version of; "
         "NULL for a memory itself (its current version).",
     ),
+    Column("embedded_hash", LargeBinary, comment=FINGERPRINT),
     PrimaryKeyConstraint("user_id", "id", name="memories_pkey"),
     CheckConstraint("btrim(user_id) <> '' AND length(user_id) <= 255", name="memories_user_id"),
     CheckConstraint(f"memory_type IN {MEMORY_TYPES!r}", name="memories_memory_type"),
