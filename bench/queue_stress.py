@@ -63,6 +63,7 @@ class Ledger:
         self.latest: dict[uuid.UUID, tuple[str, str]] = {}  # id -> (user, text)
         self.maybe: dict[uuid.UUID, set[str]] = {}
         self.removed: set[uuid.UUID] = set()
+        self.texts: dict[uuid.UUID, list[str]] = {}  # every text a memory was given, in order
         self.errors: list[str] = []
         self.operations = 0
 
@@ -84,14 +85,18 @@ def writer(store: Store, number: int, stop: threading.Event, ledger: Ledger) -> 
                 mine[user].append(memory_id)
                 with ledger.lock:
                     ledger.latest[memory_id] = (user, text)
+                    ledger.texts[memory_id] = [text]
             elif roll < 0.5:
                 texts = [f"{text} part {k}" for k in range(10)]
                 ids = memory.add_memories(texts, "episodic")
                 mine[user].extend(ids)
                 with ledger.lock:
                     ledger.latest.update({m: (user, t) for m, t in zip(ids, texts, strict=True)})
+                    ledger.texts.update({m: [t] for m, t in zip(ids, texts, strict=True)})
             elif roll < 0.85:
                 target = rng.choice(mine[user])
+                with ledger.lock:
+                    ledger.texts.setdefault(target, []).append(text)
                 if memory.update_memory(target, content=text):
                     with ledger.lock:
                         ledger.latest[target] = (user, text)
@@ -155,11 +160,26 @@ def verify(db: Database, ledger: Ledger) -> dict[str, Any]:
     ]
     still_there = [m for m in ledger.removed if m in rows]
     without_vector = [m for m, (_, vector) in rows.items() if vector is None]
-    of_another_text = 0
-    for content, vector in rows.values():
+    of_another_text, samples = 0, []
+    for memory_id, (content, vector) in rows.items():
         if vector is not None:
             expected = embedder.encode_documents([content])[0]
-            of_another_text += int(float(vector.to_numpy() @ expected) < 0.9999)
+            if float(vector.to_numpy() @ expected) < 0.9999:
+                of_another_text += 1
+                texts = ledger.texts.get(memory_id, [])
+                made_of = [
+                    n
+                    for n, t in enumerate(texts)
+                    if float(vector.to_numpy() @ embedder.encode_documents([t])[0]) > 0.9999
+                ]
+                samples.append(
+                    {
+                        "id": str(memory_id),
+                        "texts": len(texts),
+                        "vector_of_text_number": made_of,
+                        "current": texts.index(content) if content in texts else None,
+                    }
+                )
     report = check_integrity(db)
     return {
         "live_memories": len(rows),
@@ -170,6 +190,7 @@ def verify(db: Database, ledger: Ledger) -> dict[str, Any]:
         "removed_but_there": len(still_there),
         "without_vector": len(without_vector),
         "vector_of_another_text": of_another_text,
+        "vector_of_another_text_samples": samples[:5],
         "check": report.text().splitlines()[-1] if report.ok else report.text(),
     }
 
@@ -198,7 +219,12 @@ def stress(seconds: float) -> dict[str, Any]:
             store.wait_for_embeddings(timeout=600, everyone=True)
             drained = time.perf_counter() - started
             result = verify(db, ledger)
-        deadlocks = log.read_text(errors="replace").count("deadlock detected") - logged_before
+        logged = log.read_text(errors="replace")
+        deadlocks = logged.count("deadlock detected") - logged_before
+        samples = [
+            "\n".join(logged[at:].splitlines()[:12])
+            for at in _positions(logged, "deadlock detected")[logged_before:][:3]
+        ]
     return {
         "seconds": seconds,
         "writer_operations": ledger.operations,
@@ -207,8 +233,18 @@ def stress(seconds: float) -> dict[str, Any]:
         "first_errors": ledger.errors[:5],
         "drain_after_s": round(drained, 1),
         "deadlocks_in_server_log": deadlocks,
+        "deadlock_samples": samples,
         **result,
     }
+
+
+def _positions(text: str, word: str) -> list[int]:
+    """Where ``word`` starts in ``text``, each time."""
+    found, at = [], text.find(word)
+    while at >= 0:
+        found.append(at)
+        at = text.find(word, at + 1)
+    return found
 
 
 def backlog(rows: int, runs: int) -> list[dict[str, Any]]:

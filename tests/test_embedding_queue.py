@@ -21,7 +21,7 @@ from hello_pgmem.core.errors import EmbeddingError
 from hello_pgmem.dev.trace import count_round_trips
 from hello_pgmem.memory import MemoryManager
 from hello_pgmem.ops.check import check_integrity
-from hello_pgmem.vectors import EmbeddingWorker, wait_for_embeddings
+from hello_pgmem.vectors import EmbeddingWorker, Pass, wait_for_embeddings
 from tests.fake_openai import FakeOpenAI, serve
 from tests.patience import patience
 
@@ -212,6 +212,48 @@ def test_a_vector_of_an_older_text_never_matches_a_row_queued_again(clean: Datab
         stored = vectors_of(store.db, "rae")["the night train leaves at eleven"]
         assert np.allclose(stored.to_numpy(), new_vector, atol=1e-6)
         assert check_integrity(store.db).ok
+
+
+def test_a_claim_that_meets_an_edit_claims_the_edits_text_with_its_generation(clean: Database) -> None:
+    """An edit holds its memory and its queue row, uncommitted, while a catch-up claims: the claim
+    skips the row, or (had it waited) must come back with the edit's text for the edit's
+    generation, never the older text it began with; the memory ends with the vector of its text."""
+    embedder = HashingEmbedder()
+    with queued_store(clean, embedder, search_catch_up=0) as store:
+        memory = store.memory("edith", types=["episodic"])
+        memory_id = memory.add_memory("the ferry leaves at six", "episodic")
+        claimed: list[Any] = []
+        with store.db.transaction("edith") as editing:
+            editing.execute(
+                "UPDATE memories SET content = 'the night train leaves at eleven' WHERE id = %s", (memory_id,)
+            )
+            claiming = threading.Thread(
+                target=lambda: claimed.extend(
+                    EmbeddingWorker(store.db, embedder).claim("memory", "edith", 10, fresh=True)
+                )
+            )
+            claiming.start()
+            deadline = time.monotonic() + patience(30)
+            while claiming.is_alive() and not waits_for_a_lock(store.db) and time.monotonic() < deadline:
+                time.sleep(0.02)
+        claiming.join(patience(30))
+        assert all(row.text == "the night train leaves at eleven" for row in claimed), claimed
+        worker = EmbeddingWorker(store.db, embedder)
+        worker.embed_and_store(claimed, Pass(), None)
+        memory.wait_for_embeddings()
+        stored = vectors_of(store.db, "edith")["the night train leaves at eleven"]
+        expected = embedder.encode_documents(["the night train leaves at eleven"])[0]
+        assert np.allclose(stored.to_numpy(), expected, atol=1e-6)
+        assert check_integrity(store.db).ok
+
+
+def waits_for_a_lock(db: Database) -> bool:
+    """Whether some session of the database waits for a lock now."""
+    with db.connection() as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
+        ).fetchone()
+    return bool(row and row[0])
 
 
 def fingerprints(db: Database, user: str, namespace: str) -> list[tuple[str, bool | None]]:

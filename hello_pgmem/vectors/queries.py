@@ -18,6 +18,7 @@ class QueueStatements:
 
     claim: str
     claim_fresh: str
+    texts: str
     lock_rows: str
     store: str
     fail: str
@@ -27,10 +28,12 @@ class QueueStatements:
 
 # Claims: the scope's oldest due rows of the model (or of any model), not claimed by a live lease,
 # with their texts, the longest waiting first; a lease until the claim's end. A catch-up's claim
-# (``claim_fresh``) takes the rows that never failed whether or not a worker holds them, and waits
-# for a claim in progress rather than skip its rows: a search right after a write then embeds
-# what the write queued even while a worker does too (the first vector written wins; the other
-# finds its row gone).
+# (``claim_fresh``) takes the rows that never failed whether or not a worker holds a lease on
+# them: a search right after a write then embeds what the write queued even while a worker does
+# too (the first vector written wins; the other finds its row gone). No claim waits for a row
+# another transaction has locked (SKIP LOCKED): a claim locks queue rows alone, so waiting there
+# would take locks out of the one order every other writer keeps (the memory or chunk, then its
+# queue row), and a row locked at that instant is being claimed or stored by someone else.
 _CLAIM = """
 WITH picked AS MATERIALIZED (
     SELECT c.{key} FROM {queue} c
@@ -41,12 +44,22 @@ WITH picked AS MATERIALIZED (
 )
 UPDATE {queue} AS q
 SET claimed_until = now() + make_interval(secs => %(lease_s)s)
-FROM picked, {table} AS t
-WHERE q.{scope} = %(scope)s AND q.{key} = picked.{key} AND t.{scope} = q.{scope} AND t.id = q.{key}
-RETURNING q.{key}, q.generation, q.attempts, {text}, {fingerprint}
+FROM picked
+WHERE q.{scope} = %(scope)s AND q.{key} = picked.{key}
+RETURNING q.{key}, q.generation, q.attempts
 """
 # (The rows are picked once, before the update: a picking subquery that a nested loop scans again
 # skips the rows this statement already updated and picks the next ones, past the limit.)
+
+# The claimed rows' texts (and their fingerprints), read by the claim's transaction in a statement
+# after the claim: a queue row locked by the claim after a writer's commit comes at that writer's
+# generation, and the claim's own statement would still read the text of its older snapshot. The
+# next statement sees every text up to the generation claimed; no later text can commit while the
+# claim holds its queue rows (the writer's requeue waits for them).
+_TEXTS = """
+SELECT t.id, {text}, {fingerprint} FROM {table} t
+WHERE t.{scope} = %(scope)s AND t.id = ANY (%(ids)s::uuid[])
+"""
 
 # A vector is written only while its row still waits at the generation it was made from: a row
 # whose text changed meanwhile keeps waiting, for the vector of its new text. The rows are locked
@@ -114,7 +127,8 @@ def _statements(queue: str, table: str, scope: str, key: str, text: str, fingerp
     due = "c.retry_at <= now() AND (c.claimed_until IS NULL OR c.claimed_until < now())"
     return QueueStatements(
         claim=_CLAIM.format(**names, due=due, skip=" SKIP LOCKED"),
-        claim_fresh=_CLAIM.format(**names, due="c.attempts = 0", skip=""),
+        claim_fresh=_CLAIM.format(**names, due="c.attempts = 0", skip=" SKIP LOCKED"),
+        texts=_TEXTS.format(**names),
         lock_rows=_LOCK_ROWS.format(**names),
         store=_STORE.format(**names),
         fail=_FAIL.format(**names),

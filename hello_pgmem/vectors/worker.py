@@ -122,9 +122,16 @@ class EmbeddingWorker:
         statements = q.STATEMENTS[kind]
         with scoped(self.db, kind, scope) as conn:
             rows = conn.execute(statements.claim_fresh if fresh else statements.claim, params).fetchall()
+            ids = [row[0] for row in rows]
+            found = conn.execute(statements.texts, {"scope": scope, "ids": ids}).fetchall() if ids else []
+        texts = {
+            row_id: (embedding_text(kind, content, heading), fingerprint)
+            for row_id, content, heading, fingerprint in found
+        }
         return [
-            Claimed(kind, scope, row[0], row[1], row[2], embedding_text(kind, row[3], row[4]), row[5])
-            for row in rows
+            Claimed(kind, scope, row_id, generation, attempts, *texts[row_id])
+            for row_id, generation, attempts in rows
+            if row_id in texts  # (always: a row stays while its queue row is claimed)
         ]
 
     def embed_and_store(self, claimed: Sequence[Claimed], done: Pass, stop: threading.Event | None) -> None:
@@ -219,7 +226,8 @@ class EmbeddingWorker:
                 "base_s": self.settings.embed_retry_s,
                 "cap_s": self.settings.embed_retry_max_s,
             }
-            with scoped(self.db, kind, scope) as conn:
+            with scoped(self.db, kind, scope) as conn:  # the rows, then their queue rows: one order
+                conn.execute(q.STATEMENTS[kind].lock_rows, params)
                 conn.execute(q.STATEMENTS[kind].fail, params)
         return error
 
@@ -231,7 +239,8 @@ class EmbeddingWorker:
                 "ids": [r.id for r, _ in group],
                 "generations": [r.generation for r, _ in group],
             }
-            with scoped(self.db, kind, scope) as conn:
+            with scoped(self.db, kind, scope) as conn:  # the rows, then their queue rows: one order
+                conn.execute(q.STATEMENTS[kind].lock_rows, params)
                 conn.execute(q.STATEMENTS[kind].release, params)
 
     # ------------------------------------------------------------------ running
