@@ -4,6 +4,7 @@ real database, sync and async, and an agent graph that uses it as its long-term 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -169,3 +170,92 @@ def test_a_search_embeds_the_few_items_just_put(clean: Database) -> None:
         assert waiting() == 1
         [hit] = items.search(("notes",), query="red car")
         assert hit.key == "car" and waiting() == 0
+
+
+def expiry(db: Database, user: str, key: str) -> Any:
+    """The item's expiry as the server sees it: seconds from now (None: never)."""
+    with db.transaction(user) as conn:
+        row = conn.execute(
+            "SELECT extract(epoch FROM expires_at - now()) FROM memories"
+            " WHERE user_id = %s AND metadata -> 'langgraph' ->> 'key' = %s AND version_of IS NULL",
+            (user, key),
+        ).fetchone()
+    return None if row is None or row[0] is None else float(row[0])
+
+
+def expire_now(db: Database, user: str, key: str) -> None:
+    """Move the item's expiry into the past, as if its ttl had run out (no sweep yet)."""
+    with db.transaction(user) as conn:
+        conn.execute(
+            "UPDATE memories SET expires_at = now() - interval '1 minute'"
+            " WHERE user_id = %s AND metadata -> 'langgraph' ->> 'key' = %s",
+            (user, key),
+        )
+
+
+def test_an_item_expires_its_ttl_after_its_put_or_its_last_refreshing_read(
+    make_manager: Callable[..., MemoryManager], clean: Database
+) -> None:
+    store = PgMemStore(make_manager("ttl_user"), index=["text"], ttl={"default_ttl": 30})
+    store.put(("notes",), "kept", {"text": "Ada keeps bees"}, ttl=None)
+    store.put(("notes",), "default", {"text": "Ada keeps wasps"})
+    store.put(("notes",), "short", {"text": "Ada keeps ants"}, ttl=2)
+    assert expiry(clean, "ttl_user", "kept") is None
+    assert 29 * 60 < expiry(clean, "ttl_user", "default") <= 30 * 60
+    assert 60 < expiry(clean, "ttl_user", "short") <= 120
+    with clean.transaction("ttl_user") as conn:
+        conn.execute(
+            "UPDATE memories SET expires_at = now() + interval '10 seconds' WHERE expires_at IS NOT NULL"
+        )
+    assert store.get(("notes",), "short", refresh_ttl=False) is not None
+    assert expiry(clean, "ttl_user", "short") <= 10, "a read that does not refresh leaves it"
+    assert store.get(("notes",), "short") is not None  # refresh_on_read: True by default
+    assert 60 < expiry(clean, "ttl_user", "short") <= 120
+    assert [item.key for item in store.search(("notes",), query="wasps", limit=1)] == ["default"]
+    assert 29 * 60 < expiry(clean, "ttl_user", "default") <= 30 * 60, "a search refreshes what it returns"
+    with pytest.raises(InvalidInputError, match="ttl: must be a positive number"):
+        store.put(("notes",), "bad", {"text": "never"}, ttl=-1)
+
+
+@pytest.mark.parametrize("omit", [True, False])
+def test_expired_items_are_left_out_when_asked_and_forgotten_by_the_sweep(
+    make_manager: Callable[..., MemoryManager], clean: Database, omit: bool
+) -> None:
+    store = PgMemStore(make_manager("sweep_user"), index=["text"], ttl={"omit_expired": omit})
+    store.put(("gone",), "e", {"text": "the expired note"}, ttl=5)
+    store.put(("kept",), "c", {"text": "the kept note"})
+    expire_now(clean, "sweep_user", "e")
+    assert (store.get(("gone",), "e") is None) == omit
+    assert (store.search(("gone",)) == []) == omit
+    assert (("gone",) in store.list_namespaces()) != omit
+    assert store.get(("gone",), "e", refresh_ttl=True) is None or not omit
+    assert expiry(clean, "sweep_user", "e") < 0, "a refreshing read does not bring an expired item back"
+    assert store.sweep_ttl() == 1 and store.sweep_ttl() == 0
+    assert store.get(("gone",), "e") is None and store.get(("kept",), "c") is not None
+    store.put(("gone",), "e", {"text": "the note again"})
+    again = store.get(("gone",), "e")
+    assert again is not None and again.value == {"text": "the note again"}
+
+
+def test_maintain_and_the_sweeper_forget_expired_items(
+    make_manager: Callable[..., MemoryManager], clean: Database
+) -> None:
+    from hello_pgmem.ops.maintain import maintain
+    from tests.patience import patience
+
+    store = PgMemStore(make_manager("swept_user"), index=["text"], ttl={"sweep_interval_minutes": 1})
+    other = PgMemStore(make_manager("other_swept"), index=["text"])
+    store.put(("a",), "one", {"text": "one"}, ttl=5)
+    other.put(("b",), "two", {"text": "two"}, ttl=5)
+    expire_now(clean, "swept_user", "one")
+    expire_now(clean, "other_swept", "two")
+    assert maintain(clean, analyze=False)["expired_items"] == 2
+    assert store.get(("a",), "one") is None and other.get(("b",), "two") is None
+    store.put(("a",), "three", {"text": "three"}, ttl=5)
+    expire_now(clean, "swept_user", "three")
+    running = store.start_ttl_sweeper(sweep_interval_minutes=0.001)
+    deadline = time.monotonic() + patience(30)
+    while store.get(("a",), "three") is not None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert store.get(("a",), "three") is None, "the sweeper forgot it"
+    assert store.stop_ttl_sweeper(timeout=patience(10)) and running.done()

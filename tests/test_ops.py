@@ -134,6 +134,7 @@ def test_maintain_is_idempotent(
     assert maintain(clean, retention_days=30) == {
         "accesses_folded": 0,
         "expired_working": 0,
+        "expired_items": 0,
         "decayed": 0,
         "purged": 0,
         "log_rows_purged": 0,

@@ -11,7 +11,7 @@ the graph rebuild apply to the tables.
 from hello_pgmem.memory._classify import classify, estimate_importance
 from hello_pgmem.memory._decay import apply_decay
 from hello_pgmem.memory._in_transaction import InTransaction, Neighbour
-from hello_pgmem.memory._items import ItemStore
+from hello_pgmem.memory._items import Expiry, ItemStore, sweep_expired
 from hello_pgmem.memory._reembed import reembed
 from hello_pgmem.memory._search import MemorySearch
 from hello_pgmem.memory._search_sql import SearchSQL
@@ -32,6 +32,7 @@ from hello_pgmem.memory.manager import MemoryManager
 
 __all__ = [
     "Change",
+    "Expiry",
     "InTransaction",
     "ItemStore",
     "MemoryManager",
@@ -52,6 +53,7 @@ __all__ = [
     "reembed",
     "semantic_ids",
     "semantic_users",
+    "sweep_expired",
     "time_range",
     "users_over",
 ]

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 from uuid import UUID
 
 from psycopg.types.json import Jsonb
@@ -23,45 +24,54 @@ from hello_pgmem.memory._optional_stages import waiting_rows
 from hello_pgmem.memory._parts import MemoryParts
 from hello_pgmem.memory._search_sql import fusion_params
 
+T = TypeVar("T", bound=tuple[Any, ...])
 Row = tuple[UUID, dict[str, Any], datetime, datetime]
 """An item: its id, its ``langgraph`` metadata, when it was created and last updated."""
 
+# An item past its expiry (expires_at, from its ttl) is left out of reads that omit the expired.
+_LIVE = "(%(omit_expired)s IS FALSE OR {m}expires_at IS NULL OR {m}expires_at > now())"
 
-STORE_ITEMS = """
+
+STORE_ITEMS = f"""
 SELECT id, metadata -> 'langgraph', created_at, updated_at
 FROM memories
 WHERE user_id = %(user_id)s AND forgotten_at IS NULL AND memory_type = 'episodic' AND metadata ? 'langgraph'
   AND starts_with(session_id, %(prefix)s)
   AND (%(where)s::jsonpath IS NULL OR jsonb_path_match(metadata, %(where)s::jsonpath, %(vars)s, true))
+  AND {_LIVE.format(m="")}
 ORDER BY updated_at DESC, id
 LIMIT %(limit)s OFFSET %(offset)s
 """
 
-STORE_GET = """
+STORE_GET = f"""
 SELECT id, metadata -> 'langgraph', created_at, updated_at
 FROM memories
 WHERE user_id = %(user_id)s AND id = ANY(%(ids)s) AND forgotten_at IS NULL AND metadata ? 'langgraph'
+  AND {_LIVE.format(m="")}
 """
 
-STORE_SEARCH = """
+STORE_SEARCH = f"""
 SELECT s.id, s.metadata -> 'langgraph', s.created_at, m.updated_at, s.score
 FROM search_memories(%(user_id)s, %(model)s, %(query)s, %(query_text)s, %(window)s, ARRAY['episodic'],
                      p_session_prefix => %(prefix)s, p_where => %(where)s::jsonpath,
                      p_where_vars => %(vars)s, p_fusion => %(fusion)s,
                      p_vector_weight => %(vector_weight)s) AS s
 JOIN memories m ON m.user_id = %(user_id)s AND m.id = s.id
+WHERE {_LIVE.format(m="m.")}
 ORDER BY s.score DESC, s.id
 OFFSET %(offset)s
 """
-"""The store's query search: the namespace and the filter inside the candidate search."""
+"""The store's query search: the namespace and the filter inside the candidate search (an expired
+item left out after it, when asked: the sweep forgets expired items soon anyway)."""
 
 STORE_PUT = """
 INSERT INTO memories AS m (user_id, id, memory_type, content, importance, session_id, metadata,
-                           created_at, updated_at, embedding, embedding_model)
+                           created_at, updated_at, embedding, embedding_model, expires_at)
 VALUES (%(user_id)s, %(id)s, 'episodic', %(content)s, %(importance)s, %(session_id)s, %(metadata)s,
-        %(now)s, %(now)s, %(embedding)s, %(model)s)
+        %(now)s, %(now)s, %(embedding)s, %(model)s, now() + make_interval(secs => %(ttl_s)s))
 ON CONFLICT (user_id, id) DO UPDATE
 SET content = EXCLUDED.content,
+    expires_at = EXCLUDED.expires_at,
     session_id = EXCLUDED.session_id,
     -- a new text without its vector yet keeps none: sql/embedding_queue.sql queues it
     embedding = coalesce(EXCLUDED.embedding, m.embedding),
@@ -118,11 +128,53 @@ LIMIT %(window)s OFFSET %(offset)s
 
 DELETE_ITEM = "DELETE FROM memories WHERE user_id = %(user_id)s AND id = %(id)s AND version_of IS NULL"
 
-STORE_NAMESPACES = """
+STORE_NAMESPACES = f"""
 SELECT DISTINCT metadata -> 'langgraph' -> 'namespace'
 FROM memories
 WHERE user_id = %(user_id)s AND forgotten_at IS NULL AND memory_type = 'episodic' AND metadata ? 'langgraph'
+  AND {_LIVE.format(m="")}
 """
+
+# A read that refreshes moves a live item's expiry to its ttl from now (an expired one stays so).
+REFRESH = """
+UPDATE memories
+SET expires_at = now() + make_interval(secs => (metadata -> 'langgraph' ->> 'ttl')::float8 * 60)
+WHERE user_id = %(user_id)s AND id = ANY(%(ids)s) AND expires_at > now() AND metadata -> 'langgraph' ? 'ttl'
+"""
+
+# The sweep: expired items are forgotten (maintain purges them after its retention, as it does
+# every forgotten memory); a put of the key brings it back as new.
+SWEEP = """
+UPDATE memories SET forgotten_at = now()
+WHERE (%(user_id)s::text IS NULL OR user_id = %(user_id)s) AND expires_at <= now()
+  AND forgotten_at IS NULL AND version_of IS NULL AND metadata ? 'langgraph'
+"""
+
+
+@dataclass(frozen=True)
+class Expiry:
+    """How a read treats expiring items: ``omit`` leaves out those past their expiry, ``refresh``
+    moves the expiry of those it returns to their ttl from now."""
+
+    omit: bool = False
+    refresh: bool = False
+
+    def params(self) -> dict[str, Any]:
+        return {"omit_expired": self.omit}
+
+    def refreshed(self, conn: Conn, user_id: str, rows: list[T]) -> list[T]:
+        """``rows`` (items, their id first), their expiry moved when this read refreshes."""
+        if self.refresh and rows:
+            conn.execute(REFRESH, {"user_id": user_id, "ids": [row[0] for row in rows]})
+        return rows
+
+
+NO_EXPIRY = Expiry()
+
+
+def sweep_expired(conn: Conn) -> int:
+    """Forget every user's expired items (needs all rows); how many."""
+    return conn.execute(SWEEP, {"user_id": None}).rowcount
 
 
 class ItemStore:
@@ -141,9 +193,10 @@ class ItemStore:
         importance: float,
         path: str,
         metadata: dict[str, Any],
+        ttl_minutes: float | None = None,
     ) -> bool:
-        """Write an item whole (one statement; its vector made first, or queued); False when the id
-        names a memory that is no item."""
+        """Write an item whole (one statement; its vector made first, or queued), expiring
+        ``ttl_minutes`` from now (never: None); False when the id names a memory that is no item."""
         embedder = self.parts.registered_embedder
         vector = embedder.encode_documents([content])[0] if self.parts.embeds_now else None
         params = {
@@ -156,6 +209,7 @@ class ItemStore:
             "now": self.parts.clock(),
             "embedding": vector,
             "model": None if vector is None else embedder.model_name,
+            "ttl_s": None if ttl_minutes is None else ttl_minutes * 60,
         }
         with self.db.transaction(self.user_id, embedding_model=embedder.model_name) as conn:
             versions.keep_earlier(conn, self.user_id, memory_id, None, "put")  # its value until now
@@ -171,11 +225,14 @@ class ItemStore:
             versions.keep_earlier(conn, self.user_id, memory_id, None, "delete")
             conn.execute(DELETE_ITEM, {"user_id": self.user_id, "id": memory_id})
 
-    def get(self, memory_ids: Sequence[UUID], known_at: datetime | None = None) -> list[Row]:
+    def get(
+        self, memory_ids: Sequence[UUID], known_at: datetime | None = None, ttl: Expiry = NO_EXPIRY
+    ) -> list[Row]:
         """The items among ``memory_ids``: live, or as the store knew them at ``known_at``."""
-        params = {"user_id": self.user_id, "ids": list(memory_ids), "known_at": known_at}
+        params = {"user_id": self.user_id, "ids": list(memory_ids), "known_at": known_at, **ttl.params()}
         with self._transaction() as conn:
-            return conn.execute(STORE_GET if known_at is None else STORE_GET_AS_OF, params).fetchall()
+            found = conn.execute(STORE_GET if known_at is None else STORE_GET_AS_OF, params).fetchall()
+            return ttl.refreshed(conn, self.user_id, found)
 
     def listed(
         self,
@@ -185,14 +242,15 @@ class ItemStore:
         limit: int,
         offset: int,
         known_at: datetime | None = None,
+        ttl: Expiry = NO_EXPIRY,
     ) -> list[Row]:
         """Items under the namespace path ``prefix`` matching the jsonpath ``where``, newest first:
         live, or as the store knew them at ``known_at``."""
-        params = {**self._filter(prefix, where, variables), "limit": limit, "offset": offset}
+        params = {**self._filter(prefix, where, variables), "limit": limit, "offset": offset, **ttl.params()}
         with self._transaction() as conn:
-            if known_at is None:
-                return conn.execute(STORE_ITEMS, params).fetchall()
-            return conn.execute(STORE_ITEMS_AS_OF, {**params, "known_at": known_at}).fetchall()
+            if known_at is not None:
+                return conn.execute(STORE_ITEMS_AS_OF, {**params, "known_at": known_at}).fetchall()
+            return ttl.refreshed(conn, self.user_id, conn.execute(STORE_ITEMS, params).fetchall())
 
     def search(
         self,
@@ -203,6 +261,7 @@ class ItemStore:
         window: int,
         offset: int,
         known_at: datetime | None = None,
+        ttl: Expiry = NO_EXPIRY,
     ) -> list[tuple[UUID, dict[str, Any], datetime, datetime, float]]:
         """Items ranked for ``query`` by the hybrid search, the namespace and filter inside it; with
         ``known_at``, the items as the store knew them then, by the as-of search. The user's few
@@ -219,14 +278,24 @@ class ItemStore:
             "offset": offset,
             "known_at": known_at,
             **fusion_params(self.parts, query),
+            **ttl.params(),
         }
         with self._transaction() as conn:
-            return conn.execute(STORE_SEARCH if known_at is None else STORE_SEARCH_AS_OF, params).fetchall()
+            if known_at is not None:
+                return conn.execute(STORE_SEARCH_AS_OF, params).fetchall()
+            return ttl.refreshed(conn, self.user_id, conn.execute(STORE_SEARCH, params).fetchall())
 
-    def namespaces(self) -> list[list[str]]:
+    def namespaces(self, ttl: Expiry = NO_EXPIRY) -> list[list[str]]:
         """The namespace of every live item (repeats removed)."""
+        params = {"user_id": self.user_id, **ttl.params()}
         with self._transaction() as conn:
-            return [row[0] for row in conn.execute(STORE_NAMESPACES, {"user_id": self.user_id}).fetchall()]
+            return [row[0] for row in conn.execute(STORE_NAMESPACES, params).fetchall()]
+
+    @retry_transient
+    def sweep(self) -> int:
+        """Forget this user's expired items; how many."""
+        with self._transaction() as conn:
+            return conn.execute(SWEEP, {"user_id": self.user_id}).rowcount
 
     def _transaction(self) -> AbstractContextManager[Conn]:
         return self.parts.db.transaction(self.user_id)

@@ -25,7 +25,8 @@ ANALYZE = (
 def maintain(
     db: Database, *, retention_days: float = 30, max_memories: int | None = None, analyze: bool = True
 ) -> dict[str, Any]:
-    """Fold the access log into the counters, expire working memory, evict beyond ``max_memories``
+    """Fold the access log into the counters, expire working memory, forget expired LangGraph
+    store items, evict beyond ``max_memories``
     per user, purge memories forgotten for more than ``retention_days`` (with their graph and
     their earlier versions) and versions retired for more than ``PGMEM_HISTORY_DAYS``, trim the
     retrieval log, refresh statistics."""
@@ -34,6 +35,7 @@ def maintain(
     report: dict[str, Any] = {
         "accesses_folded": 0,
         "expired_working": 0,
+        "expired_items": 0,
         "decayed": 0,
         "purged": 0,
         "log_rows_purged": 0,
@@ -41,6 +43,7 @@ def maintain(
     with db.transaction(all_rows=True) as conn:
         report["accesses_folded"] = table.fold_accesses(conn)
         report["expired_working"] = table.expire_working(conn, now)
+        report["expired_items"] = table.sweep_expired(conn)
     if max_memories is not None:
         with db.transaction(all_rows=True) as conn:
             users = table.users_over(conn, max_memories)

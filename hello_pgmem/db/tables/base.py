@@ -15,6 +15,10 @@ metadata = MetaData()
 
 MEMORY_TYPES = ("episodic", "semantic", "perceptual")
 
+EXPIRES = (
+    "When a LangGraph store item expires (its ttl after its last put, or its last read that "
+    "refreshed it); NULL: never. Expired items are forgotten by the store's sweep or by maintain."
+)
 FINGERPRINT = (
     "The fingerprint of the text the vector was made of (vector_fingerprint: sha256 of the text, a "
     "chunk's after its heading path), written with the vector: hello-pgmem check finds a vector "

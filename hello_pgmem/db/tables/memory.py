@@ -25,6 +25,7 @@ from sqlalchemy.dialects.postgresql import TSVECTOR, UUID
 
 from hello_pgmem.core.models import MODALITIES
 from hello_pgmem.db.tables.base import (
+    EXPIRES,
     FINGERPRINT,
     MEMORY_TYPES,
     _metadata_column,
@@ -105,6 +106,7 @@ memories = Table(
         "NULL for a memory itself (its current version).",
     ),
     Column("embedded_hash", LargeBinary, comment=FINGERPRINT),
+    Column("expires_at", DateTime(timezone=True), comment=EXPIRES),
     PrimaryKeyConstraint("user_id", "id", name="memories_pkey"),
     CheckConstraint("btrim(user_id) <> '' AND length(user_id) <= 255", name="memories_user_id"),
     CheckConstraint(f"memory_type IN {MEMORY_TYPES!r}", name="memories_memory_type"),
@@ -122,6 +124,7 @@ memories = Table(
     # an earlier version is never searched: it is kept forgotten
     CheckConstraint("version_of IS NULL OR forgotten_at IS NOT NULL", name="memories_version_retired"),
     Index("memories_user_type_created", "user_id", "memory_type", "created_at"),
+    Index("memories_expiring", "expires_at", postgresql_where=text("expires_at IS NOT NULL")),
     Index("memories_user_session_order", "user_id", "session_id", "created_at", "seq"),
     Index(
         "memories_user_versions",

@@ -6,7 +6,11 @@ in the memory's content, embedded and searched like any other memory. A put is o
 (``INSERT … ON CONFLICT DO UPDATE``): concurrent puts of a key end in one whole item, and a put
 of a forgotten item brings it back as new. A query search ranks with the hybrid search, with the
 namespace and the filter applied inside its candidate scans (``filters``); items put with
-``index=False`` are left out of it, as LangGraph's stores do. TTL is not supported. A put keeps
+``index=False`` are left out of it, as LangGraph's stores do. An item put with a ``ttl`` (or the
+store's ``TTLConfig`` ``default_ttl``) expires that many minutes later, or after a read that
+refreshes it (``refresh_ttl``, by default ``refresh_on_read``); reads leave expired items out when
+``omit_expired`` is set, and a sweep (``sweep_ttl``, ``start_ttl_sweeper``, ``hello-pgmem
+maintain``) forgets them (ttl.py). A put keeps
 the value it replaces and a delete the value it removes as earlier versions, so a store made with
 ``known_at`` reads the items as they were then (docs/temporal.md).
 """
@@ -14,6 +18,7 @@ the value it replaces and a delete the value it removes as earlier versions, so 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
@@ -31,6 +36,7 @@ from langgraph.store.base import (
     Result,
     SearchItem,
     SearchOp,
+    TTLConfig,
     get_text_at_path,
     validate_op_namespace,
 )
@@ -38,7 +44,8 @@ from langgraph.store.base import (
 from hello_pgmem.core.errors import InvalidInputError
 from hello_pgmem.core.models import check_content, check_metadata, check_timestamp
 from hello_pgmem.integrations.langgraph.filters import compile_filter
-from hello_pgmem.memory import MemoryManager, estimate_importance
+from hello_pgmem.integrations.langgraph.ttl import Sweeper
+from hello_pgmem.memory import Expiry, MemoryManager, estimate_importance
 
 ID_SPACE = uuid.UUID("5f0c6a3e-9c5b-4d64-a1f4-2b7e3c1d8a90")
 MAX_QUERY_WINDOW = 1000
@@ -53,6 +60,15 @@ def namespace_path(namespace: Sequence[str]) -> str:
     """The session_id of a namespace's items: a prefix of it is the path of a namespace prefix
     (labels hold no period: LangGraph refuses them)."""
     return "lg." + "".join(f"{label}." for label in namespace)
+
+
+def check_ttl(ttl: object) -> float | None:
+    """A put's time to live in minutes: a positive number, or None (the item never expires)."""
+    if ttl is None:
+        return None
+    if isinstance(ttl, bool) or not isinstance(ttl, int | float) or not 0 < ttl < 1e9:
+        raise InvalidInputError("ttl", "must be a positive number of minutes, or None")
+    return float(ttl)
 
 
 def index_fields(index: Sequence[str] | IndexConfig | None) -> list[str]:
@@ -85,7 +101,7 @@ class PgMemStore(BaseStore):
     value it removes), and the store refuses writes.
     """
 
-    supports_ttl = False
+    supports_ttl = True
 
     def __init__(
         self,
@@ -93,10 +109,32 @@ class PgMemStore(BaseStore):
         index: Sequence[str] | IndexConfig | None = None,
         *,
         known_at: datetime | str | None = None,
+        ttl: TTLConfig | None = None,
     ) -> None:
         self.memory = memory
         self.fields = index_fields(index)
         self.known_at = None if known_at is None else check_timestamp(known_at, "known_at")
+        self.ttl_config = ttl
+        self._sweeper = Sweeper(self.sweep_ttl)
+
+    # ------------------------------------------------------------------ expiry
+
+    def sweep_ttl(self) -> int:
+        """Forget the expired items now; how many."""
+        return self.memory.items.sweep()
+
+    def start_ttl_sweeper(
+        self, sweep_interval_minutes: float | None = None
+    ) -> concurrent.futures.Future[None]:
+        """Sweep every ``sweep_interval_minutes`` (else the TTL config's, else 5) in a thread."""
+        return self._sweeper.start(self.ttl_config, sweep_interval_minutes)
+
+    def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
+        return self._sweeper.stop(timeout)
+
+    def _expiry(self, refresh: bool = False) -> Expiry:
+        omit = bool((self.ttl_config or {}).get("omit_expired", False))
+        return Expiry(omit=omit, refresh=refresh and self.known_at is None)
 
     # ------------------------------------------------------------------ batch
 
@@ -106,7 +144,7 @@ class PgMemStore(BaseStore):
         for op in ops:
             validate_op_namespace(op)
             if isinstance(op, GetOp):
-                results.append(self._get(op.namespace, op.key))
+                results.append(self._get(op.namespace, op.key, op.refresh_ttl))
             elif isinstance(op, PutOp):
                 if self.known_at is not None:
                     raise InvalidInputError("known_at", "a store that reads as of a time cannot write")
@@ -145,12 +183,16 @@ class PgMemStore(BaseStore):
         stored: dict[str, Any] = {"namespace": list(op.namespace), "key": op.key, "value": value}
         if op.index is False:
             stored["index"] = False
+        ttl = check_ttl(op.ttl)
+        if ttl is not None:
+            stored["ttl"] = ttl
         try:  # JSON without NaN or NUL, as every memory's metadata
             metadata = check_metadata({"langgraph": stored})
         except InvalidInputError as exc:
             raise InvalidInputError("value", exc.rule) from exc
         importance = estimate_importance(content, metadata)
-        if not self.memory.items.put(memory_id, content, importance, namespace_path(op.namespace), metadata):
+        path = namespace_path(op.namespace)
+        if not self.memory.items.put(memory_id, content, importance, path, metadata, ttl):
             raise ValueError(f"key {op.key!r} in {op.namespace!r} names a memory that is not a store item")
 
     def _rows_to_items(self, rows: Sequence[Sequence[Any]]) -> list[Item]:
@@ -165,8 +207,9 @@ class PgMemStore(BaseStore):
             for row in rows
         ]
 
-    def _get(self, namespace: tuple[str, ...], key: str) -> Item | None:
-        found = self._rows_to_items(self.memory.items.get([item_id(namespace, key)], self.known_at))
+    def _get(self, namespace: tuple[str, ...], key: str, refresh: bool = False) -> Item | None:
+        rows = self.memory.items.get([item_id(namespace, key)], self.known_at, self._expiry(refresh))
+        found = self._rows_to_items(rows)
         return found[0] if found else None
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
@@ -176,8 +219,11 @@ class PgMemStore(BaseStore):
             return []
         predicate = compile_filter(op.filter, indexed_only=bool(op.query))
         where = (namespace_path(op.namespace_prefix), predicate.path, predicate.variables)
+        ttl = self._expiry(op.refresh_ttl)
         if not op.query:
-            rows = self.memory.items.listed(*where, limit=op.limit, offset=op.offset, known_at=self.known_at)
+            rows = self.memory.items.listed(
+                *where, limit=op.limit, offset=op.offset, known_at=self.known_at, ttl=ttl
+            )
             return [
                 SearchItem(item.namespace, item.key, item.value, item.created_at, item.updated_at)
                 for item in self._rows_to_items(rows)
@@ -198,12 +244,12 @@ class PgMemStore(BaseStore):
                 score=float(row[4]),
             )
             for row in self.memory.items.search(
-                *where, query=query, window=window, offset=op.offset, known_at=self.known_at
+                *where, query=query, window=window, offset=op.offset, known_at=self.known_at, ttl=ttl
             )
         ]
 
     def _namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
-        namespaces = {tuple(namespace) for namespace in self.memory.items.namespaces()}
+        namespaces = {tuple(namespace) for namespace in self.memory.items.namespaces(self._expiry())}
         for condition in op.match_conditions or ():
             path = tuple(condition.path)
 
