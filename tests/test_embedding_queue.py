@@ -124,6 +124,34 @@ def test_a_search_right_after_an_add_embeds_the_few_queued_memories_itself(clean
         assert all(vectors_of(store.db, "ida").values())
 
 
+def test_a_search_waits_for_a_queued_row_a_worker_is_claiming_and_embeds_it(clean: Database) -> None:
+    """A row another transaction holds when the search's catch-up claims (a worker's claim or
+    store, here a transaction of the test's) is waited for, then embedded by the search: the
+    search does not rank without it."""
+    embedder = Switchable()
+    with queued_store(clean, embedder) as store:
+        memory = store.memory("uma", types=["episodic"])
+        memory.add_memories(["Uma repairs clocks", "Uma grows tomatoes"], "episodic")
+        found: list[Any] = []
+        with store.db.transaction("uma") as holding:
+            holding.execute(
+                "SELECT 1 FROM memory_embedding_queue q JOIN memories m ON m.id = q.memory_id"
+                " WHERE q.user_id = 'uma' AND m.content = 'Uma repairs clocks' FOR UPDATE OF q"
+            )
+            search = threading.Thread(
+                target=lambda: found.extend(
+                    memory.retrieve_memories("clocks", scoring="vector", track_access=False)
+                )
+            )
+            search.start()
+            deadline = time.monotonic() + patience(30)
+            while search.is_alive() and not waits_for_a_lock(store.db) and time.monotonic() < deadline:
+                time.sleep(0.02)
+        search.join(patience(30))
+        assert vectors_of(store.db, "uma")["Uma repairs clocks"] is not None
+        assert found and found[0].content == "Uma repairs clocks"
+
+
 def accesses_logged(db: Database, user: str) -> dict[str, int]:
     """How often each memory of the user was logged as found (by its text)."""
     with db.transaction(user) as conn:

@@ -176,7 +176,7 @@ def test_a_degraded_search_says_its_notice_once(clean: Database) -> None:
             "PGMEM_EMBED": "queue",
             "PGMEM_EMBED_WORKERS": "0",
             "EMBED_MODEL_TYPE": "openai",
-            "EMBED_MODEL_NAME": "fake-embed",
+            "EMBED_MODEL_NAME": "fake-embed-said-once",
             "EMBED_BASE_URL": down.base_url,
             "EMBED_DIMENSION": "8",
         }

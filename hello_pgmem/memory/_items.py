@@ -136,10 +136,17 @@ WHERE user_id = %(user_id)s AND forgotten_at IS NULL AND memory_type = 'episodic
 """
 
 # A read that refreshes moves a live item's expiry to its ttl from now (an expired one stays so).
+# Best effort: an item another transaction holds is being written (a put sets its expiry anew) and
+# is passed over, so that a read never waits for a lock, nor takes rows out of order.
 REFRESH = """
-UPDATE memories
-SET expires_at = now() + make_interval(secs => (metadata -> 'langgraph' ->> 'ttl')::float8 * 60)
-WHERE user_id = %(user_id)s AND id = ANY(%(ids)s) AND expires_at > now() AND metadata -> 'langgraph' ? 'ttl'
+UPDATE memories m
+SET expires_at = now() + make_interval(secs => (m.metadata -> 'langgraph' ->> 'ttl')::float8 * 60)
+FROM (SELECT id FROM memories
+      WHERE user_id = %(user_id)s AND id = ANY(%(ids)s) AND expires_at > now()
+        AND metadata -> 'langgraph' ? 'ttl'
+      ORDER BY id
+      FOR NO KEY UPDATE SKIP LOCKED) AS held
+WHERE m.user_id = %(user_id)s AND m.id = held.id
 """
 
 # The sweep: expired items are forgotten (maintain purges them after its retention, as it does

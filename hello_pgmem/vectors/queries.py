@@ -24,6 +24,8 @@ class QueueStatements:
     fail: str
     release: str
     pending: str
+    fresh_left: str
+    await_row: str
 
 
 # Claims: the scope's oldest due rows of the model (or of any model), not claimed by a live lease,
@@ -114,6 +116,20 @@ FROM (SELECT count(*) AS rows, count(*) FILTER (WHERE w.attempts = 0) AS fresh
             LIMIT 100000) AS w) AS p
 """
 
+# A catch-up's fresh rows still queued after its claim: rows another transaction held at that
+# instant (a worker claiming or storing them), or queued since.
+_FRESH_LEFT = """
+SELECT c.{key} FROM {queue} c
+WHERE c.{scope} = %(scope)s AND (c.model = %(model)s OR c.model IS NULL) AND c.attempts = 0
+ORDER BY c.queued_at, c.{key}
+LIMIT %(limit)s
+"""
+# Waits until no other transaction holds one queue row (the lock goes with the waiter's commit):
+# one row at a time, so the waiter never holds a row while it waits for another.
+_AWAIT_ROW = """
+SELECT 1 FROM {queue} c WHERE c.{scope} = %(scope)s AND c.{key} = %(id)s FOR NO KEY UPDATE
+"""
+
 
 def _statements(queue: str, table: str, scope: str, key: str, text: str, fingerprint: str) -> QueueStatements:
     names = {
@@ -134,6 +150,8 @@ def _statements(queue: str, table: str, scope: str, key: str, text: str, fingerp
         fail=_FAIL.format(**names),
         release=_RELEASE.format(**names),
         pending=_PENDING.format(**names),
+        fresh_left=_FRESH_LEFT.format(**names),
+        await_row=_AWAIT_ROW.format(**names),
     )
 
 

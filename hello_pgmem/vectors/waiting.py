@@ -105,11 +105,25 @@ def erase_queue(conn: Conn, kind: Kind, scope: str) -> int:
 def catch_up(db: Database, embedder: Embedder, kind: Kind, scope: str) -> Pass:
     """Embed a scope's queued rows in the caller's thread when few wait (``PGMEM_SEARCH_CATCH_UP``
     rows, ``PGMEM_SEARCH_CATCH_UP_CHARS`` characters): a search then finds by meaning what was just
-    written. Rows that failed before are left to the workers' back-off. What it did."""
-    settings = db.settings
+    written. Rows that failed before are left to the workers' back-off; rows a worker was claiming
+    or storing at the claim's instant are waited for, then claimed again (a worker's lease does not
+    keep them from the search). What it did."""
     worker = EmbeddingWorker(db, embedder, says_failures=True)
+    done = Pass()
+    chars = _catch_up_round(worker, kind, scope, done, 0)
+    held = _fresh_left(db, embedder, kind, scope)
+    if held and chars < db.settings.search_catch_up_chars and done.error is None:
+        _await_rows(db, kind, scope, held)
+        _catch_up_round(worker, kind, scope, done, chars)
+    return done
+
+
+def _catch_up_round(worker: EmbeddingWorker, kind: Kind, scope: str, done: Pass, chars: int) -> int:
+    """One claim of the scope's fresh rows, embedded and stored, within the characters left; the
+    characters embedded so far."""
+    settings = worker.settings
     claimed = worker.claim(kind, scope, settings.search_catch_up, fresh=True)
-    kept, chars = [], 0
+    kept = []
     for row in claimed:
         if chars + len(row.text) > settings.search_catch_up_chars:
             break
@@ -117,9 +131,27 @@ def catch_up(db: Database, embedder: Embedder, kind: Kind, scope: str) -> Pass:
         chars += len(row.text)
     if len(kept) < len(claimed):
         worker.release(claimed[len(kept) :])
-    done = Pass(claimed=len(kept))
+    done.claimed += len(kept)
     worker.embed_and_store(kept, done, None)
-    return done
+    return chars
+
+
+def _fresh_left(db: Database, embedder: Embedder, kind: Kind, scope: str) -> list[Any]:
+    """The scope's rows that never failed and still wait (at most a catch-up's worth)."""
+    params = {"scope": scope, "model": embedder.model_name, "limit": db.settings.search_catch_up}
+    with scoped(db, kind, scope) as conn:
+        return [row[0] for row in conn.execute(q.STATEMENTS[kind].fresh_left, params).fetchall()]
+
+
+def _await_rows(db: Database, kind: Kind, scope: str, ids: Sequence[Any]) -> None:
+    """Wait until no other transaction holds any of the rows, one row at a time (a lock timeout
+    ends the wait: the search goes on without that row's vector)."""
+    try:
+        for row_id in ids:
+            with scoped(db, kind, scope) as conn:
+                conn.execute(q.STATEMENTS[kind].await_row, {"scope": scope, "id": row_id})
+    except DatabaseTimeoutError:
+        return
 
 
 def search_catch_up(db: Database) -> int | None:
