@@ -21,6 +21,7 @@ from hello_pgmem import Settings
 from hello_pgmem.access.serving import RepeatFilter, client_key
 from hello_pgmem.access.throttle import FailedTokens
 from tests.flood import answered, half_sent, hold_half_sent
+from tests.patience import patience
 from tests.served import free_port
 
 HELLO_PGMEM = str(Path(sys.executable).with_name("hello-pgmem"))
@@ -44,9 +45,10 @@ def wait_until_served(port: int, server: subprocess.Popen[bytes]) -> None:
 
 @contextmanager
 def command_server(
-    kind: str, settings: Settings, log: Path, limit: Callable[[], None]
+    kind: str, settings: Settings, log: Path, limit: Callable[[], None], *options: str
 ) -> Iterator[tuple[int, Path]]:
-    """``hello-pgmem mcp --http`` or ``ui`` as a user starts it, under an open-file limit."""
+    """``hello-pgmem mcp --http`` or ``ui`` as a user starts it (with ``options``), under an
+    open-file limit."""
     port = free_port()
     command = {
         "mcp": ["mcp", "--http", "--allow-privileged-role"],
@@ -56,7 +58,11 @@ def command_server(
     with (
         log.open("wb") as out,
         subprocess.Popen(
-            [HELLO_PGMEM, *command, "--port", str(port)], env=env, stdout=out, stderr=out, preexec_fn=limit
+            [HELLO_PGMEM, *command, "--port", str(port), *options],
+            env=env,
+            stdout=out,
+            stderr=out,
+            preexec_fn=limit,
         ) as server,
     ):
         try:
@@ -136,6 +142,46 @@ def test_a_client_counts_by_its_ipv4_address_or_its_ipv6_64() -> None:
     assert client_key("2001:db8:1:3::5") != client_key("2001:db8:1:2::5")
     assert client_key("::ffff:10.0.0.1") == client_key("10.0.0.1") == "10.0.0.1"
     assert client_key("fe80::1%eth0") == "fe80::/64"
+
+
+def guesses(kind: str, port: int, count: int, forwarded: bool) -> list[int]:
+    """The statuses of ``count`` wrong credentials, each from a new X-Forwarded-For address when
+    ``forwarded``: bearer tokens to MCP, the login form of the web view."""
+    import httpx2
+
+    base = f"http://127.0.0.1:{port}"
+    statuses = []
+    for n in range(count):
+        headers = {"X-Forwarded-For": f"203.0.113.{n + 1}"} if forwarded else {}
+        if kind == "mcp":
+            headers |= {
+                "Authorization": f"Bearer pgm_guess{n}",
+                "Accept": "application/json, text/event-stream",
+            }
+            ping = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+            response = httpx2.post(f"{base}/mcp", json=ping, headers=headers, timeout=patience(30))
+        else:
+            headers |= {"Origin": base}
+            response = httpx2.post(
+                f"{base}/login", data={"token": f"pgm_guess{n}"}, headers=headers, timeout=patience(30)
+            )
+        statuses.append(response.status_code)
+    return statuses
+
+
+@pytest.mark.parametrize("kind", ["mcp", "ui"])
+def test_a_forwarded_address_is_believed_only_from_a_proxy_the_server_names(
+    kind: str, settings: Settings, tmp_path: Path
+) -> None:
+    """The credential throttle counts the address a client connects from: a guesser on loopback
+    who sends a new X-Forwarded-For with each guess is still held (uvicorn believes loopback by
+    default). With ``--forwarded-allow-ips`` naming the proxy, each forwarded address is its own."""
+    allowed = {"mcp": 20, "ui": 10}[kind]  # the commands' default failures a minute
+    with command_server(kind, settings, tmp_path / "direct.log", usual_file_limit) as (port, _):
+        assert guesses(kind, port, allowed + 2, forwarded=True)[allowed:] == [429, 429]
+    proxied = ("--forwarded-allow-ips", "127.0.0.1")
+    with command_server(kind, settings, tmp_path / "proxied.log", usual_file_limit, *proxied) as (port, _):
+        assert 429 not in guesses(kind, port, allowed + 2, forwarded=True)
 
 
 def test_repeated_log_records_are_held_to_a_few_a_minute() -> None:

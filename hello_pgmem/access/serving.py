@@ -205,8 +205,12 @@ def serve(
     *,
     certfile: str | None = None,
     keyfile: str | None = None,
+    forwarded_allow_ips: str | None = None,
 ) -> None:
-    """Serve ``app`` at ``host:port`` under ``bounds`` until interrupted (HTTPS with ``certfile``)."""
+    """Serve ``app`` at ``host:port`` under ``bounds`` until interrupted (HTTPS with ``certfile``).
+    ``X-Forwarded-For`` and ``X-Forwarded-Proto`` are believed only from the addresses
+    ``forwarded_allow_ips`` names (a comma-separated list, as uvicorn's option): by default from
+    none, so no client, not even a local one, picks the address the credential throttle counts."""
     import uvicorn
 
     limits = bounds or Bounds()
@@ -223,4 +227,6 @@ def serve(
         log_level="warning",
         ssl_certfile=certfile,
         ssl_keyfile=keyfile,
+        proxy_headers=bool(forwarded_allow_ips),
+        forwarded_allow_ips=forwarded_allow_ips or "",
     )

@@ -54,6 +54,14 @@ class State:
         return self.language == "zh"
 
 
+FORWARDED_ALLOW_IPS = click.option(
+    "--forwarded-allow-ips",
+    metavar="ADDRESSES",
+    help="HTTP: believe X-Forwarded-For only from these proxy addresses (comma-separated; default "
+    "none: every client is counted at the address it connects from).",
+)
+
+
 def load_settings(**overrides: Any) -> Settings:
     """Settings from the environment, speaking the command line's --language (so that the tools,
     the MCP server and the demo it starts speak it too), with configuration mistakes as

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from hello_pgmem.cli.app import State, cli, emit, open_store
+from hello_pgmem.cli.app import FORWARDED_ALLOW_IPS, State, cli, emit, open_store
 from hello_pgmem.core.errors import no_such
 
 
@@ -67,6 +67,7 @@ from hello_pgmem.core.errors import no_such
     is_flag=True,
     help="HTTP: serve even as a superuser, a BYPASSRLS role or the schema owner (no row-level security).",
 )
+@FORWARDED_ALLOW_IPS
 @click.option(
     "--max-request-bytes",
     default=1_000_000,
@@ -90,6 +91,7 @@ def mcp(
     certfile: str | None,
     keyfile: str | None,
     allow_privileged_role: bool,
+    forwarded_allow_ips: str | None,
     max_request_bytes: int,
 ) -> None:
     """Serve the memory and rag tools to MCP clients (needs: pip install 'hello-pgmem[mcp]').
@@ -137,7 +139,16 @@ def mcp(
                 click.echo(warning, err=True)
             scheme = "https" if certfile else "http"
             click.echo(f"serving MCP at {scheme}://{host}:{port}/mcp (Ctrl-C stops)", err=True)
-            serve_http(db, host, port, limits, public_url, certfile=certfile, keyfile=keyfile)
+            serve_http(
+                db,
+                host,
+                port,
+                limits,
+                public_url,
+                certfile=certfile,
+                keyfile=keyfile,
+                forwarded_allow_ips=forwarded_allow_ips,
+            )
         else:
             anyio.run(serve_stdio, db, Identity(state.user, (state.namespace,)), limits)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from hello_pgmem.cli.app import State, cli, load_settings
+from hello_pgmem.cli.app import FORWARDED_ALLOW_IPS, State, cli, load_settings
 
 
 @cli.command("ui")
@@ -29,6 +29,7 @@ from hello_pgmem.cli.app import State, cli, load_settings
     is_flag=True,
     help="With tokens, serve even as a superuser, a BYPASSRLS role or the schema owner.",
 )
+@FORWARDED_ALLOW_IPS
 @click.pass_obj
 def ui(
     state: State,
@@ -39,6 +40,7 @@ def ui(
     certfile: str | None,
     keyfile: str | None,
     allow_privileged_role: bool,
+    forwarded_allow_ips: str | None,
 ) -> None:
     """Serve a read-only web view of memories, searches, the graph and documents (needs: pip
     install 'hello-pgmem[ui]').
@@ -82,4 +84,4 @@ def ui(
         scheme = "https" if certfile else "http"
         who = "token holders" if tokens else f"user {state.user!r}"
         click.echo(f"serving the web view for {who} at {scheme}://{host}:{port}/ (Ctrl-C stops)", err=True)
-        serve(app, host, port, certfile=certfile, keyfile=keyfile)
+        serve(app, host, port, certfile=certfile, keyfile=keyfile, forwarded_allow_ips=forwarded_allow_ips)

@@ -102,10 +102,11 @@ def serve_http(
     *,
     certfile: str | None = None,
     keyfile: str | None = None,
+    forwarded_allow_ips: str | None = None,
 ) -> None:
     """Serve over streamable HTTP at ``http(s)://host:port/mcp`` until interrupted (HTTPS with
     ``certfile`` and ``keyfile``), with the connections and request times bounded
-    (:mod:`hello_pgmem.access.serving`)."""
+    (:mod:`hello_pgmem.access.serving`); proxy headers believed only from ``forwarded_allow_ips``."""
     scheme = "https" if certfile else "http"
     app = http_app(db, public_url or f"{scheme}://{host}:{port}", limits, host)
-    serve(app, host, port, certfile=certfile, keyfile=keyfile)
+    serve(app, host, port, certfile=certfile, keyfile=keyfile, forwarded_allow_ips=forwarded_allow_ips)
