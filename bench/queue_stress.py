@@ -107,7 +107,7 @@ def writer(store: Store, number: int, stop: threading.Event, ledger: Ledger) -> 
                     with ledger.lock:
                         ledger.latest.pop(target, None)
                         ledger.removed.add(target)
-        except HelloPgmemError as exc:
+        except Exception as exc:  # counted: the run goes on, as a service would
             with ledger.lock:
                 ledger.errors.append(f"writer: {type(exc).__name__}: {exc}"[:300])
         with ledger.lock:
@@ -135,7 +135,7 @@ def searcher(store: Store, stop: threading.Event, ledger: Ledger, counts: dict[s
         try:
             memory.retrieve_memories("the harbour ferry note", limit=5)
             counts["searches"] += 1
-        except HelloPgmemError as exc:
+        except Exception as exc:  # counted: the run goes on, as a service would
             with ledger.lock:
                 ledger.errors.append(f"searcher: {type(exc).__name__}: {exc}"[:300])
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -405,6 +406,65 @@ def test_a_text_the_model_refuses_is_embedded_alone_and_fails_no_other(clean: Da
         third = worker.run_once()
         assert (third.embedded, third.failed) == (4, 1)
         assert [row[0] for row in queue_rows(store.db, "pia")] == ["a poison berry"]
+
+
+class SmallParts(Switchable):
+    """A model whose batch holds 8 texts or 3,000 characters."""
+
+    batch_texts = 8
+    batch_chars = 3_000
+
+
+def test_tenants_take_turns_at_a_worker_whoever_queued_first_or_most(clean: Database) -> None:
+    """One tenant queued 200 rows before another queued 3: the worker's first pass embeds one part
+    of the first tenant's, its second the other tenant's rows, not the next part of the flood."""
+    embedder = SmallParts()
+    flooder, victim = (f"{name}_{uuid.uuid4().hex[:6]}" for name in ("mallory", "victor"))
+    with queued_store(clean, embedder, search_catch_up=0) as store:
+        store.memory(flooder, types=["episodic"]).add_memories(
+            [f"flooding note {n}" for n in range(200)], "episodic"
+        )
+        store.memory(victim, types=["episodic"]).add_memories(["chess", "bread", "rowing"], "episodic")
+        worker = EmbeddingWorker(store.db, embedder)
+        assert worker.run_once().embedded == 8
+        assert worker.run_once().embedded == 3
+        assert all(vectors_of(store.db, victim).values())
+
+
+def test_a_worker_leases_only_the_part_it_embeds(clean: Database) -> None:
+    """Five rows of 2,000 characters, a batch of 3,000: a worker claims one row, and while it
+    embeds it, another worker claims the other four."""
+    embedder = SmallParts()
+    user = f"long_{uuid.uuid4().hex[:6]}"
+    with queued_store(clean, embedder, search_catch_up=0) as store:
+        store.memory(user, types=["episodic"]).add_memories(
+            [f"{n} " + "long text " * 200 for n in range(5)], "episodic"
+        )
+        embedder.release.clear()
+        busy = threading.Thread(target=EmbeddingWorker(store.db, embedder).run_once)
+        busy.start()
+        try:
+            assert embedder.inside.wait(patience(30))
+            assert len(EmbeddingWorker(store.db, HashingEmbedder()).claim("memory", user, 10)) == 4
+        finally:
+            embedder.release.set()
+            busy.join(patience(30))
+
+
+def test_one_tenants_refused_text_fails_no_other_tenants_rows(clean: Database) -> None:
+    """A part holds one tenant's rows: the text the model refuses fails its writer's row alone;
+    the other tenant's rows are embedded and never carry its error."""
+    embedder = SmallParts()
+    embedder.refuses = "poison"
+    flooder, victim = (f"{name}_{uuid.uuid4().hex[:6]}" for name in ("mallory", "victor"))
+    with queued_store(clean, embedder, search_catch_up=0) as store:
+        store.memory(flooder, types=["episodic"]).add_memory("a poison pill", "episodic")
+        store.memory(victim, types=["episodic"]).add_memories(["chess", "bread"], "episodic")
+        worker = EmbeddingWorker(store.db, embedder)
+        passes = [worker.run_once(), worker.run_once()]
+        assert [(p.embedded, p.failed) for p in passes] == [(0, 1), (2, 0)]
+        assert queue_rows(store.db, victim) == []
+        assert [(row[0], row[2]) for row in queue_rows(store.db, flooder)] == [("a poison pill", 1)]
 
 
 def test_no_model_call_runs_while_the_users_write_lock_is_held(clean: Database) -> None:

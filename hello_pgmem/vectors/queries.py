@@ -29,19 +29,33 @@ class QueueStatements:
 
 
 # Claims: the scope's oldest due rows of the model (or of any model), not claimed by a live lease,
-# with their texts, the longest waiting first; a lease until the claim's end. A catch-up's claim
-# (``claim_fresh``) takes the rows that never failed whether or not a worker holds a lease on
-# them: a search right after a write then embeds what the write queued even while a worker does
-# too (the first vector written wins; the other finds its row gone). No claim waits for a row
-# another transaction has locked (SKIP LOCKED): a claim locks queue rows alone, so waiting there
-# would take locks out of the one order every other writer keeps (the memory or chunk, then its
-# queue row), and a row locked at that instant is being claimed or stored by someone else.
+# the longest waiting first, as many as fit in ``limit`` rows and ``chars`` characters of text (the
+# first one always: a worker claims what one part of its model's batch holds, and leases no more
+# than it embeds next); a lease until the claim's end. A catch-up's claim (``claim_fresh``) takes
+# the rows that never failed whether or not a worker holds a lease on them: a search right after a
+# write then embeds what the write queued even while a worker does too (the first vector written
+# wins; the other finds its row gone). No claim waits for a row another transaction has locked
+# (SKIP LOCKED): a claim locks queue rows alone, so waiting there would take locks out of the one
+# order every other writer keeps (the memory or chunk, then its queue row), and a row locked at
+# that instant is being claimed or stored by someone else.
 _CLAIM = """
-WITH picked AS MATERIALIZED (
-    SELECT c.{key} FROM {queue} c
+WITH due AS (
+    SELECT c.{key}, c.queued_at, length(t.content) AS chars
+    FROM {queue} c JOIN {table} t ON t.{scope} = c.{scope} AND t.id = c.{key}
     WHERE c.{scope} = %(scope)s AND (c.model = %(model)s OR c.model IS NULL) AND {due}
     ORDER BY c.queued_at, c.{key}
     LIMIT %(limit)s
+), fitting AS (
+    SELECT w.{key} FROM (
+        SELECT d.{key}, row_number() OVER running AS n, sum(d.chars) OVER running AS total
+        FROM due d
+        WINDOW running AS (ORDER BY d.queued_at, d.{key})) AS w
+    WHERE w.n = 1 OR w.total <= %(chars)s
+), picked AS MATERIALIZED (
+    SELECT c.{key} FROM {queue} c
+    WHERE c.{scope} = %(scope)s AND c.{key} IN (SELECT f.{key} FROM fitting f)
+      AND (c.model = %(model)s OR c.model IS NULL) AND {due}
+    ORDER BY c.queued_at, c.{key}
     FOR UPDATE{skip}
 )
 UPDATE {queue} AS q

@@ -1,11 +1,13 @@
 """An embedding worker: makes the vectors of queued memories and chunks with one embedder.
 
-A pass asks which users and namespaces have rows it may claim (``embedding_backlog``), claims a
-batch of them in short transactions scoped to each (``FOR UPDATE SKIP LOCKED``, a lease), embeds
-them outside any transaction, a part at a time, and writes each part's vectors back in a short
-transaction of its own. A vector is written only for the text it was made from; a part the
-embedder fails keeps its rows queued with the error and a retry time that doubles with each
-failure. Several workers, in threads or processes, share one queue.
+A pass asks which users and namespaces have rows it may claim (``embedding_backlog``), takes the
+one its process served longest ago (tenants take turns, whoever queued first or most), claims
+what one part of the embedder's batch holds of that scope's rows in a short transaction scoped to
+it (``FOR UPDATE SKIP LOCKED``, a lease), embeds them outside any transaction, and writes their
+vectors back in a short transaction of its own. A vector is written only for the text it was
+made from; a part the embedder fails keeps its rows queued with the error (one scope's: no other
+tenant's rows fail with it, nor see its error) and a retry time that doubles with each failure.
+Several workers, in threads or processes, share one queue.
 """
 
 from __future__ import annotations
@@ -32,7 +34,13 @@ from hello_pgmem.vectors.queries import Kind
 log = logging.getLogger(__name__)
 
 CLAIM_ROWS = 64
-"""Rows claimed at a time, over one or more scopes."""
+"""Rows a wait claims at a time in one scope."""
+BACKLOG_SCOPES = 256
+"""Scopes with due work a pass looks at, the longest waiting first."""
+NO_CHAR_LIMIT = 2**31 - 1
+
+_SERVED: dict[tuple[str, Kind, str], float] = {}
+"""Per model and scope, when a worker of this process last claimed its rows: the turns."""
 ALONE_AFTER = 2
 """A row that failed this often is embedded alone: one text the model refuses fails no others."""
 
@@ -96,28 +104,38 @@ class EmbeddingWorker:
     # ------------------------------------------------------------------ one pass
 
     def run_once(self, limit: int = CLAIM_ROWS, stop: threading.Event | None = None) -> Pass:
-        """Claim up to ``limit`` rows over the scopes with due work, embed and store them."""
-        self.db.ensure_embedding_model(self.embedder.model_name, self.embedder.dimension)
+        """Claim one part of the due rows of the scope this process served longest ago (at most
+        ``limit`` rows, and what the embedder takes in one batch), embed and store them."""
+        model = self.embedder.model_name
+        self.db.ensure_embedding_model(model, self.embedder.dimension)
         done = Pass()
         with self.db.connection() as conn:
-            backlog = conn.execute(q.BACKLOG, {"model": self.embedder.model_name, "limit": limit}).fetchall()
+            backlog = conn.execute(q.BACKLOG, {"model": model, "limit": BACKLOG_SCOPES}).fetchall()
         claimed: list[Claimed] = []
-        for kind, scope, _ in backlog:
-            if len(claimed) >= limit:
+        for kind, scope, _ in sorted(backlog, key=lambda row: _SERVED.get((model, row[0], row[1]), 0.0)):
+            _SERVED[(model, kind, scope)] = time.monotonic()
+            claimed = self.claim(
+                kind, scope, min(limit, self.embedder.batch_texts), chars=self.embedder.batch_chars
+            )
+            if claimed:
                 break
-            claimed += self.claim(kind, scope, limit - len(claimed))
+        _forget_served_beyond(model, backlog)
         done.claimed = len(claimed)
         self.embed_and_store(claimed, done, stop)
         return done
 
-    def claim(self, kind: Kind, scope: str, limit: int, fresh: bool = False) -> list[Claimed]:
-        """Claim up to ``limit`` of a scope's due rows (``fresh``: rows that never failed, whoever
-        holds them: a search's catch-up)."""
+    def claim(
+        self, kind: Kind, scope: str, limit: int, fresh: bool = False, chars: int | None = None
+    ) -> list[Claimed]:
+        """Claim up to ``limit`` of a scope's due rows, the longest waiting first, and no more
+        than fit in ``chars`` characters (but always one); ``fresh``: rows that never failed,
+        whoever holds them (a search's catch-up)."""
         params = {
             "scope": scope,
             "model": self.embedder.model_name,
             "lease_s": self.settings.embed_lease_s,
             "limit": limit,
+            "chars": NO_CHAR_LIMIT if chars is None else chars,
         }
         statements = q.STATEMENTS[kind]
         with scoped(self.db, kind, scope) as conn:
@@ -289,6 +307,14 @@ class EmbeddingWorker:
                 return
             for _ in listener.notifies(timeout=0.2, stop_after=1):
                 return
+
+
+def _forget_served_beyond(model: str, backlog: Sequence[Any]) -> None:
+    """Keep the turns of the scopes with work and no more (the map grows with the scopes)."""
+    if len(_SERVED) > 4 * BACKLOG_SCOPES:
+        keep = {(model, kind, scope) for kind, scope, _ in backlog}
+        for key in [key for key in list(_SERVED) if key not in keep]:
+            _SERVED.pop(key, None)
 
 
 def in_parts(claimed: Sequence[Claimed], embedder: Embedder) -> Iterator[list[Claimed]]:
