@@ -661,6 +661,33 @@ def test_erase_takes_the_users_queue_and_an_export_says_what_waits(clean: Databa
         assert counts["memory_embedding_queue"] == 2 and queue_rows(store.db, "zed") == []
 
 
+def test_an_erase_while_a_worker_holds_chunks_leaves_no_vector_of_their_text(clean: Database) -> None:
+    """A worker claimed a user's chunks; the user is erased while it embeds them: its store
+    writes nothing, not even to the embedding cache."""
+    from hello_pgmem.access import personal_namespace
+    from hello_pgmem.ops.erase import erase_user
+    from hello_pgmem.rag.store import cache_key
+
+    embedder = HashingEmbedder()
+    user = f"erin_{uuid.uuid4().hex[:6]}"
+    own = personal_namespace(user)
+    with queued_store(clean, embedder, search_catch_up=0) as store:
+        store.knowledge(own).add_text("# Diary\n\nErin's plan for the winter, told to no one.", "diary")
+        worker = EmbeddingWorker(store.db, embedder)
+        claimed = worker.claim("chunk", own, 10)
+        assert claimed
+        assert erase_user(store.db, user)["chunk_embedding_queue"] == len(claimed)
+        done = Pass()
+        worker.embed_and_store(claimed, done, None)
+        assert done.embedded == 0
+        keys = [cache_key(own, row.text) for row in claimed]
+        with store.db.connection() as conn:
+            row = conn.execute(
+                "SELECT count(*) FROM embedding_cache WHERE content_hash = ANY(%s)", (keys,)
+            ).fetchone()
+        assert row == (0,)
+
+
 def test_the_background_worker_embeds_a_write_and_stops_with_its_store(clean: Database) -> None:
     embedder = HashingEmbedder()
     before = set(threading.enumerate())  # another test's store may still be closing its own

@@ -72,6 +72,9 @@ UPDATE_CONTENT = _UPDATE.format(recorded="recorded_at = now(),\n    ")
 
 DELETE = "DELETE FROM memories WHERE user_id = %(user_id)s AND (id = %(id)s OR version_of = %(id)s)"
 VERSION_IDS = "SELECT id FROM memories WHERE user_id = %(user_id)s AND version_of = ANY(%(ids)s)"
+# An erase locks the user's memories in id order before it deletes them, as a worker's store does:
+# neither then holds a row the other waits for while it waits.
+LOCK_USER = "SELECT 1 FROM memories WHERE user_id = %(user_id)s ORDER BY id FOR UPDATE"
 CLEAR_USER = "DELETE FROM memories WHERE user_id = %(user_id)s"
 CLEAR_TYPE = "DELETE FROM memories WHERE user_id = %(user_id)s AND memory_type = %(memory_type)s"
 

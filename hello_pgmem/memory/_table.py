@@ -42,7 +42,9 @@ def purge(conn: Conn, user_id: str, memory_ids: list[UUID]) -> int:
 
 
 def erase_user(conn: Conn, user_id: str) -> dict[str, int]:
-    """Delete every memory of ``user_id``, its working memory and its access log; rows per table."""
+    """Delete every memory of ``user_id`` (its queued vectors with them), its working memory and
+    its access log; rows per table."""
+    conn.execute(q.LOCK_USER, {"user_id": user_id})
     return {
         "working_memories": conn.execute(working.CLEAR_USER, {"user_id": user_id}).rowcount,
         "memory_accesses": conn.execute(q.CLEAR_ACCESSES, {"user_id": user_id}).rowcount,

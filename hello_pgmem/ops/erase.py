@@ -39,8 +39,8 @@ def erase_report(db: Database, user_id: str) -> tuple[dict[str, int], list[str]]
         mentions, relations = graph.link_counts(conn)  # they go with the memories and entities
         counts = {
             "retrieval_log": erase_log(conn, user_id),
-            "memory_embedding_queue": vectors.erase_queue(conn, "memory", user_id),
-            "chunk_embedding_queue": vectors.erase_queue(conn, "chunk", own),
+            "memory_embedding_queue": vectors.queued_rows(conn, "memory", user_id),
+            "chunk_embedding_queue": vectors.queued_rows(conn, "chunk", own),
             **table.erase_user(conn, user_id),
             "entities": graph.clear(conn),
             "mentions": mentions,

@@ -119,7 +119,12 @@ FROM documents WHERE namespace = %(namespace)s ORDER BY updated_at DESC, id LIMI
 """
 DELETE_DOCUMENT = "DELETE FROM documents WHERE namespace = %(namespace)s AND id = %(id)s"
 CLEAR_NAMESPACE = "DELETE FROM documents WHERE namespace = %(namespace)s"
-NAMESPACE_CHUNKS = "SELECT content, heading_path FROM chunks WHERE namespace = %(namespace)s"
+# An erase locks the namespace's chunks in id order before it reads their texts: a worker's store
+# of their vectors (and of its cache entries) is then either committed and its cache entries
+# forgotten with the rest, or waits and finds the chunks gone.
+NAMESPACE_CHUNKS = (
+    "SELECT content, heading_path FROM chunks WHERE namespace = %(namespace)s ORDER BY id FOR UPDATE"
+)
 CACHE_FORGET = "DELETE FROM embedding_cache WHERE content_hash = ANY(%(hashes)s)"
 HOLDS_DOCUMENTS = "SELECT EXISTS (SELECT 1 FROM documents WHERE namespace = %(namespace)s)"
 STATS = """
@@ -192,6 +197,14 @@ def cache_key(namespace: str, text: str) -> bytes:
     return hashlib.sha256(namespace.encode("utf-8") + b"\x00" + text.encode("utf-8")).digest()
 
 
+def cache_vectors(
+    db: Database, conn: Conn, model: str, keys: Sequence[bytes], vectors: Sequence[Any]
+) -> None:
+    """Cache ``vectors`` under their keys (:func:`cache_key`), in the caller's transaction."""
+    rows = [{"content_hash": key, "embedding": vector} for key, vector in zip(keys, vectors, strict=True)]
+    db.insert_rows(conn, CACHE_STORE_ONE, CACHE_STORE, rows, CACHE_COLUMNS, model=model)
+
+
 def cached_vectors(db: Database, model: str, texts: Sequence[str], *, namespace: str) -> list[Any]:
     """Each text's vector from ``namespace``'s part of the embedding cache, or None."""
     if not texts:
@@ -203,10 +216,17 @@ def cached_vectors(db: Database, model: str, texts: Sequence[str], *, namespace:
 
 
 def embed_cached(
-    db: Database, embedder: Embedder, texts: Sequence[str], batch_size: int = 64, *, namespace: str
+    db: Database,
+    embedder: Embedder,
+    texts: Sequence[str],
+    batch_size: int = 64,
+    *,
+    namespace: str,
+    keep: bool = True,
 ) -> tuple[np.ndarray, list[bool]]:
     """Vectors for ``texts`` from ``namespace``'s part of the cache by (model, key), the rest
-    embedded in batches (the embedder's model must be registered).
+    embedded in batches (the embedder's model must be registered) and cached, unless not ``keep``
+    (a worker caches what it stores, with its store: :func:`cache_vectors`).
 
     Returns the vectors and, per text, whether the embedding model had to encode it.
     """
@@ -227,9 +247,9 @@ def embed_cached(
         for start in range(0, len(keys), batch_size):
             check_deadline()
             vectors.extend(embedder.encode_documents([missing[k] for k in keys[start : start + batch_size]]))
-        rows = [{"content_hash": key, "embedding": vector} for key, vector in zip(keys, vectors, strict=True)]
-        with db.connection() as conn:
-            db.insert_rows(conn, CACHE_STORE_ONE, CACHE_STORE, rows, CACHE_COLUMNS, model=embedder.model_name)
+        if keep:
+            with db.connection() as conn:
+                cache_vectors(db, conn, embedder.model_name, keys, vectors)
         found.update(zip(keys, vectors, strict=True))
     vectors_out = [
         np.asarray(found[d].to_numpy() if hasattr(found[d], "to_numpy") else found[d], dtype=np.float32)

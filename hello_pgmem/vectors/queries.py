@@ -99,6 +99,7 @@ FROM done
 JOIN unnest(%(ids)s::uuid[], %(embeddings)b::vector[], %(fingerprints)s::bytea[])
      AS v(id, embedding, fingerprint) ON v.id = done.id
 WHERE t.{scope} = %(scope)s AND t.id = done.id
+RETURNING t.id
 """
 
 _FAIL = """
@@ -218,9 +219,11 @@ FROM {table} q WHERE q.{scope} = %(scope)s
         ("chunk", "chunk_embedding_queue", "namespace"),
     )
 }
-ERASE = {
-    "memory": "DELETE FROM memory_embedding_queue WHERE user_id = %(scope)s",
-    "chunk": "DELETE FROM chunk_embedding_queue WHERE namespace = %(scope)s",
+# A scope's queued rows, counted by an erase before the deletes of their memories or chunks take
+# them (the row first, then its queue row: the order every writer keeps).
+QUEUED = {
+    "memory": "SELECT count(*) FROM memory_embedding_queue WHERE user_id = %(scope)s",
+    "chunk": "SELECT count(*) FROM chunk_embedding_queue WHERE namespace = %(scope)s",
 }
 EXPORT = {
     "memory": """

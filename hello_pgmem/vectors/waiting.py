@@ -96,10 +96,11 @@ def queue_errors(db: Database, kind: Kind, scope: str, limit: int = 5) -> list[d
     ]
 
 
-def erase_queue(conn: Conn, kind: Kind, scope: str) -> int:
-    """Take every row of a user (memories) or namespace (chunks) out of the queue, in the caller's
-    transaction; how many (erasure: their rows go too)."""
-    return conn.execute(q.ERASE[kind], {"scope": scope}).rowcount
+def queued_rows(conn: Conn, kind: Kind, scope: str) -> int:
+    """How many rows of a user (memories) or namespace (chunks) wait in the queue, in the
+    caller's transaction (an erase counts them; deleting their rows takes them out)."""
+    row = conn.execute(q.QUEUED[kind], {"scope": scope}).fetchone()
+    return int(row[0]) if row else 0
 
 
 def catch_up(db: Database, embedder: Embedder, kind: Kind, scope: str) -> Pass:

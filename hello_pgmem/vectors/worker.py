@@ -178,12 +178,17 @@ class EmbeddingWorker:
 
     def vectors(self, part: Sequence[Claimed]) -> list[Any]:
         """The part's vectors: a chunk's from its namespace's embedding cache when there, else the
-        embedder's (and cached)."""
+        embedder's (cached by the store, with the chunk's vector)."""
         if part[0].kind == "chunk" and all(row.scope == part[0].scope for row in part):
             from hello_pgmem.rag.store import embed_cached
 
             vectors, _ = embed_cached(
-                self.db, self.embedder, [row.text for row in part], len(part), namespace=part[0].scope
+                self.db,
+                self.embedder,
+                [row.text for row in part],
+                len(part),
+                namespace=part[0].scope,
+                keep=False,
             )
             return list(vectors)
         return list(self.embedder.encode_documents([row.text for row in part]))
@@ -191,8 +196,9 @@ class EmbeddingWorker:
     # ------------------------------------------------------------------ writing back
 
     def store(self, part: Sequence[Claimed], vectors: Sequence[Any]) -> int:
-        """Write a part's vectors, each only while its row waits at the generation it was made from;
-        how many were written."""
+        """Write a part's vectors, each only while its row waits at the generation it was made from
+        (a chunk's also to its namespace's embedding cache, in the same transaction: a chunk erased
+        meanwhile leaves no vector of its text behind); how many were written."""
         written = 0
         for (kind, scope), rows in _by_scope(part, vectors):
             params = {
@@ -206,8 +212,18 @@ class EmbeddingWorker:
             statements = q.STATEMENTS[kind]
             with scoped(self.db, kind, scope) as conn:
                 conn.execute(statements.lock_rows, params)
-                written += conn.execute(statements.store, params).rowcount
+                stored = {row[0] for row in conn.execute(statements.store, params).fetchall()}
+                if kind == "chunk" and stored:
+                    self._cache(conn, scope, [(row, vector) for row, vector in rows if row.id in stored])
+            written += len(stored)
         return written
+
+    def _cache(self, conn: Conn, namespace: str, stored: Sequence[tuple[Claimed, Any]]) -> None:
+        """Cache the stored chunks' vectors for their namespace, in the store's transaction."""
+        from hello_pgmem.rag.store import cache_key, cache_vectors
+
+        keys = [cache_key(namespace, row.text) for row, _ in stored]
+        cache_vectors(self.db, conn, self.embedder.model_name, keys, [vector for _, vector in stored])
 
     def retry_failed(self) -> None:
         """The model answers again after failing: every row that failed is due now, not after its
