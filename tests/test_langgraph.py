@@ -4,6 +4,7 @@ real database, sync and async, and an agent graph that uses it as its long-term 
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -17,6 +18,8 @@ from hello_pgmem import Database, InvalidInputError
 from hello_pgmem.integrations.langgraph import PgMemStore
 from hello_pgmem.memory import MemoryManager
 from tests.conftest import row_counts
+from tests.patience import patience
+from tests.test_embedding_queue import waits_for_a_lock
 from tests.test_temporal import server_now
 
 
@@ -215,6 +218,30 @@ def test_an_item_expires_its_ttl_after_its_put_or_its_last_refreshing_read(
     assert 29 * 60 < expiry(clean, "ttl_user", "default") <= 30 * 60, "a search refreshes what it returns"
     with pytest.raises(InvalidInputError, match="ttl: must be a positive number"):
         store.put(("notes",), "bad", {"text": "never"}, ttl=-1)
+
+
+def test_a_refreshing_read_refreshes_an_item_another_transaction_holds(
+    make_manager: Callable[..., MemoryManager], clean: Database
+) -> None:
+    """An item whose row another transaction holds when a read refreshes (an embedding worker
+    storing its vector, here a transaction of the test's) is refreshed once it is let go."""
+    store = PgMemStore(make_manager("held_user"), index=["text"], ttl={"default_ttl": 30})
+    store.put(("notes",), "held", {"text": "Ada keeps bees"})
+    with clean.transaction("held_user") as conn:
+        conn.execute(
+            "UPDATE memories SET expires_at = now() + interval '10 seconds' WHERE expires_at IS NOT NULL"
+        )
+    found: list[Any] = []
+    with clean.transaction("held_user") as holding:
+        holding.execute("SELECT 1 FROM memories WHERE user_id = 'held_user' FOR NO KEY UPDATE")
+        reading = threading.Thread(target=lambda: found.append(store.get(("notes",), "held")))
+        reading.start()
+        deadline = time.monotonic() + patience(30)
+        while reading.is_alive() and not waits_for_a_lock(clean) and time.monotonic() < deadline:
+            time.sleep(0.02)
+    reading.join(patience(30))
+    assert found and found[0] is not None
+    assert 29 * 60 < expiry(clean, "held_user", "held") <= 30 * 60
 
 
 @pytest.mark.parametrize("omit", [True, False])

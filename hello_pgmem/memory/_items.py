@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any
 from uuid import UUID
 
 from psycopg.types.json import Jsonb
@@ -24,7 +24,6 @@ from hello_pgmem.memory._optional_stages import waiting_rows
 from hello_pgmem.memory._parts import MemoryParts
 from hello_pgmem.memory._search_sql import fusion_params
 
-T = TypeVar("T", bound=tuple[Any, ...])
 Row = tuple[UUID, dict[str, Any], datetime, datetime]
 """An item: its id, its ``langgraph`` metadata, when it was created and last updated."""
 
@@ -136,8 +135,9 @@ WHERE user_id = %(user_id)s AND forgotten_at IS NULL AND memory_type = 'episodic
 """
 
 # A read that refreshes moves a live item's expiry to its ttl from now (an expired one stays so).
-# Best effort: an item another transaction holds is being written (a put sets its expiry anew) and
-# is passed over, so that a read never waits for a lock, nor takes rows out of order.
+# In the read's transaction, the rows are locked in id order and those another transaction holds
+# at that instant are passed over (the read never waits there holding others); each of those is
+# refreshed after the read, in a transaction of its own (``REFRESH_ONE``), which holds nothing else.
 REFRESH = """
 UPDATE memories m
 SET expires_at = now() + make_interval(secs => (m.metadata -> 'langgraph' ->> 'ttl')::float8 * 60)
@@ -147,6 +147,12 @@ FROM (SELECT id FROM memories
       ORDER BY id
       FOR NO KEY UPDATE SKIP LOCKED) AS held
 WHERE m.user_id = %(user_id)s AND m.id = held.id
+RETURNING m.id
+"""
+REFRESH_ONE = """
+UPDATE memories
+SET expires_at = now() + make_interval(secs => (metadata -> 'langgraph' ->> 'ttl')::float8 * 60)
+WHERE user_id = %(user_id)s AND id = %(id)s AND expires_at > now() AND metadata -> 'langgraph' ? 'ttl'
 """
 
 # The sweep: expired items are forgotten (maintain purges them after its retention, as it does
@@ -169,11 +175,13 @@ class Expiry:
     def params(self) -> dict[str, Any]:
         return {"omit_expired": self.omit}
 
-    def refreshed(self, conn: Conn, user_id: str, rows: list[T]) -> list[T]:
-        """``rows`` (items, their id first), their expiry moved when this read refreshes."""
-        if self.refresh and rows:
-            conn.execute(REFRESH, {"user_id": user_id, "ids": [row[0] for row in rows]})
-        return rows
+    def moved(self, conn: Conn, user_id: str, rows: Sequence[Sequence[Any]]) -> list[UUID]:
+        """Move the expiry of ``rows`` (items, their id first) when this read refreshes; the ids
+        of those it passed over (held by another transaction, or expired)."""
+        if not (self.refresh and rows):
+            return []
+        done = {row[0] for row in conn.execute(REFRESH, {"user_id": user_id, "ids": [r[0] for r in rows]})}
+        return [row[0] for row in rows if row[0] not in done]
 
 
 NO_EXPIRY = Expiry()
@@ -237,9 +245,7 @@ class ItemStore:
     ) -> list[Row]:
         """The items among ``memory_ids``: live, or as the store knew them at ``known_at``."""
         params = {"user_id": self.user_id, "ids": list(memory_ids), "known_at": known_at, **ttl.params()}
-        with self._transaction() as conn:
-            found = conn.execute(STORE_GET if known_at is None else STORE_GET_AS_OF, params).fetchall()
-            return ttl.refreshed(conn, self.user_id, found)
+        return self._read(STORE_GET if known_at is None else STORE_GET_AS_OF, params, ttl)
 
     def listed(
         self,
@@ -254,10 +260,9 @@ class ItemStore:
         """Items under the namespace path ``prefix`` matching the jsonpath ``where``, newest first:
         live, or as the store knew them at ``known_at``."""
         params = {**self._filter(prefix, where, variables), "limit": limit, "offset": offset, **ttl.params()}
-        with self._transaction() as conn:
-            if known_at is not None:
-                return conn.execute(STORE_ITEMS_AS_OF, {**params, "known_at": known_at}).fetchall()
-            return ttl.refreshed(conn, self.user_id, conn.execute(STORE_ITEMS, params).fetchall())
+        if known_at is not None:
+            return self._read(STORE_ITEMS_AS_OF, {**params, "known_at": known_at})
+        return self._read(STORE_ITEMS, params, ttl)
 
     def search(
         self,
@@ -287,10 +292,7 @@ class ItemStore:
             **fusion_params(self.parts, query),
             **ttl.params(),
         }
-        with self._transaction() as conn:
-            if known_at is not None:
-                return conn.execute(STORE_SEARCH_AS_OF, params).fetchall()
-            return ttl.refreshed(conn, self.user_id, conn.execute(STORE_SEARCH, params).fetchall())
+        return self._read(STORE_SEARCH if known_at is None else STORE_SEARCH_AS_OF, params, ttl)
 
     def namespaces(self, ttl: Expiry = NO_EXPIRY) -> list[list[str]]:
         """The namespace of every live item (repeats removed)."""
@@ -303,6 +305,17 @@ class ItemStore:
         """Forget this user's expired items; how many."""
         with self._transaction() as conn:
             return conn.execute(SWEEP, {"user_id": self.user_id}).rowcount
+
+    def _read(self, statement: str, params: dict[str, Any], ttl: Expiry = NO_EXPIRY) -> list[Any]:
+        """The rows of one read, refreshed as ``ttl`` says: in the read's transaction, then each
+        row it passed over in one of its own."""
+        with self._transaction() as conn:
+            rows = conn.execute(statement, params).fetchall()
+            passed_over = ttl.moved(conn, self.user_id, rows)
+        for memory_id in passed_over:
+            with self._transaction() as conn:
+                conn.execute(REFRESH_ONE, {"user_id": self.user_id, "id": memory_id})
+        return rows
 
     def _transaction(self) -> AbstractContextManager[Conn]:
         return self.parts.db.transaction(self.user_id)
