@@ -3,6 +3,7 @@
     .venv/bin/python bench/hostile_load.py                      # both scenarios
     .venv/bin/python bench/hostile_load.py --scenario flood     # connections only
     .venv/bin/python bench/hostile_load.py --scenario documents # hostile PDFs only
+    .venv/bin/python bench/hostile_load.py --scenario turns     # a user's PDF amid another's
 
 ``flood``: ``hello-pgmem mcp --http`` and ``hello-pgmem ui``, each as a user starts it; five
 loopback addresses (127.0.0.2-6) each keep 64 half-sent requests open, opening new ones as the
@@ -14,6 +15,11 @@ for a one-page PDF of 2,000 overlapping lines of text (1.2 KB and 5.4 KB: the sh
 converter for minutes at gigabytes) while a third user searches its memories every 0.25 s: the
 searches' latency while the conversions run, how each conversion ended and after how long, and
 the converter workers' peak resident memory.
+
+``turns``: the same server; one user sends hostile PDFs (2,000 overlapping lines; ten pages that
+spin the layout; 2,000 lines of 1,000 characters) back to back from three clients for
+``--seconds``, each of new bytes, while another converts a five-line PDF three times: how long each
+of those takes.
 
 The servers run this checkout's code (``PYTHONPATH`` picks another). Results go to
 bench/results/hostile-load-<date>.json.
@@ -50,7 +56,11 @@ REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "bench" / "results"
 sys.path.insert(0, str(REPO))
 from tests.flood import answered, hold_half_sent  # noqa: E402  (the tests' own attack)
-from tests.media import overlapping_lines_pdf  # noqa: E402  (the tests' own hostile file)
+from tests.media import (  # noqa: E402  (the tests' own hostile files)
+    overlapping_lines_pdf,
+    pdf_of_one_page,
+    spinning_pdf,
+)
 from tests.served import free_port  # noqa: E402
 
 CLI = [sys.executable, "-c", "from hello_pgmem.cli import main; main()"]
@@ -212,11 +222,93 @@ def documents(settings: Settings, folder: Path, from_root: bool = False) -> dict
     return out
 
 
+def five_lines_pdf(number: int) -> bytes:
+    """A plain one-page PDF of five lines, its text its own for each ``number``."""
+    lines = b"".join(
+        b"BT /F1 11 Tf 72 %d Td (Minutes %d, line %d: the garden club met.) Tj ET\n"
+        % (700 - 20 * n, number, n)
+        for n in range(5)
+    )
+    return pdf_of_one_page(lines)
+
+
+HOSTILE = {
+    "dense": lambda: overlapping_lines_pdf(2000, 60),
+    "spinning": spinning_pdf,
+    "heavy": lambda: overlapping_lines_pdf(2000, 1000),
+}
+
+
+def turns(settings: Settings, folder: Path, seconds: float) -> dict[str, Any]:
+    """ann sends hostile PDFs back to back from three clients for ``seconds``, each a file of new
+    bytes (no conversion is skipped as already done); carl converts a five-line PDF three times
+    meanwhile: how long each of his takes."""
+    root = folder / "turns-files"
+    (root / "ann").mkdir(parents=True)
+    (root / "carl").mkdir(parents=True)
+    for number in range(3):
+        (root / "carl" / f"minutes-{number}.pdf").write_bytes(five_lines_pdf(number))
+    with Database(settings) as db:
+        tokens = {user: create_token(db, user, [f"{user}_docs"])[0] for user in ("ann", "carl")}
+    arguments = ["mcp", "--http", "--allow-privileged-role", "--files-root", str(root), "--rate", "100000"]
+    with served(settings, arguments, folder / "mcp-turns.log") as port:
+        url = f"http://127.0.0.1:{port}/mcp"
+
+        async def scenario() -> dict[str, Any]:
+            attacks: list[dict[str, Any]] = []
+            victims: list[dict[str, Any]] = []
+            done = anyio.Event()
+
+            async def attack(kind: str) -> None:
+                async with client(url, tokens["ann"]) as mcp:
+                    for number in range(1_000_000):
+                        if done.is_set():
+                            return
+                        name = f"{kind}-{number}.pdf"  # new bytes after %%EOF: a file never seen
+                        (root / "ann" / name).write_bytes(HOSTILE[kind]() + b"%% variant %d\n" % number)
+                        started = time.monotonic()
+                        result = await mcp.call_tool("rag_add_document", {"file_path": name})
+                        text = "\n".join(getattr(part, "text", "") for part in result.content)
+                        attacks.append(
+                            {
+                                "file": name,
+                                "seconds": round(time.monotonic() - started, 1),
+                                "answer": text[:120],
+                            }
+                        )
+
+            async def victim() -> None:
+                async with client(url, tokens["carl"]) as mcp:
+                    for number in range(3):
+                        await anyio.sleep(seconds / 4)
+                        started = time.monotonic()
+                        result = await mcp.call_tool(
+                            "rag_add_document", {"file_path": f"minutes-{number}.pdf"}
+                        )
+                        text = "\n".join(getattr(part, "text", "") for part in result.content)
+                        victims.append(
+                            {"seconds": round(time.monotonic() - started, 2), "answer": text[:120]}
+                        )
+                await anyio.sleep(seconds / 4)
+                done.set()
+
+            async with anyio.create_task_group() as group:
+                for kind in HOSTILE:
+                    group.start_soon(attack, kind)
+                group.start_soon(victim)
+            return {"victim": victims, "attacks": attacks}
+
+        out = anyio.run(scenario)
+    print(json.dumps(out["victim"], indent=2), flush=True)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--scenario", choices=["flood", "documents", "both"], default="both")
+    parser.add_argument("--scenario", choices=["flood", "documents", "turns", "both"], default="both")
+    parser.add_argument("--seconds", type=float, default=60.0, help="turns: how long the attack lasts")
     parser.add_argument(
         "--paths-from-root",
         action="store_true",
@@ -230,6 +322,8 @@ def main() -> None:
             result["flood"] = flood(settings, folder)
         if args.scenario in ("documents", "both"):
             result["documents"] = documents(settings, folder, args.paths_from_root)
+        if args.scenario == "turns":
+            result["turns"] = turns(settings, folder, args.seconds)
     RESULTS.mkdir(exist_ok=True)
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M")
     (RESULTS / f"hostile-load-{stamp}.json").write_text(json.dumps(result, indent=2, default=str))

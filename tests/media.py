@@ -59,15 +59,25 @@ def tone(path: Path, frequency: float, seconds: float = 1.0, rate: int = 16000, 
 
 def pdf_of_one_page(content: bytes) -> bytes:
     """A one-page PDF (Helvetica as F1) drawn by ``content``, compressed as one Flate stream."""
+    return pdf_of_pages(content, 1)
+
+
+def pdf_of_pages(content: bytes, pages: int) -> bytes:
+    """A PDF of ``pages`` pages (Helvetica as F1), each drawn by ``content``, compressed as one
+    Flate stream that every page shares."""
     packed = zlib.compress(content, 9)
+    first_page = 5
+    kids = b" ".join(b"%d 0 R" % (first_page + n) for n in range(pages))
     objects = [
         b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R"
-        b" /Resources << /Font << /F1 5 0 R >> >> >>",
+        b"<< /Type /Pages /Kids [%s] /Count %d >>" % (kids, pages),
         b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(packed) + packed + b"\nendstream",
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
     ]
+    objects += [
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 3 0 R"
+        b" /Resources << /Font << /F1 4 0 R >> >> >>"
+    ] * pages
     out, offsets = bytearray(b"%PDF-1.4\n"), []
     for number, body in enumerate(objects, 1):
         offsets.append(len(out))
@@ -79,8 +89,14 @@ def pdf_of_one_page(content: bytes) -> bytes:
     return bytes(out)
 
 
-def overlapping_lines_pdf(lines: int = 2000, chars: int = 60) -> bytes:
-    """The review's hostile PDF: ``lines`` lines of text drawn on one spot of one page, a kilobyte
+def overlapping_lines_pdf(lines: int = 2000, chars: int = 60, pages: int = 1) -> bytes:
+    """The review's hostile PDF: ``lines`` lines of text drawn on one spot of each page, a kilobyte
     or so packed, which pdfminer's layout analysis compares with each other for minutes."""
     line = b"BT /F1 9 Tf 10 700 Td (" + b"W" * chars + b") Tj ET\n"
-    return pdf_of_one_page(line * lines)
+    return pdf_of_pages(line * lines, pages)
+
+
+def spinning_pdf() -> bytes:
+    """Ten pages of 400 overlapping lines: each page is sparse enough for the layout analysis,
+    which spends seconds on each (half a minute or so in all)."""
+    return overlapping_lines_pdf(lines=400, pages=10)

@@ -16,7 +16,7 @@ from hello_pgmem.core.errors import BusyError
 from hello_pgmem.rag import isolated
 from hello_pgmem.rag.isolated import ConversionSlots, convert_isolated
 from hello_pgmem.rag.unpacking import MAX_PDF_CONTENT_BYTES
-from tests.media import overlapping_lines_pdf, pdf_of_one_page
+from tests.media import overlapping_lines_pdf, pdf_of_one_page, spinning_pdf
 
 pytestmark = pytest.mark.slow
 
@@ -31,8 +31,56 @@ def word_file(text: str) -> bytes:
 
 def test_a_pdf_that_spins_the_layout_stops_at_its_cpu_time(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(isolated, "WORKER_CPU_S", 2)
+    monkeypatch.setattr(isolated, "LAYOUT_CPU_S", 60)  # the layout's own share past the whole
     with pytest.raises(InvalidInputError, match=r"'spin\.pdf' took more than 2s of CPU to convert"):
-        convert_isolated(overlapping_lines_pdf(), ".pdf", "spin.pdf")
+        convert_isolated(spinning_pdf(), ".pdf", "spin.pdf")
+
+
+def test_a_pdf_whose_layout_runs_past_its_share_is_read_run_by_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ten pages whose layout takes half a minute: after its 1 s share the PDF is read without
+    it, well within 8 s of CPU, every line there."""
+    monkeypatch.setattr(isolated, "WORKER_CPU_S", 8)
+    monkeypatch.setattr(isolated, "LAYOUT_CPU_S", 1)
+    text = convert_isolated(spinning_pdf(), ".pdf", "spin.pdf")
+    assert text.split().count("W" * 60) == 4000
+
+
+def test_a_pdf_too_dense_for_layout_is_read_run_by_run_within_its_cpu_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The review's hostile PDF (2,000 overlapping lines on one page) ran the layout analysis for
+    minutes: a page of that many text runs is read without it, run by run, well within 5 s."""
+    monkeypatch.setattr(isolated, "WORKER_CPU_S", 5)
+    text = convert_isolated(overlapping_lines_pdf(), ".pdf", "spin.pdf")
+    assert text.split().count("W" * 60) == 2000
+
+
+def test_owners_take_turns_at_a_busy_converter() -> None:
+    """ann converts; her next file waits, then bob's: the freed slot goes to bob, whose turn
+    it is, not to ann's file that waited longer."""
+    turns = ConversionSlots(total=1, per_owner=1)
+    taken: list[str] = []
+    holding, release = threading.Event(), threading.Event()
+
+    def convert(owner: str, hold: bool = False) -> None:
+        with turns.taken(owner, 30, f"{owner}.pdf"):
+            taken.append(owner)
+            if hold:
+                holding.set()
+                release.wait(30)
+
+    first = threading.Thread(target=convert, args=("ann", True))
+    first.start()
+    assert holding.wait(30)
+    waiters = [threading.Thread(target=convert, args=(owner,)) for owner in ("ann", "bob")]
+    for count, waiter in enumerate(waiters, 1):
+        waiter.start()
+        while len(turns._changed._waiters) < count:  # type: ignore[attr-defined]
+            time.sleep(0.01)
+    release.set()
+    for thread in (first, *waiters):
+        thread.join(30)
+    assert taken == ["ann", "bob", "ann"]
 
 
 def test_a_pdf_that_needs_more_memory_than_the_cap_is_stopped(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -62,13 +110,14 @@ def test_conversions_wait_their_turn_and_a_user_has_one_at_a_time(monkeypatch: p
     the wait runs out; bob's is converted, and ann's slot is free again once hers has stopped."""
     monkeypatch.setattr(isolated, "slots", ConversionSlots(total=2, per_owner=1))
     monkeypatch.setattr(isolated, "WORKER_CPU_S", 3)
+    monkeypatch.setattr(isolated, "LAYOUT_CPU_S", 60)
     monkeypatch.setattr(isolated, "QUEUE_WAIT_S", 0.5)
     note = word_file("Bees keep the garden going.")
     failures: list[Exception] = []
 
     def spin() -> None:
         try:
-            convert_isolated(overlapping_lines_pdf(), ".pdf", "spin.pdf", owner="ann")
+            convert_isolated(spinning_pdf(), ".pdf", "spin.pdf", owner="ann")
         except InvalidInputError as exc:
             failures.append(exc)
 

@@ -181,6 +181,18 @@ def write_pdf_placed_word_by_word(text: str, path: Path, gap_pt: float = 2.5) ->
     pdf.output(str(path))
 
 
+def test_a_pdf_read_run_by_run_keeps_its_lines_and_spaces(tmp_path: Path) -> None:
+    """Without the layout analysis (a page too dense for it), runs on one baseline are one line,
+    each after a space: a PDF placed word by word reads as its sentences."""
+    from hello_pgmem.rag.convert import unlaid_pdf_text
+
+    path = tmp_path / "placed.pdf"
+    write_pdf_placed_word_by_word((LICENCES / "Apache-2.0").read_text()[:3000], path)
+    text = unlaid_pdf_text(path.read_bytes(), "placed.pdf")
+    assert "Apache License" in text and "terms and conditions for use" in text.lower()
+    assert "Edition Version Updated" in text
+
+
 @pytest.mark.parametrize("gap_pt", [2.5, 0.6, 0.3])  # 0.06 and 0.03 em: under pdfminer's 0.1 em
 def test_a_pdf_whose_words_are_placed_apart_keeps_its_spaces(
     tmp_path: Path, clean: Database, embedder: HashingEmbedder, gap_pt: float

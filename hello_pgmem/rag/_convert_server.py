@@ -8,7 +8,7 @@ priority, caps its heap, address space and CPU time, converts and answers, then 
 leaves when its parent (pid PARENT) is gone.
 
 A request is a line of JSON (``extension``, ``name``, ``size``, and the limits ``memory``,
-``address``, ``cpu``, ``chars``) followed by ``size`` bytes; an answer is the child's pid (8
+``address``, ``cpu``, ``layout_cpu``, ``chars``) followed by ``size`` bytes; an answer is the child's pid (8
 bytes), then a line of JSON ``{"ok": …, "payload": …}``.
 """
 
@@ -24,7 +24,7 @@ from typing import Any
 
 from hello_pgmem.core.errors import InvalidInputError
 from hello_pgmem.rag.convert import convert_bytes
-from hello_pgmem.rag.unpacking import ARCHIVES, check_archive, check_pdf
+from hello_pgmem.rag.unpacking import ARCHIVES, LAYOUT_TEXT_RUNS, check_archive, check_pdf
 
 NICENESS = 10  # a worker yields the CPU to the process that asked for it
 
@@ -36,6 +36,29 @@ class OutOfCpu(BaseException):
 
 def _out_of_cpu(signum: int, frame: Any) -> None:
     raise OutOfCpu
+
+
+class LayoutTooSlow(BaseException):
+    """A PDF's layout analysis used its CPU share (SIGPROF): the PDF is read without it."""
+
+
+def _layout_too_slow(signum: int, frame: Any) -> None:
+    raise LayoutTooSlow
+
+
+def pdf_text(data: bytes, name: str, layout: bool, layout_cpu: float) -> str:
+    """A PDF's text through MarkItDown's layout analysis for at most ``layout_cpu`` CPU seconds,
+    else (or without ``layout``) run by run."""
+    if layout:
+        signal.signal(signal.SIGPROF, _layout_too_slow)
+        signal.setitimer(signal.ITIMER_PROF, layout_cpu)
+        try:
+            return convert_bytes(data, ".pdf", name)
+        except LayoutTooSlow:
+            pass
+        finally:
+            signal.setitimer(signal.ITIMER_PROF, 0)
+    return convert_bytes(data, ".pdf", name, layout=False)
 
 
 def limit(request: dict[str, Any]) -> None:
@@ -60,10 +83,12 @@ def convert(request: dict[str, Any], data: bytes) -> dict[str, Any]:
     limit(request)
     try:
         if extension == ".pdf":
-            check_pdf(data, name)
-        if extension in ARCHIVES:
-            check_archive(data, name, unpack=True)
-        text = convert_bytes(data, extension, name)
+            layout = check_pdf(data, name) <= LAYOUT_TEXT_RUNS
+            text = pdf_text(data, name, layout, float(request["layout_cpu"]))
+        else:
+            if extension in ARCHIVES:
+                check_archive(data, name, unpack=True)
+            text = convert_bytes(data, extension, name)
     except InvalidInputError as exc:
         return {"ok": False, "payload": exc.rule}
     except MemoryError:

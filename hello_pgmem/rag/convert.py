@@ -194,9 +194,19 @@ def _convert_binary(
 
 
 def convert_bytes(
-    data: bytes, extension: str, name: str, llm: Any | None = None, model: str | None = None
+    data: bytes,
+    extension: str,
+    name: str,
+    llm: Any | None = None,
+    model: str | None = None,
+    *,
+    layout: bool = True,
 ) -> str:
-    """MarkItDown's text for a binary document's bytes, with the converter of its extension."""
+    """MarkItDown's text for a binary document's bytes, with the converter of its extension; a PDF
+    without ``layout`` is read run by run (:func:`unlaid_pdf_text`)."""
+    if extension == ".pdf" and not layout:
+        log.info("%s: a page too dense for layout analysis; its text is read run by run", name)
+        return unlaid_pdf_text(data, name)
     engine = _markitdown(llm, model)
     from markitdown import StreamInfo, converters
 
@@ -219,6 +229,57 @@ def convert_bytes(
         log.info("%s: words run together in the PDF's text; extracted again with pdfminer's layout", name)
         return spaced_pdf_text(data) or text
     return text
+
+
+def unlaid_pdf_text(data: bytes, name: str) -> str:
+    """A PDF's text without pdfminer's layout analysis: its text runs (``Tj``, ``TJ``) in the order
+    the pages draw them, a run on the baseline of the one before it after a space, any other on a
+    new line; work linear in the runs, however they overlap."""
+    from pdfminer.converter import TextConverter
+    from pdfminer.layout import LTAnno, LTChar
+    from pdfminer.pdfinterp import PDFPageInterpreter, PDFResourceManager
+    from pdfminer.pdfpage import PDFPage
+
+    class RunByRun(TextConverter):
+        baseline: float | None = None
+
+        def begin_page(self, *args: Any, **kwargs: Any) -> None:
+            super().begin_page(*args, **kwargs)
+            self.baseline = None
+
+        def render_string(self, *args: Any, **kwargs: Any) -> None:
+            drawn: list[Any] = self.cur_item._objs  # the page's items so far, in order
+            start = len(drawn)
+            super().render_string(*args, **kwargs)
+            chars = [item for item in drawn[start:] if isinstance(item, LTChar)]
+            if not chars:
+                return
+            first = chars[0]
+            if self.baseline is not None:
+                same_line = abs(first.y0 - self.baseline) < max(first.size, 1.0) / 2
+                drawn.insert(start, LTAnno(" " if same_line else "\n"))
+            self.baseline = first.y0
+
+        def end_page(self, *args: Any, **kwargs: Any) -> None:
+            page: list[Any] = self.cur_item._objs
+            page.append(LTAnno("\n"))
+            super().end_page(*args, **kwargs)
+
+    out = io.StringIO()
+    try:
+        resources = PDFResourceManager()
+        device = RunByRun(resources, out, laparams=None)
+        interpreter = PDFPageInterpreter(resources, device)
+        for page in PDFPage.get_pages(io.BytesIO(data)):
+            interpreter.process_page(page)
+    except MemoryError:
+        raise
+    except Exception as exc:  # pdfminer's own errors
+        raise InvalidInputError(
+            "file_path",
+            f"{name!r} is corrupt or cannot be converted: {type(exc).__name__}: {str(exc)[:200]}",
+        ) from exc
+    return out.getvalue()
 
 
 def spaced_pdf_text(data: bytes) -> str | None:

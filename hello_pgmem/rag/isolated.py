@@ -13,7 +13,8 @@ kills, its memory and CPU capped, and a bounded number of them at once.
   character limit is refused in the worker, never sent.
 - At most ``MAX_CONVERSIONS`` workers run at once in one process, and one per owner (the user a
   knowledge base works for): a conversion waits its turn up to ``QUEUE_WAIT_S`` seconds (or the
-  call's deadline), then fails as busy. Two hostile files at once leave the rest of the machine
+  call's deadline), then fails as busy. Owners take turns: a freed slot goes to the waiting owner
+  served longest ago. Two hostile files at once leave the rest of the machine
   to the other calls.
 """
 
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import itertools
 import json
 import logging
 import os
@@ -41,6 +43,10 @@ from hello_pgmem.rag.unpacking import ARCHIVES, MAX_TEXT_CHARS, check_archive
 log = logging.getLogger(__name__)
 
 WORKER_CPU_S = 30
+LAYOUT_CPU_S = 5
+"""CPU seconds a PDF's layout analysis may take; past them the PDF is read run by run instead
+(work linear in its text, whatever the layout): a PDF built to spin the layout holds a slot for
+seconds, not for its whole CPU time."""
 WORKER_MEMORY_BYTES = 1024**3  # the heap (RLIMIT_DATA): what the worker allocates
 WORKER_ADDRESS_BYTES = 4 * 1024**3  # all its mappings (RLIMIT_AS), libraries included
 MAX_CONVERSIONS = max(1, (os.cpu_count() or 2) // 2)
@@ -86,17 +92,27 @@ _converter = _ConverterProcess()
 
 
 class ConversionSlots:
-    """Conversions under way in this process: at most ``total``, and ``per_owner`` of one owner."""
+    """Conversions under way in this process: at most ``total``, and ``per_owner`` of one owner.
+    A freed slot goes to the waiting owner served longest ago (then to the earliest waiter): an
+    owner who sends files back to back waits behind the others' turns."""
 
     def __init__(self, total: int, per_owner: int) -> None:
         self.total = total
         self.per_owner = per_owner
         self._running: Counter[str] = Counter()
+        self._served: dict[str, int] = {}  # owner -> the turn it last took
+        self._waiting: list[tuple[str, int]] = []  # (owner, ticket)
+        self._turns = itertools.count(1)
         self._changed = Condition()
 
-    def _full(self, owner: str | None) -> bool:
-        mine = owner is not None and self._running[owner] >= self.per_owner
-        return mine or sum(self._running.values()) >= self.total
+    def _full(self, owner: str) -> bool:
+        return self._running[owner] >= self.per_owner or sum(self._running.values()) >= self.total
+
+    def _next(self) -> tuple[str, int] | None:
+        """The waiter whose turn it is: among those whose owner may start one more, the owner
+        served longest ago (never: first), then the earliest."""
+        ready = [w for w in self._waiting if self._running[w[0]] < self.per_owner]
+        return min(ready, key=lambda w: (self._served.get(w[0], 0), w[1]), default=None)
 
     @contextlib.contextmanager
     def taken(self, owner: str | None, wait_s: float, name: str) -> Iterator[None]:
@@ -104,15 +120,24 @@ class ConversionSlots:
         key = "" if owner is None else owner
         until = time.monotonic() + wait_s
         with self._changed:
-            while self._full(owner):
-                left = until - time.monotonic()
-                if left <= 0:
-                    raise BusyError(
-                        f"file_path: {name!r} was not converted: the converter is busy ({self.total} "
-                        f"conversions at once, {self.per_owner} a user); try again later"
-                    )
-                self._changed.wait(left)
+            me = (key, next(self._turns))
+            self._waiting.append(me)
+            try:
+                while self._full(key) or self._next() != me:
+                    left = until - time.monotonic()
+                    if left <= 0:
+                        raise BusyError(
+                            f"file_path: {name!r} was not converted: the converter is busy ({self.total} "
+                            f"conversions at once, {self.per_owner} a user); try again later"
+                        )
+                    self._changed.wait(left)
+            finally:
+                self._waiting.remove(me)
+                self._changed.notify_all()  # the next waiter may be another's now
             self._running[key] += 1
+            self._served[key] = next(self._turns)
+            if len(self._served) > 10_000:  # owners long gone lose their place, not their turn
+                self._served = {k: v for k, v in self._served.items() if self._running[k]}
         try:
             yield
         finally:
@@ -147,6 +172,7 @@ def _convert(data: bytes, extension: str, name: str, limit: float) -> str:
         "memory": WORKER_MEMORY_BYTES,
         "address": WORKER_ADDRESS_BYTES,
         "cpu": WORKER_CPU_S,
+        "layout_cpu": LAYOUT_CPU_S,
         "chars": MAX_TEXT_CHARS,
     }
     started = time.monotonic()

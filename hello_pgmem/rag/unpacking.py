@@ -7,14 +7,19 @@
   counted, so an archive whose directory understates its members stops at the same limit.
 - A document's text is held to ``MAX_TEXT_CHARS``.
 - A PDF is refused past ``MAX_PDF_PAGES`` pages, or when its pages' content streams decompress to
-  more than ``MAX_PDF_CONTENT_BYTES``: counted in the worker as a stream, before any layout.
+  more than ``MAX_PDF_CONTENT_BYTES``: counted in the worker as a stream, before any layout. The
+  same pass counts each page's text runs (``Tj``, ``TJ``): a page of more than ``LAYOUT_TEXT_RUNS``
+  is too dense for pdfminer's layout analysis, whose work grows with the square of the lines that
+  overlap, and the document is read without it.
 """
 
 from __future__ import annotations
 
 import io
+import re
 import zipfile
 import zlib
+from collections.abc import Iterator
 from typing import Any
 
 from hello_pgmem.core.errors import InvalidInputError
@@ -27,7 +32,9 @@ RATIO_FROM = 1024 * 1024
 MAX_MEMBERS = 20_000
 MAX_PDF_PAGES = 2_000
 MAX_PDF_CONTENT_BYTES = 64 * 1024 * 1024  # the drawing of every page, decompressed
+LAYOUT_TEXT_RUNS = 1_000  # a page's text runs past which layout analysis is skipped (400 overlapping: 2 s)
 PIECE = 1024 * 1024
+_TEXT_RUN = re.compile(rb"(?<![A-Za-z])T[jJ](?![A-Za-z0-9])")
 
 
 def check_archive(data: bytes, name: str, *, unpack: bool = False) -> None:
@@ -70,45 +77,53 @@ def _check_directory(members: list[zipfile.ZipInfo], name: str) -> None:
 
 def check_pdf(
     data: bytes, name: str, pages: int = MAX_PDF_PAGES, content_bytes: int = MAX_PDF_CONTENT_BYTES
-) -> None:
+) -> int:
     """Refuse a PDF of more than ``pages`` pages, or whose pages' content decompresses to more
-    than ``content_bytes`` (pdfminer walks the page tree lazily; nothing is laid out)."""
+    than ``content_bytes`` (pdfminer walks the page tree lazily; nothing is laid out); the most
+    text runs one page draws."""
     from pdfminer.pdfpage import PDFPage
 
-    total = 0
+    total = densest = 0
     try:
         for number, page in enumerate(PDFPage.get_pages(io.BytesIO(data)), 1):
             if number > pages:
                 raise InvalidInputError("file_path", f"{name!r} has more than {pages} pages")
+            runs = 0
             for stream in page.contents:
-                total += _unpacked_size(stream, content_bytes - total)
+                for piece in _content(stream, content_bytes - total):
+                    total += len(piece)
+                    runs += len(_TEXT_RUN.findall(piece))
                 if total > content_bytes:
                     raise InvalidInputError(
                         "file_path",
                         f"{name!r}: its pages' content decompresses to more than {content_bytes} bytes",
                     )
+            densest = max(densest, runs)
     except InvalidInputError:
         raise
     except Exception as exc:  # pdfminer's own errors: the converter reports them the same way
         raise InvalidInputError("file_path", f"{name!r} is corrupt or cannot be converted: {exc}") from exc
+    return densest
 
 
-def _unpacked_size(stream: Any, limit: int) -> int:
-    """The decompressed size of one content stream, up to a little past ``limit``: a stream with
-    only Flate compression is inflated piece by piece (never whole), any other through pdfminer."""
+def _content(stream: Any, limit: int) -> Iterator[bytes]:
+    """One content stream, decompressed, up to a little past ``limit``: a stream with only Flate
+    compression is inflated piece by piece (never whole), any other through pdfminer."""
     from pdfminer.pdftypes import PDFStream, resolve1
 
     stream = resolve1(stream)
     if not isinstance(stream, PDFStream):
-        return 0
+        return
     filters = [str(getattr(f, "name", f)) for f, _ in stream.get_filters()]
     if filters != ["FlateDecode"] or stream.rawdata is None:
-        return len(stream.get_data() or b"")
+        yield stream.get_data() or b""
+        return
     inflate, size, left = zlib.decompressobj(), 0, stream.rawdata
     while left and size <= limit and not inflate.eof:
         try:
-            size += len(inflate.decompress(left, PIECE))
+            piece = inflate.decompress(left, PIECE)
         except zlib.error:  # pdfminer reads what a damaged stream gives: so much counts
-            break
+            return
+        size += len(piece)
         left = inflate.unconsumed_tail
-    return size
+        yield piece
