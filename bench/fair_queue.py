@@ -6,8 +6,8 @@
 One process, one background worker, E5 as the model (the text cut to its window of 512 tokens),
 searches' catch-up off (the worker alone makes the vectors). ``alone``: a victim adds 20 short
 memories with the worker idle; the time until all 20 have vectors, three times. ``flooded``: a
-flooder adds 8 memories of 20,000 characters every second for ``--seconds``; at a third, two
-thirds and the end of it a victim adds 20 short memories: the time until all 20 have vectors, and
+flooder adds 8 memories of 20,000 characters every second for ``--seconds``; ``--victims`` times,
+spread evenly over it, a victim adds 20 short memories: the time until all 20 have vectors, and
 its ratio to the median time alone. Writes bench/results/fair-queue-<date>.json.
 """
 
@@ -79,7 +79,7 @@ def flood(store: Store, stop: threading.Event, counts: dict[str, int]) -> None:
         stop.wait(max(0.0, 1.0 - (time.perf_counter() - tick)))
 
 
-def run(seconds: float) -> dict[str, Any]:
+def run(seconds: float, victims: int) -> dict[str, Any]:
     rng = random.Random(11)
     with (
         harness.fresh_database(embed="queue", embed_workers=1, search_catch_up=0) as settings,
@@ -99,7 +99,7 @@ def run(seconds: float) -> dict[str, Any]:
         began = time.perf_counter()
         flooded: list[dict[str, Any]] = []
         try:
-            for mark in (seconds / 3, 2 * seconds / 3, seconds):
+            for mark in (seconds * n / victims for n in range(1, victims + 1)):
                 time.sleep(max(0.0, began + mark - time.perf_counter()))
                 took = seconds_to_vectors(store, f"victim_{uuid.uuid4().hex[:6]}", victim_notes(rng), 300)
                 flooded.append(
@@ -124,8 +124,9 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--victims", type=int, default=6, help="victims spread over the flood")
     args = parser.parse_args()
-    report = {"machine": harness.machine(), "fair_queue": run(args.seconds)}
+    report = {"machine": harness.machine(), "fair_queue": run(args.seconds, args.victims)}
     print(json.dumps(report["fair_queue"], indent=2), flush=True)
     RESULTS.mkdir(exist_ok=True)
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M")

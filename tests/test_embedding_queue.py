@@ -431,6 +431,26 @@ def test_tenants_take_turns_at_a_worker_whoever_queued_first_or_most(clean: Data
         assert all(vectors_of(store.db, victim).values())
 
 
+def test_turns_count_the_work_done_so_a_tenant_of_short_texts_is_not_held_behind_long_ones(
+    clean: Database,
+) -> None:
+    """One tenant's texts of 2,000 characters against another's of a few words, arriving one by
+    one: after one long text, each short one is embedded next, not after another long one."""
+    embedder = SmallParts()
+    flooder, victim = (f"{name}_{uuid.uuid4().hex[:6]}" for name in ("mallory", "victor"))
+    with queued_store(clean, embedder, search_catch_up=0) as store:
+        store.memory(flooder, types=["episodic"]).add_memories(
+            [f"{n} " + "long text " * 200 for n in range(10)], "episodic"
+        )
+        worker = EmbeddingWorker(store.db, embedder)
+        assert worker.run_once().embedded == 1  # a long text: the first in the queue
+        short = store.memory(victim, types=["episodic"])
+        for text in ("chess on Monday", "bread on Tuesday", "rowing on Friday"):
+            short.add_memory(text, "episodic")
+            assert worker.run_once().embedded == 1
+            assert vectors_of(store.db, victim)[text] is not None, text
+
+
 def test_a_worker_leases_only_the_part_it_embeds(clean: Database) -> None:
     """Five rows of 2,000 characters, a batch of 3,000: a worker claims one row, and while it
     embeds it, another worker claims the other four."""

@@ -1,12 +1,13 @@
 """An embedding worker: makes the vectors of queued memories and chunks with one embedder.
 
 A pass asks which users and namespaces have rows it may claim (``embedding_backlog``), takes the
-one its process served longest ago (tenants take turns, whoever queued first or most), claims
-what one part of the embedder's batch holds of that scope's rows in a short transaction scoped to
-it (``FOR UPDATE SKIP LOCKED``, a lease), embeds them outside any transaction, and writes their
-vectors back in a short transaction of its own. A vector is written only for the text it was
-made from; a part the embedder fails keeps its rows queued with the error (one scope's: no other
-tenant's rows fail with it, nor see its error) and a retry time that doubles with each failure.
+one its process did the least work for (tenants take turns by the characters embedded for them,
+whoever queued first or most), claims what one part of the embedder's batch holds of that
+scope's rows in a short transaction scoped to it (``FOR UPDATE SKIP LOCKED``, a lease), embeds
+them outside any transaction, and writes their vectors back in a short transaction of its own. A
+vector is written only for the text it was made from; a part the embedder fails keeps its rows
+queued with the error (one scope's: no other tenant's rows fail with it, nor see its error) and a
+retry time that doubles with each failure.
 Several workers, in threads or processes, share one queue.
 """
 
@@ -39,8 +40,12 @@ BACKLOG_SCOPES = 256
 """Scopes with due work a pass looks at, the longest waiting first."""
 NO_CHAR_LIMIT = 2**31 - 1
 
-_SERVED: dict[tuple[str, Kind, str], float] = {}
-"""Per model and scope, when a worker of this process last claimed its rows: the turns."""
+_WORK: dict[tuple[str, Kind, str], float] = {}
+"""Per model and scope, the work this process's workers claimed for it (characters, each text
+counted up to what the model takes in one part): the scope with the least goes next."""
+_CLOCK: dict[str, float] = {}
+"""Per model, the work the last scope served had when its turn came: a scope new to the turns,
+or back after a while without work, starts there (it gains no credit for the time it had none)."""
 ALONE_AFTER = 2
 """A row that failed this often is embedded alone: one text the model refuses fails no others."""
 
@@ -104,22 +109,29 @@ class EmbeddingWorker:
     # ------------------------------------------------------------------ one pass
 
     def run_once(self, limit: int = CLAIM_ROWS, stop: threading.Event | None = None) -> Pass:
-        """Claim one part of the due rows of the scope this process served longest ago (at most
-        ``limit`` rows, and what the embedder takes in one batch), embed and store them."""
+        """Claim one part of the due rows (at most ``limit`` rows, and what the embedder takes in
+        one batch) of the scope whose turn it is: the one this process's workers did the least
+        work for (start-time fair queuing over the characters embedded), then the longest waiting.
+        Embed and store them."""
         model = self.embedder.model_name
         self.db.ensure_embedding_model(model, self.embedder.dimension)
         done = Pass()
         with self.db.connection() as conn:
             backlog = conn.execute(q.BACKLOG, {"model": model, "limit": BACKLOG_SCOPES}).fetchall()
+        clock = _CLOCK.get(model, 0.0)
+        tagged = [(max(_WORK.get((model, k, s), 0.0), clock), k, s) for k, s, _ in backlog]
+        turns = sorted(tagged, key=lambda turn: turn[0])  # stable: the longest waiting first among equals
         claimed: list[Claimed] = []
-        for kind, scope, _ in sorted(backlog, key=lambda row: _SERVED.get((model, row[0], row[1]), 0.0)):
-            _SERVED[(model, kind, scope)] = time.monotonic()
+        for start, kind, scope in turns:
             claimed = self.claim(
                 kind, scope, min(limit, self.embedder.batch_texts), chars=self.embedder.batch_chars
             )
             if claimed:
+                _CLOCK[model] = start
+                work = sum(min(len(row.text), self.embedder.batch_chars) for row in claimed)
+                _WORK[(model, kind, scope)] = start + work
                 break
-        _forget_served_beyond(model, backlog)
+        _forget_turns_beyond(model, backlog)
         done.claimed = len(claimed)
         self.embed_and_store(claimed, done, stop)
         return done
@@ -325,12 +337,13 @@ class EmbeddingWorker:
                 return
 
 
-def _forget_served_beyond(model: str, backlog: Sequence[Any]) -> None:
-    """Keep the turns of the scopes with work and no more (the map grows with the scopes)."""
-    if len(_SERVED) > 4 * BACKLOG_SCOPES:
+def _forget_turns_beyond(model: str, backlog: Sequence[Any]) -> None:
+    """Keep the work of the scopes with work and no more (the map grows with the scopes); one
+    forgotten starts at the clock when it comes back, as a new one does."""
+    if len(_WORK) > 4 * BACKLOG_SCOPES:
         keep = {(model, kind, scope) for kind, scope, _ in backlog}
-        for key in [key for key in list(_SERVED) if key not in keep]:
-            _SERVED.pop(key, None)
+        for key in [key for key in list(_WORK) if key not in keep]:
+            _WORK.pop(key, None)
 
 
 def in_parts(claimed: Sequence[Claimed], embedder: Embedder) -> Iterator[list[Claimed]]:
