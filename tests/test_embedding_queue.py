@@ -451,6 +451,31 @@ def test_turns_count_the_work_done_so_a_tenant_of_short_texts_is_not_held_behind
             assert vectors_of(store.db, victim)[text] is not None, text
 
 
+def test_a_write_past_the_queue_quota_is_refused_whole_and_names_it(clean: Database) -> None:
+    """PGMEM_QUEUE_MAX_ROWS: a user (a namespace) with that many rows waiting for vectors may not
+    queue more; the write is refused whole, the quota named, until the workers catch up."""
+    from hello_pgmem.core.errors import BusyError
+
+    embedder = HashingEmbedder()
+    user = f"quota_{uuid.uuid4().hex[:6]}"
+    with queued_store(clean, embedder, search_catch_up=0, queue_max_rows=5) as store:
+        memory = store.memory(user, types=["episodic"])
+        memory.add_memories([f"note {n}" for n in range(4)], "episodic")
+        with pytest.raises(
+            BusyError, match=r"user '.+' would have more than 5 rows waiting.*PGMEM_QUEUE_MAX_ROWS"
+        ):
+            memory.add_memories(["one", "two"], "episodic")
+        assert len(queue_rows(store.db, user)) == 4, "nothing of the refused write is there"
+        memory.add_memory("the fifth", "episodic")
+        kb = store.knowledge(f"docs_{user}")
+        text = "\n\n".join(f"# Part {n}\n\nThe text of part {n}." for n in range(8))
+        with pytest.raises(BusyError, match=r"namespace '.+' would have more than 5 rows waiting"):
+            kb.add_text(text, "manual", chunk_size=16, chunk_overlap=0)
+        assert kb.stats().documents == 0
+        memory.wait_for_embeddings()
+        memory.add_memories(["after", "the", "workers"], "episodic")
+
+
 def test_a_worker_leases_only_the_part_it_embeds(clean: Database) -> None:
     """Five rows of 2,000 characters, a batch of 3,000: a worker claims one row, and while it
     embeds it, another worker claims the other four."""

@@ -115,6 +115,11 @@ class Settings(BaseSettings):
     """The longest back-off of a failing row."""
     embed_poll_s: float = Field(default=5.0, gt=0, le=600, validation_alias=AliasChoices("PGMEM_EMBED_POLL"))
     """How often an idle worker looks at the queue without being told (retry times, leases that ended)."""
+    queue_max_rows: int = Field(
+        default=100_000, ge=0, le=100_000_000, validation_alias=AliasChoices("PGMEM_QUEUE_MAX_ROWS")
+    )
+    """The most rows one user (or namespace) may have waiting for their vectors: a write that
+    queues past it is refused whole until the workers catch up (0: no quota)."""
     search_catch_up: int = Field(
         default=16, ge=0, le=256, validation_alias=AliasChoices("PGMEM_SEARCH_CATCH_UP")
     )

@@ -16,6 +16,7 @@ from psycopg_pool import ConnectionPool
 
 from hello_pgmem.core.deadline import DeadlineExceededError, remaining_ms
 from hello_pgmem.core.errors import (
+    BusyError,
     DatabaseTimeoutError,
     DatabaseUnavailableError,
     HelloPgmemError,
@@ -133,6 +134,9 @@ def our_error(exc: psycopg.Error, settings: Settings) -> HelloPgmemError | None:
         return ReadOnlyError(
             "this store is read-only (PGMEM_READ_ONLY): the write was refused and nothing was changed"
         )
+    quota = exc.diag.message_primary or ""
+    if isinstance(exc, psycopg.errors.ConfigurationLimitExceeded) and "waiting for their vectors" in quota:
+        return BusyError(f"{quota}; PGMEM_QUEUE_MAX_ROWS sets the quota (0: none)")
     if isinstance(exc, psycopg.errors.LockNotAvailable):
         return DatabaseTimeoutError(
             f"waited longer than PGMEM_LOCK_TIMEOUT_MS={settings.lock_timeout_ms} for a lock; "
@@ -179,12 +183,14 @@ def configure(conn: psycopg.Connection[Any], settings: Settings, info: ServerInf
         "SELECT set_config('search_path', %s, false),"
         " set_config('statement_timeout', %s, false),"
         " set_config('lock_timeout', %s, false),"
-        " set_config('default_transaction_read_only', %s, false)",
+        " set_config('default_transaction_read_only', %s, false),"
+        " set_config('pgmem.queue_max_rows', %s, false)",
         (
             search_path.as_string(conn),
             str(settings.statement_timeout_ms),
             str(settings.lock_timeout_ms),
             "on" if settings.read_only else "off",
+            str(settings.queue_max_rows),
         ),
     )
     register_vector(conn)
