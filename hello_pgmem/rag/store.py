@@ -3,33 +3,13 @@
 from __future__ import annotations
 
 import hashlib
-import re
-from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
-import numpy as np
-
-from hello_pgmem.core.deadline import check_deadline
 from hello_pgmem.db import Conn, Database
 from hello_pgmem.embedding import Embedder
-
-CACHE_LOOKUP = """
-SELECT content_hash, embedding FROM embedding_cache
-WHERE model = %(model)s AND content_hash = ANY(%(hashes)s)
-"""
-CACHE_STORE = """
-INSERT INTO embedding_cache (model, content_hash, embedding)
-SELECT %(model)s, h, e FROM unnest(%(content_hash)s::bytea[], %(embedding)b::vector[]) AS x(h, e)
-ON CONFLICT DO NOTHING
-"""
-CACHE_STORE_ONE = """
-INSERT INTO embedding_cache (model, content_hash, embedding)
-VALUES (%(model)s, %(content_hash)s, %(embedding)s)
-ON CONFLICT DO NOTHING
-"""
-CACHE_COLUMNS = ("content_hash", "embedding")
-"""The embedding cache's writes (``Database.insert_rows``)."""
+from hello_pgmem.vectors.cache import cache_key
+from hello_pgmem.vectors.texts import chunk_embedding_text
 
 DOCUMENT_HASHES = """
 SELECT id, content_hash, metadata->'chunking', chunk_count FROM documents
@@ -156,32 +136,13 @@ class Namespaced:
         return {"namespace": self.namespace, **extra}
 
 
-_MARKUP = [
-    (re.compile(r"^#{1,6}\s*", re.M), ""),
-    # a link's text and target hold no bracket, parenthesis or line break: each attempt stops at
-    # the next one, so the work is linear whatever the text (a run of "[" took seconds)
-    (re.compile(r"\[([^\[\]\n]*)\]\([^()\[\]\n]*\)"), r"\1"),
-    (re.compile(r"[*_]{1,3}([^*_\n]+)[*_]{1,3}"), r"\1"),
-    (re.compile(r"`{1,3}"), ""),
-    (re.compile(r"[ \t]+"), " "),
-]
-
-
-def embedding_text(content: str, heading_path: Sequence[str]) -> str:
-    """What is embedded (and cached) for a chunk: its heading path, then its text without
-    Markdown markup."""
-    text = content
-    for pattern, replacement in _MARKUP:
-        text = pattern.sub(replacement, text)
-    heading = " > ".join(heading_path)
-    return f"{heading}\n{text.strip()}" if heading else text.strip()
-
-
 def erase_namespace(conn: Conn, namespace: str) -> dict[str, int]:
     """Delete every document and chunk of ``namespace`` and the cached embeddings of its chunks'
     texts, in the caller's transaction (scoped to the namespace); rows per table."""
     chunks = conn.execute(NAMESPACE_CHUNKS, {"namespace": namespace}).fetchall()
-    hashes = list({cache_key(namespace, embedding_text(content, heading)) for content, heading in chunks})
+    hashes = list(
+        {cache_key(namespace, chunk_embedding_text(content, heading)) for content, heading in chunks}
+    )
     cached = conn.execute(CACHE_FORGET, {"hashes": hashes}).rowcount if hashes else 0
     documents = conn.execute(CLEAR_NAMESPACE, {"namespace": namespace}).rowcount
     return {"documents": documents, "chunks": len(chunks), "embedding_cache": cached}
@@ -189,70 +150,3 @@ def erase_namespace(conn: Conn, namespace: str) -> dict[str, int]:
 
 def sha256(text: str) -> bytes:
     return hashlib.sha256(text.encode("utf-8")).digest()
-
-
-def cache_key(namespace: str, text: str) -> bytes:
-    """The cache key of a text embedded for ``namespace``: the SHA-256 of both, so that a
-    namespace can neither find nor time another namespace's entries (no shared hits)."""
-    return hashlib.sha256(namespace.encode("utf-8") + b"\x00" + text.encode("utf-8")).digest()
-
-
-def cache_vectors(
-    db: Database, conn: Conn, model: str, keys: Sequence[bytes], vectors: Sequence[Any]
-) -> None:
-    """Cache ``vectors`` under their keys (:func:`cache_key`), in the caller's transaction."""
-    rows = [{"content_hash": key, "embedding": vector} for key, vector in zip(keys, vectors, strict=True)]
-    db.insert_rows(conn, CACHE_STORE_ONE, CACHE_STORE, rows, CACHE_COLUMNS, model=model)
-
-
-def cached_vectors(db: Database, model: str, texts: Sequence[str], *, namespace: str) -> list[Any]:
-    """Each text's vector from ``namespace``'s part of the embedding cache, or None."""
-    if not texts:
-        return []
-    hashes = [cache_key(namespace, text) for text in texts]
-    with db.connection() as conn:
-        found = dict(conn.execute(CACHE_LOOKUP, {"model": model, "hashes": list(set(hashes))}).fetchall())
-    return [found.get(digest) for digest in hashes]
-
-
-def embed_cached(
-    db: Database,
-    embedder: Embedder,
-    texts: Sequence[str],
-    batch_size: int = 64,
-    *,
-    namespace: str,
-    keep: bool = True,
-) -> tuple[np.ndarray, list[bool]]:
-    """Vectors for ``texts`` from ``namespace``'s part of the cache by (model, key), the rest
-    embedded in batches (the embedder's model must be registered) and cached, unless not ``keep``
-    (a worker caches what it stores, with its store: :func:`cache_vectors`).
-
-    Returns the vectors and, per text, whether the embedding model had to encode it.
-    """
-    if not texts:
-        return np.zeros((0, embedder.dimension), dtype=np.float32), []
-    hashes = [cache_key(namespace, text) for text in texts]
-    with db.connection() as conn:
-        found: dict[bytes, Any] = dict(
-            conn.execute(CACHE_LOOKUP, {"model": embedder.model_name, "hashes": list(set(hashes))}).fetchall()
-        )
-    missing: dict[bytes, str] = {}
-    for digest, text in zip(hashes, texts, strict=True):
-        if digest not in found:
-            missing.setdefault(digest, text)
-    if missing:
-        keys = list(missing)
-        vectors: list[np.ndarray] = []
-        for start in range(0, len(keys), batch_size):
-            check_deadline()
-            vectors.extend(embedder.encode_documents([missing[k] for k in keys[start : start + batch_size]]))
-        if keep:
-            with db.connection() as conn:
-                cache_vectors(db, conn, embedder.model_name, keys, vectors)
-        found.update(zip(keys, vectors, strict=True))
-    vectors_out = [
-        np.asarray(found[d].to_numpy() if hasattr(found[d], "to_numpy") else found[d], dtype=np.float32)
-        for d in hashes
-    ]
-    return np.stack(vectors_out), [d in missing for d in hashes]

@@ -30,7 +30,9 @@ from hello_pgmem.db import Conn, Database
 from hello_pgmem.db.connections import connect
 from hello_pgmem.embedding import Embedder
 from hello_pgmem.vectors import queries as q
+from hello_pgmem.vectors.cache import cache_key, cache_vectors, embed_cached
 from hello_pgmem.vectors.queries import Kind
+from hello_pgmem.vectors.texts import embedding_text
 
 log = logging.getLogger(__name__)
 
@@ -79,15 +81,6 @@ class Pass:
     """Rows whose text changed (or that were embedded by another hand) while in this worker's hands."""
     error: str | None = None
     """The embedder's last failure in this pass."""
-
-
-def embedding_text(kind: Kind, content: str, heading_path: Sequence[str] | None) -> str:
-    """What is embedded for a row: a memory's content; a chunk's text under its headings."""
-    if kind == "memory":
-        return content
-    from hello_pgmem.rag.store import embedding_text as chunk_text
-
-    return chunk_text(content, heading_path or [])
 
 
 def scoped(db: Database, kind: Kind, scope: str) -> AbstractContextManager[Conn]:
@@ -192,8 +185,6 @@ class EmbeddingWorker:
         """The part's vectors: a chunk's from its namespace's embedding cache when there, else the
         embedder's (cached by the store, with the chunk's vector)."""
         if part[0].kind == "chunk" and all(row.scope == part[0].scope for row in part):
-            from hello_pgmem.rag.store import embed_cached
-
             vectors, _ = embed_cached(
                 self.db,
                 self.embedder,
@@ -232,8 +223,6 @@ class EmbeddingWorker:
 
     def _cache(self, conn: Conn, namespace: str, stored: Sequence[tuple[Claimed, Any]]) -> None:
         """Cache the stored chunks' vectors for their namespace, in the store's transaction."""
-        from hello_pgmem.rag.store import cache_key, cache_vectors
-
         keys = [cache_key(namespace, row.text) for row, _ in stored]
         cache_vectors(self.db, conn, self.embedder.model_name, keys, [vector for _, vector in stored])
 
