@@ -786,6 +786,41 @@ def test_parallel_tool_calls_on_a_new_users_first_turn(
     assert [r.getMessage() for r in caplog.records if r.name == "hello_pgmem.core.retry"] == []
 
 
+def test_rounds_of_timed_out_searches_leave_no_cpu_busy(deployment: Deployment, owner_db: Database) -> None:
+    """The review's reproduction: one read token, six rounds of four memory_search calls with a
+    20,000-character ``_x_x…`` query, each past the time limit, with E5 as the model. The encodes
+    behind the abandoned replies end soon after the last answer (the query is cut to E5's window,
+    and a token's abandoned work keeps its places): within 5 s the process's CPU is idle."""
+    token, _ = create_token(owner_db, "rex_mcp", ["rex_docs"], mode="read")
+    settings = deployment.app.model_copy(update={"embed_model_type": "e5"})
+    query = "_x" * 10_000
+    answers: list[str] = []
+
+    async def rounds() -> None:
+        async with http_client(server.url, token) as client:
+            for _ in range(6):
+                async with anyio.create_task_group() as group:
+                    for _ in range(4):
+
+                        async def search() -> None:
+                            answers.append(text(await client.call_tool("memory_search", {"query": query})))
+
+                        group.start_soon(search)
+
+    def busy_share(seconds: float) -> float:
+        """This process's CPU over ``seconds`` of wall time, as a share of one core."""
+        cpu, wall = time.process_time(), time.monotonic()
+        time.sleep(seconds)
+        return (time.process_time() - cpu) / (time.monotonic() - wall)
+
+    with HttpServer(settings, Limits(call_timeout_s=0.2)) as server:
+        anyio.run(rounds)
+        assert len(answers) == 24 and all(a.startswith("❌") for a in answers), answers[:3]
+        last = time.monotonic()
+        while busy_share(0.5) > 0.2:
+            assert time.monotonic() - last < 5, "abandoned encodes still busy 5 s after the last answer"
+
+
 def test_a_timed_out_calls_work_keeps_its_place_until_it_ends(deployment: Deployment) -> None:
     """Work that cannot stop at the time limit (a model's encoding in C) still counts among its
     token's calls in progress after the reply gave up on it: a token cannot pile abandoned work
