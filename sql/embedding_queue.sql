@@ -242,7 +242,8 @@ COMMENT ON FUNCTION embedding_queue_status() IS
     'Counts only: no text, user or namespace.';
 REVOKE ALL ON FUNCTION embedding_queue_status() FROM PUBLIC;
 
-CREATE OR REPLACE FUNCTION embedding_queue_retry(p_model text)
+DROP FUNCTION IF EXISTS embedding_queue_retry(text);
+CREATE OR REPLACE FUNCTION embedding_queue_retry(p_model text, p_error text)
 RETURNS bigint
 LANGUAGE plpgsql SECURITY DEFINER
 SET search_path FROM CURRENT
@@ -254,16 +255,19 @@ DECLARE
 BEGIN
     PERFORM set_config('pgmem.all_rows', 'on', true);
     UPDATE memory_embedding_queue q SET retry_at = now()
-    WHERE q.attempts > 0 AND q.retry_at > now() AND (q.model = p_model OR q.model IS NULL);
+    WHERE q.attempts > 0 AND q.retry_at > now() AND (q.model = p_model OR q.model IS NULL)
+      AND q.last_error = p_error;
     GET DIAGNOSTICS v_memories = ROW_COUNT;
     UPDATE chunk_embedding_queue q SET retry_at = now()
-    WHERE q.attempts > 0 AND q.retry_at > now() AND (q.model = p_model OR q.model IS NULL);
+    WHERE q.attempts > 0 AND q.retry_at > now() AND (q.model = p_model OR q.model IS NULL)
+      AND q.last_error = p_error;
     GET DIAGNOSTICS v_chunks = ROW_COUNT;
     PERFORM set_config('pgmem.all_rows', coalesce(v_before, ''), true);
     RETURN v_memories + v_chunks;
 END $$;
-COMMENT ON FUNCTION embedding_queue_retry(text) IS
-    'Make every failed row waiting for a vector of p_model due now, whatever its back-off: a worker '
-    'calls it when the model answers again after failing, so that a model back from an outage is not '
-    'kept waiting for minutes of back-off. How many rows.';
-REVOKE ALL ON FUNCTION embedding_queue_retry(text) FROM PUBLIC;
+COMMENT ON FUNCTION embedding_queue_retry(text, text) IS
+    'Make every row waiting for a vector of p_model that failed with p_error (the model''s own failure: '
+    'an outage) due now, whatever its back-off: a worker calls it when the model answers again, so that '
+    'a model back from an outage is not kept waiting for minutes of back-off. A row that failed with an '
+    'error of its own keeps its back-off. How many rows.';
+REVOKE ALL ON FUNCTION embedding_queue_retry(text, text) FROM PUBLIC;

@@ -512,6 +512,29 @@ def test_one_tenants_refused_text_fails_no_other_tenants_rows(clean: Database) -
         assert [(row[0], row[2]) for row in queue_rows(store.db, flooder)] == [("a poison pill", 1)]
 
 
+def test_a_text_refused_on_its_own_keeps_its_back_off_when_others_succeed(clean: Database) -> None:
+    """A model's return makes the rows that failed with its failure due at once. A text that then
+    fails again on its own, while the model answers others, is the text's failure: it keeps its
+    back-off however often other tenants' texts succeed (a paid endpoint is not called for it at
+    every success)."""
+    embedder = SmallParts()
+    embedder.refuses = "poison"
+    writer = f"pia_{uuid.uuid4().hex[:6]}"
+    with queued_store(clean, embedder, search_catch_up=0) as store:
+        store.memory(writer, types=["episodic"]).add_memory("a poison berry", "episodic")
+        worker = EmbeddingWorker(store.db, embedder)
+        for _ in range(3):  # twice in a part, once alone: nothing tells it from an outage yet
+            assert worker.run_once().failed == 1
+            backoff_passed(store.db, writer)
+        for number in range(3):
+            store.memory(f"otto_{number}_{writer}", types=["episodic"]).add_memory("plums", "episodic")
+            assert worker.run_once().embedded == 1  # the model answers: the failed rows are due now
+            if number == 0:
+                assert worker.run_once().failed == 1  # the text again, alone: its own failure
+        [(_, _, attempts, _, later)] = queue_rows(store.db, writer)
+        assert attempts == 4 and later, "the refused text keeps its back-off"
+
+
 def test_no_model_call_runs_while_the_users_write_lock_is_held(clean: Database) -> None:
     """A write that embeds itself embeds before its transaction, and a worker outside any: while
     the model is busy, another write of the same user goes through at once (a lock it waited

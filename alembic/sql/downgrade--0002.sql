@@ -31,7 +31,8 @@ BEGIN
                              '_apply_stat_changes()', '_unstage_truncated()', '_apply_session_changes(bigint)',
                              'queued_embedding_model()', 'embedding_queue_channel()', '_queue_new_rows()',
                              '_drop_stale_vector()', '_requeue_memory()', 'embedding_backlog(text, integer)',
-                             'embedding_queue_status()', 'embedding_queue_retry(text)', 'erase_statistics()'] LOOP
+                             'embedding_queue_status()', 'embedding_queue_retry(text)', 'embedding_queue_retry(text, text)',
+                             '_check_queue_quota(text, text, bigint, integer)', 'erase_statistics()'] LOOP
         EXECUTE format('DROP FUNCTION IF EXISTS %s', f);
     END LOOP;
 END $$;

@@ -164,7 +164,7 @@ def role_statements(
             ),
             # the embedding workers find their work across users (no text: users and counts), and
             # make the failed rows due at once when their model answers again
-            sql.SQL("GRANT EXECUTE ON FUNCTION {}(text, integer), {}(), {}(text) TO {}").format(
+            sql.SQL("GRANT EXECUTE ON FUNCTION {}(text, integer), {}(), {}(text, text) TO {}").format(
                 sql.Identifier(schema, "embedding_backlog"),
                 sql.Identifier(schema, "embedding_queue_status"),
                 sql.Identifier(schema, "embedding_queue_retry"),

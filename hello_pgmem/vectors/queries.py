@@ -190,7 +190,7 @@ STATEMENTS: dict[Kind, QueueStatements] = {
 }
 
 BACKLOG = "SELECT kind, scope, due FROM embedding_backlog(%(model)s, %(limit)s)"
-RETRY_NOW = "SELECT embedding_queue_retry(%(model)s)"
+RETRY_NOW = "SELECT embedding_queue_retry(%(model)s, %(error)s)"
 STATUS = """
 SELECT kind, model, pending, claimed, failing, oldest, next_retry FROM embedding_queue_status()
 """

@@ -52,8 +52,12 @@ ALONE_AFTER = 2
 """A row that failed this often is embedded alone: one text the model refuses fails no others."""
 
 _FAILING: dict[str, str] = {}
-"""Per model, the failure the process last logged, until a part succeeds again: logged once, not
-per part or per row."""
+"""Per model, the model's failure the process last logged, until a part succeeds again: logged
+once, not per part or per row; when the model answers again, the rows that failed with it are due
+at once. A text failing on its own (embedded alone) while the model answers others is not the
+model's failure."""
+_ANSWERING: dict[str, bool] = {}
+"""Per model, whether its last answer in this process was a success."""
 
 
 @dataclass(frozen=True)
@@ -178,8 +182,10 @@ class EmbeddingWorker:
                 raise
             done.embedded += stored
             done.stale += len(part) - stored
-            if _FAILING.pop(self.embedder.model_name, None) is not None:
-                self.retry_failed()
+            _ANSWERING[self.embedder.model_name] = True
+            failure = _FAILING.pop(self.embedder.model_name, None)
+            if failure is not None:
+                self.retry_failed(failure)
 
     def vectors(self, part: Sequence[Claimed]) -> list[Any]:
         """The part's vectors: a chunk's from its namespace's embedding cache when there, else the
@@ -226,11 +232,11 @@ class EmbeddingWorker:
         keys = [cache_key(namespace, row.text) for row, _ in stored]
         cache_vectors(self.db, conn, self.embedder.model_name, keys, [vector for _, vector in stored])
 
-    def retry_failed(self) -> None:
-        """The model answers again after failing: every row that failed is due now, not after its
-        back-off (which may have grown to minutes during an outage)."""
+    def retry_failed(self, error: str) -> None:
+        """The model answers again after failing with ``error``: every row that failed with it is
+        due now, not after its back-off (which may have grown to minutes during an outage)."""
         with self.db.connection() as conn:
-            row = conn.execute(q.RETRY_NOW, {"model": self.embedder.model_name}).fetchone()
+            row = conn.execute(q.RETRY_NOW, {"model": self.embedder.model_name, "error": error}).fetchone()
         log.info(
             "embeddings with %s succeed again: %d failed rows are tried now",
             self.embedder.model_name,
@@ -241,9 +247,14 @@ class EmbeddingWorker:
         """Keep a part's rows queued with the error, to be tried again after the back-off; the
         error as kept."""
         error = str(exc)[:1000] if isinstance(exc, HelloPgmemError) else f"{type(exc).__name__}: {exc}"[:1000]
+        model = self.embedder.model_name
+        # a text embedded alone that fails while the model answers others: its own failure
+        its_own = len(part) == 1 and part[0].attempts >= ALONE_AFTER and _ANSWERING.get(model, False)
         if self.says_failures:
-            log.info("embedding with %s failed (%s): the caller says so", self.embedder.model_name, error)
-        elif _FAILING.get(self.embedder.model_name) != error:
+            log.info("embedding with %s failed (%s): the caller says so", model, error)
+        elif its_own:
+            log.info("embedding with %s failed for one text on its own (%s)", model, error)
+        elif _FAILING.get(model) != error:
             log.warning(
                 "embedding with %s failed (%s): %d rows stay queued and are tried again after %g s or more",
                 self.embedder.model_name,
@@ -251,7 +262,9 @@ class EmbeddingWorker:
                 len(part),
                 self.settings.embed_retry_s,
             )
-            _FAILING[self.embedder.model_name] = error
+            _FAILING[model] = error
+        if not its_own:
+            _ANSWERING[model] = False
         for (kind, scope), rows in _by_scope(part):
             params = {
                 "scope": scope,
