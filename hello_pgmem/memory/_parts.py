@@ -72,8 +72,7 @@ class MemoryParts:
     def embeds_now(self) -> bool:
         """Whether writes embed their texts themselves (``PGMEM_EMBED``: now; auto with an embedder
         that takes microseconds; always on a Citus cluster) or queue them for the workers."""
-        mode = self.settings.embed
-        return mode == "now" or (mode == "auto" and self.embedder.encodes_in_process) or self.db.citus
+        return vectors.embeds_in_write(self.db, self.embedder)
 
     def queued(self) -> None:
         """A write of this user queued rows: the process's workers embed them."""

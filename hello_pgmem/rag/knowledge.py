@@ -69,8 +69,7 @@ class KnowledgeBase(Ingest, Search):
         self.batch_size = batch_size
         self.fusion = fusion
         self.language: Language = language or db.settings.language
-        mode = db.settings.embed
-        self.embeds_now = mode == "now" or (mode == "auto" and embedder.encodes_in_process) or db.citus
+        self.embeds_now = vectors.embeds_in_write(db, embedder)
         """Whether ingest embeds the chunks itself, or stores them at once and queues them for the
         embedding workers (``PGMEM_EMBED``)."""
 

@@ -8,6 +8,7 @@ meaning once its vector is there.
 """
 
 from hello_pgmem.vectors.background import queued
+from hello_pgmem.vectors.mode import embeds_in_write
 from hello_pgmem.vectors.waiting import (
     Pending,
     QueueStatus,
@@ -35,6 +36,7 @@ __all__ = [
     "Scope",
     "ScopeQueue",
     "catch_up",
+    "embeds_in_write",
     "pending",
     "pending_in",
     "pending_query",
