@@ -9,6 +9,10 @@ import click
 
 from hello_pgmem.cli.app import FORWARDED_ALLOW_IPS, State, cli, emit, open_store
 from hello_pgmem.core.errors import no_such
+from hello_pgmem.mcp_server.limits import Limits
+
+DEFAULT_LIMITS = Limits()
+"""The options' defaults: the limits' own, written once (mcp_server/limits.py)."""
 
 
 @cli.command("mcp")
@@ -27,35 +31,35 @@ from hello_pgmem.core.errors import no_such
 )
 @click.option(
     "--rate",
-    default=120,
+    default=DEFAULT_LIMITS.calls_per_minute,
     show_default=True,
     type=click.IntRange(1),
     help="HTTP: requests a minute per token, every one counted (stdio: not throttled).",
 )
 @click.option(
     "--sessions-per-token",
-    default=16,
+    default=DEFAULT_LIMITS.sessions_per_token,
     show_default=True,
     type=click.IntRange(1, 1024),
     help="HTTP: live MCP sessions per token; one more closes its oldest.",
 )
 @click.option(
     "--session-idle",
-    default=300.0,
+    default=DEFAULT_LIMITS.session_idle_s,
     show_default=True,
     type=click.FloatRange(1),
     help="HTTP: seconds a session may go without a request before it ends.",
 )
 @click.option(
     "--concurrency",
-    default=4,
+    default=DEFAULT_LIMITS.concurrent_calls,
     show_default=True,
     type=click.IntRange(1, 64),
     help="Requests per token in progress at once.",
 )
 @click.option(
     "--timeout",
-    default=120.0,
+    default=DEFAULT_LIMITS.call_timeout_s,
     show_default=True,
     type=click.FloatRange(1),
     help="Seconds a call may take: its statements and loops stop there too.",
@@ -70,7 +74,7 @@ from hello_pgmem.core.errors import no_such
 @FORWARDED_ALLOW_IPS
 @click.option(
     "--max-request-bytes",
-    default=1_000_000,
+    default=DEFAULT_LIMITS.max_request_bytes,
     show_default=True,
     type=click.IntRange(1024),
     help="Largest request.",
@@ -110,7 +114,6 @@ def mcp(
     from hello_pgmem.access import Identity
     from hello_pgmem.access.exposure import cleartext_warning, privileged_refusal, privileged_role
     from hello_pgmem.mcp_server.http import serve_http
-    from hello_pgmem.mcp_server.limits import Limits
     from hello_pgmem.mcp_server.server import serve_stdio
 
     limits = Limits(
