@@ -7,6 +7,8 @@ import datetime as dt
 import os
 import platform
 import statistics
+import threading
+import time
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -94,3 +96,15 @@ def machine() -> dict[str, Any]:
         "age": extensions.get("age"),
         "date": dt.datetime.now(dt.UTC).isoformat(),
     }
+
+
+def run_for(
+    threads: Sequence[threading.Thread], seconds: float, stop: threading.Event, join_s: float
+) -> None:
+    """Start ``threads``, let them run ``seconds``, set ``stop`` and wait up to ``join_s`` for each."""
+    for thread in threads:
+        thread.start()
+    time.sleep(seconds)
+    stop.set()
+    for thread in threads:
+        thread.join(join_s)

@@ -210,12 +210,7 @@ def endpoint(down: float, rate: float) -> dict[str, Any]:
             memory.wait_for_embeddings(timeout=30)
             fake.fail_status = 503
             threads = writers(memory, 3, stop, acked, refused, pause=1 / rate)
-            for thread in threads:
-                thread.start()
-            time.sleep(down)
-            stop.set()
-            for thread in threads:
-                thread.join(30)
+            harness.run_for(threads, down, stop, join_s=30)
             with db.transaction("outage") as conn:
                 row: Any = conn.execute(
                     "SELECT count(*), max(attempts), max(retry_at - now()) FROM memory_embedding_queue"

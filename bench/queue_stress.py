@@ -209,12 +209,7 @@ def stress(seconds: float) -> dict[str, Any]:
                 threading.Thread(target=waiter, args=(store, stop, ledger, counts)),
                 threading.Thread(target=searcher, args=(store, stop, ledger, counts)),
             ]
-            for thread in threads:
-                thread.start()
-            time.sleep(seconds)
-            stop.set()
-            for thread in threads:
-                thread.join(120)
+            harness.run_for(threads, seconds, stop, join_s=120)
             started = time.perf_counter()
             store.wait_for_embeddings(timeout=600, everyone=True)
             drained = time.perf_counter() - started

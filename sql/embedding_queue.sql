@@ -24,21 +24,32 @@ AS $$ SELECT left('pgmem_queue_' || current_schema(), 63) $$;
 COMMENT ON FUNCTION embedding_queue_channel() IS
     'The NOTIFY channel on which workers hear that rows were queued: pgmem_queue_ and the schema''s name.';
 
-CREATE OR REPLACE FUNCTION _check_queue_quota(p_kind text, p_scope text, p_waiting bigint, p_most integer)
+DROP FUNCTION IF EXISTS _check_queue_quota(text, text, bigint, integer);
+CREATE OR REPLACE FUNCTION _check_queue_quota(p_kind text, p_scope text, p_most integer)
 RETURNS void
 LANGUAGE plpgsql
+SET search_path FROM CURRENT
 AS $$
+DECLARE
+    v_waiting bigint;
 BEGIN
-    IF p_waiting > p_most THEN
+    IF p_kind = 'user' THEN
+        SELECT count(*) INTO v_waiting
+        FROM (SELECT 1 FROM memory_embedding_queue q WHERE q.user_id = p_scope LIMIT p_most + 1) w;
+    ELSE
+        SELECT count(*) INTO v_waiting
+        FROM (SELECT 1 FROM chunk_embedding_queue q WHERE q.namespace = p_scope LIMIT p_most + 1) w;
+    END IF;
+    IF v_waiting > p_most THEN
         RAISE EXCEPTION '% % would have more than % rows waiting for their vectors: the write is refused until the embedding workers catch up',
             p_kind, quote_literal(p_scope), p_most
             USING ERRCODE = 'configuration_limit_exceeded',
                   HINT = 'PGMEM_QUEUE_MAX_ROWS sets the quota of waiting rows per user and namespace (0: none).';
     END IF;
 END $$;
-COMMENT ON FUNCTION _check_queue_quota(text, text, bigint, integer) IS
-    'Internal: refuse a write whose user or namespace would have more rows waiting for their vectors '
-    'than the quota.';
+COMMENT ON FUNCTION _check_queue_quota(text, text, integer) IS
+    'Internal (called by _queue_new_rows, as the owner): refuse a write whose user (p_kind user) or '
+    'namespace would have more than p_most rows waiting for their vectors.';
 
 CREATE OR REPLACE FUNCTION _queue_new_rows()
 RETURNS trigger
@@ -48,8 +59,6 @@ AS $$
 DECLARE
     v_most integer := nullif(current_setting('pgmem.queue_max_rows', true), '')::integer;
     v_queued boolean;
-    v_scope text;
-    v_waiting bigint;
 BEGIN
     -- a statement trigger after an insert: its rows without a vector (a perceptual memory's
     -- vectors are made by its media encoder, in the write)
@@ -71,17 +80,10 @@ BEGIN
     -- a write that leaves its user (namespace) more rows waiting than that is refused whole
     IF v_queued AND v_most > 0 THEN
         IF TG_TABLE_NAME = 'memories' THEN
-            FOR v_scope IN SELECT DISTINCT r.user_id FROM new_rows r LOOP
-                SELECT count(*) INTO v_waiting
-                FROM (SELECT 1 FROM memory_embedding_queue q WHERE q.user_id = v_scope LIMIT v_most + 1) w;
-                PERFORM _check_queue_quota('user', v_scope, v_waiting, v_most);
-            END LOOP;
+            PERFORM _check_queue_quota('user', r.user_id, v_most) FROM (SELECT DISTINCT user_id FROM new_rows) r;
         ELSE
-            FOR v_scope IN SELECT DISTINCT r.namespace FROM new_rows r LOOP
-                SELECT count(*) INTO v_waiting
-                FROM (SELECT 1 FROM chunk_embedding_queue q WHERE q.namespace = v_scope LIMIT v_most + 1) w;
-                PERFORM _check_queue_quota('namespace', v_scope, v_waiting, v_most);
-            END LOOP;
+            PERFORM _check_queue_quota('namespace', r.namespace, v_most)
+            FROM (SELECT DISTINCT namespace FROM new_rows) r;
         END IF;
     END IF;
     IF v_queued THEN

@@ -125,6 +125,19 @@ def test_a_search_right_after_an_add_embeds_the_few_queued_memories_itself(clean
         assert all(vectors_of(store.db, "ida").values())
 
 
+def test_a_search_embeds_itself_no_more_characters_than_its_catch_up_takes(clean: Database) -> None:
+    """``PGMEM_SEARCH_CATCH_UP_CHARS``: the queued texts within it, in the queue's order, are
+    embedded by the search; the first one longer than what is left, and those after it, wait for
+    a worker."""
+    with queued_store(clean, HashingEmbedder(), search_catch_up_chars=60) as store:
+        memory = store.memory("ivo", types=["episodic"])
+        memory.add_memory("Ivo rows at dawn", "episodic")  # queued first: its own transaction
+        memory.add_memory("Ivo writes " + "a very long letter " * 5, "episodic")
+        memory.retrieve_memories("rows", track_access=False)
+        embedded = {text: vector is not None for text, vector in vectors_of(store.db, "ivo").items()}
+        assert embedded == {"Ivo rows at dawn": True, "Ivo writes " + "a very long letter " * 5: False}
+
+
 def test_a_search_waits_for_a_queued_row_a_worker_is_claiming_and_embeds_it(clean: Database) -> None:
     """A row another transaction holds when the search's catch-up claims (a worker's claim or
     store, here a transaction of the test's) is waited for, then embedded by the search: the

@@ -32,7 +32,7 @@ BEGIN
                              'queued_embedding_model()', 'embedding_queue_channel()', '_queue_new_rows()',
                              '_drop_stale_vector()', '_requeue_memory()', 'embedding_backlog(text, integer)',
                              'embedding_queue_status()', 'embedding_queue_retry(text)', 'embedding_queue_retry(text, text)',
-                             '_check_queue_quota(text, text, bigint, integer)', 'erase_statistics()'] LOOP
+                             '_check_queue_quota(text, text, integer)', 'erase_statistics()'] LOOP
         EXECUTE format('DROP FUNCTION IF EXISTS %s', f);
     END LOOP;
 END $$;

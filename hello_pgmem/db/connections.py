@@ -134,9 +134,9 @@ def our_error(exc: psycopg.Error, settings: Settings) -> HelloPgmemError | None:
         return ReadOnlyError(
             "this store is read-only (PGMEM_READ_ONLY): the write was refused and nothing was changed"
         )
-    quota = exc.diag.message_primary or ""
-    if isinstance(exc, psycopg.errors.ConfigurationLimitExceeded) and "waiting for their vectors" in quota:
-        return BusyError(f"{quota}; PGMEM_QUEUE_MAX_ROWS sets the quota (0: none)")
+    hint = exc.diag.message_hint or ""
+    if isinstance(exc, psycopg.errors.ConfigurationLimitExceeded) and "PGMEM_QUEUE_MAX_ROWS" in hint:
+        return BusyError(f"{exc.diag.message_primary}; {hint}")  # sql/embedding_queue.sql's quota
     if isinstance(exc, psycopg.errors.LockNotAvailable):
         return DatabaseTimeoutError(
             f"waited longer than PGMEM_LOCK_TIMEOUT_MS={settings.lock_timeout_ms} for a lock; "

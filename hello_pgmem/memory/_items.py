@@ -138,22 +138,17 @@ WHERE user_id = %(user_id)s AND forgotten_at IS NULL AND memory_type = 'episodic
 # In the read's transaction, the rows are locked in id order and those another transaction holds
 # at that instant are passed over (the read never waits there holding others); each of those is
 # refreshed after the read, in a transaction of its own (``REFRESH_ONE``), which holds nothing else.
-REFRESH = """
-UPDATE memories m
-SET expires_at = now() + make_interval(secs => (m.metadata -> 'langgraph' ->> 'ttl')::float8 * 60)
-FROM (SELECT id FROM memories
-      WHERE user_id = %(user_id)s AND id = ANY(%(ids)s) AND expires_at > now()
-        AND metadata -> 'langgraph' ? 'ttl'
+_REFRESHED = "expires_at = now() + make_interval(secs => (metadata -> 'langgraph' ->> 'ttl')::float8 * 60)"
+_REFRESHABLE = "user_id = %(user_id)s AND expires_at > now() AND metadata -> 'langgraph' ? 'ttl'"
+REFRESH = f"""
+UPDATE memories m SET {_REFRESHED}
+FROM (SELECT id FROM memories WHERE {_REFRESHABLE} AND id = ANY(%(ids)s)
       ORDER BY id
       FOR NO KEY UPDATE SKIP LOCKED) AS held
 WHERE m.user_id = %(user_id)s AND m.id = held.id
 RETURNING m.id
 """
-REFRESH_ONE = """
-UPDATE memories
-SET expires_at = now() + make_interval(secs => (metadata -> 'langgraph' ->> 'ttl')::float8 * 60)
-WHERE user_id = %(user_id)s AND id = %(id)s AND expires_at > now() AND metadata -> 'langgraph' ? 'ttl'
-"""
+REFRESH_ONE = f"UPDATE memories SET {_REFRESHED} WHERE {_REFRESHABLE} AND id = %(id)s"
 
 # The sweep: expired items are forgotten (maintain purges them after its retention, as it does
 # every forgotten memory); a put of the key brings it back as new.

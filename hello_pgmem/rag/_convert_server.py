@@ -20,6 +20,7 @@ import resource
 import signal
 import socket
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from hello_pgmem.core.errors import InvalidInputError
@@ -50,15 +51,21 @@ def pdf_text(data: bytes, name: str, layout: bool, layout_cpu: float) -> str:
     """A PDF's text through MarkItDown's layout analysis for at most ``layout_cpu`` CPU seconds,
     else (or without ``layout``) run by run."""
     if layout:
-        signal.signal(signal.SIGPROF, _layout_too_slow)
-        signal.setitimer(signal.ITIMER_PROF, layout_cpu)
         try:
-            return convert_bytes(data, ".pdf", name)
+            return _within_cpu(layout_cpu, lambda: convert_bytes(data, ".pdf", name))
         except LayoutTooSlow:
-            pass
-        finally:
-            signal.setitimer(signal.ITIMER_PROF, 0)
+            return convert_bytes(data, ".pdf", name, layout=False)
     return convert_bytes(data, ".pdf", name, layout=False)
+
+
+def _within_cpu(seconds: float, work: Callable[[], str]) -> str:
+    """``work()``, interrupted by :class:`LayoutTooSlow` past ``seconds`` of this process's CPU."""
+    signal.signal(signal.SIGPROF, _layout_too_slow)
+    signal.setitimer(signal.ITIMER_PROF, seconds)
+    try:
+        return work()
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
 
 
 def limit(request: dict[str, Any]) -> None:

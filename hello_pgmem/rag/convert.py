@@ -7,9 +7,11 @@ PDF is an error rather than its raw bytes read as text. Images and audio give wh
 
 from __future__ import annotations
 
+import contextlib
 import io
 import logging
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -193,6 +195,20 @@ def _convert_binary(
     return convert_isolated(data, extension, path.name, owner=owner)
 
 
+@contextlib.contextmanager
+def converter_errors(name: str) -> Iterator[None]:
+    """A converter library's own error, as the file's (a memory error goes on as it is)."""
+    try:
+        yield
+    except MemoryError:
+        raise
+    except Exception as exc:  # every converter raises its own library's errors
+        raise InvalidInputError(
+            "file_path",
+            f"{name!r} is corrupt or cannot be converted: {type(exc).__name__}: {str(exc)[:200]}",
+        ) from exc
+
+
 def convert_bytes(
     data: bytes,
     extension: str,
@@ -205,25 +221,18 @@ def convert_bytes(
     """MarkItDown's text for a binary document's bytes, with the converter of its extension; a PDF
     without ``layout`` is read run by run (:func:`unlaid_pdf_text`)."""
     if extension == ".pdf" and not layout:
-        log.info("%s: a page too dense for layout analysis; its text is read run by run", name)
+        log.info("%s: read run by run, without layout analysis", name)
         return unlaid_pdf_text(data, name)
     engine = _markitdown(llm, model)
     from markitdown import StreamInfo, converters
 
     info = StreamInfo(extension=extension, filename=name)
-    try:
+    with converter_errors(name):
         if extension in CONVERTERS:
             converter = getattr(converters, CONVERTERS[extension])()
             result = converter.convert(io.BytesIO(data), info)
         else:
             result = engine.convert_stream(io.BytesIO(data), stream_info=info)
-    except MemoryError:
-        raise
-    except Exception as exc:  # every converter raises its own library's errors
-        raise InvalidInputError(
-            "file_path",
-            f"{name!r} is corrupt or cannot be converted: {type(exc).__name__}: {str(exc)[:200]}",
-        ) from exc
     text = str(result.text_content or "")
     if extension == ".pdf" and runs_together(text):
         log.info("%s: words run together in the PDF's text; extracted again with pdfminer's layout", name)
@@ -266,19 +275,12 @@ def unlaid_pdf_text(data: bytes, name: str) -> str:
             super().end_page(*args, **kwargs)
 
     out = io.StringIO()
-    try:
+    with converter_errors(name):
         resources = PDFResourceManager()
         device = RunByRun(resources, out, laparams=None)
         interpreter = PDFPageInterpreter(resources, device)
         for page in PDFPage.get_pages(io.BytesIO(data)):
             interpreter.process_page(page)
-    except MemoryError:
-        raise
-    except Exception as exc:  # pdfminer's own errors
-        raise InvalidInputError(
-            "file_path",
-            f"{name!r} is corrupt or cannot be converted: {type(exc).__name__}: {str(exc)[:200]}",
-        ) from exc
     return out.getvalue()
 
 

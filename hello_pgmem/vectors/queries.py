@@ -29,15 +29,15 @@ class QueueStatements:
 
 
 # Claims: the scope's oldest due rows of the model (or of any model), not claimed by a live lease,
-# the longest waiting first, as many as fit in ``limit`` rows and ``chars`` characters of text (the
-# first one always: a worker claims what one part of its model's batch holds, and leases no more
-# than it embeds next); a lease until the claim's end. A catch-up's claim (``claim_fresh``) takes
-# the rows that never failed whether or not a worker holds a lease on them: a search right after a
-# write then embeds what the write queued even while a worker does too (the first vector written
-# wins; the other finds its row gone). No claim waits for a row another transaction has locked
-# (SKIP LOCKED): a claim locks queue rows alone, so waiting there would take locks out of the one
-# order every other writer keeps (the memory or chunk, then its queue row), and a row locked at
-# that instant is being claimed or stored by someone else.
+# the longest waiting first, as many as fit in ``limit`` rows and ``chars`` characters of text (and
+# the first one whatever its length, ``at_least_one``: a worker claims what one part of its model's
+# batch holds, and leases no more than it embeds next); a lease until the claim's end. A catch-up's
+# claim (``claim_fresh``) takes the rows that never failed whether or not a worker holds a lease on
+# them: a search right after a write then embeds what the write queued even while a worker does
+# too (the first vector written wins; the other finds its row gone). No claim waits for a row
+# another transaction has locked (SKIP LOCKED): a claim locks queue rows alone, so waiting there
+# would take locks out of the one order every other writer keeps (the memory or chunk, then its
+# queue row), and a row locked at that instant is being claimed or stored by someone else.
 _CLAIM = """
 WITH due AS (
     SELECT c.{key}, c.queued_at, length(t.content) AS chars
@@ -50,7 +50,7 @@ WITH due AS (
         SELECT d.{key}, row_number() OVER running AS n, sum(d.chars) OVER running AS total
         FROM due d
         WINDOW running AS (ORDER BY d.queued_at, d.{key})) AS w
-    WHERE w.n = 1 OR w.total <= %(chars)s
+    WHERE (w.n = 1 AND %(at_least_one)s) OR w.total <= %(chars)s
 ), picked AS MATERIALIZED (
     SELECT c.{key} FROM {queue} c
     WHERE c.{scope} = %(scope)s AND c.{key} IN (SELECT f.{key} FROM fitting f)

@@ -120,21 +120,14 @@ def catch_up(db: Database, embedder: Embedder, kind: Kind, scope: str) -> Pass:
 
 
 def _catch_up_round(worker: EmbeddingWorker, kind: Kind, scope: str, done: Pass, chars: int) -> int:
-    """One claim of the scope's fresh rows, embedded and stored, within the characters left; the
-    characters embedded so far."""
+    """One claim of the scope's fresh rows within the characters left, embedded and stored; the
+    characters claimed so far."""
     settings = worker.settings
-    claimed = worker.claim(kind, scope, settings.search_catch_up, fresh=True)
-    kept = []
-    for row in claimed:
-        if chars + len(row.text) > settings.search_catch_up_chars:
-            break
-        kept.append(row)
-        chars += len(row.text)
-    if len(kept) < len(claimed):
-        worker.release(claimed[len(kept) :])
-    done.claimed += len(kept)
-    worker.embed_and_store(kept, done, None)
-    return chars
+    left = settings.search_catch_up_chars - chars
+    claimed = worker.claim(kind, scope, settings.search_catch_up, fresh=True, chars=left, at_least_one=False)
+    done.claimed += len(claimed)
+    worker.embed_and_store(claimed, done, None)
+    return chars + sum(len(row.text) for row in claimed)
 
 
 def _fresh_left(db: Database, embedder: Embedder, kind: Kind, scope: str) -> list[Any]:

@@ -134,17 +134,24 @@ class EmbeddingWorker:
         return done
 
     def claim(
-        self, kind: Kind, scope: str, limit: int, fresh: bool = False, chars: int | None = None
+        self,
+        kind: Kind,
+        scope: str,
+        limit: int,
+        fresh: bool = False,
+        chars: int | None = None,
+        at_least_one: bool = True,
     ) -> list[Claimed]:
         """Claim up to ``limit`` of a scope's due rows, the longest waiting first, and no more
-        than fit in ``chars`` characters (but always one); ``fresh``: rows that never failed,
-        whoever holds them (a search's catch-up)."""
+        than fit in ``chars`` characters (but the first whatever its length, ``at_least_one``);
+        ``fresh``: rows that never failed, whoever holds them (a search's catch-up)."""
         params = {
             "scope": scope,
             "model": self.embedder.model_name,
             "lease_s": self.settings.embed_lease_s,
             "limit": limit,
             "chars": NO_CHAR_LIMIT if chars is None else chars,
+            "at_least_one": at_least_one,
         }
         statements = q.STATEMENTS[kind]
         with scoped(self.db, kind, scope) as conn:
