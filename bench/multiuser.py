@@ -122,7 +122,8 @@ QUEUED: list[tuple[str, str, Fusion | None]] = [
 """The searches timed again through a store whose writes queue their vectors."""
 RANKED = """
 SELECT s.id, m.content, round((1 - (m.embedding::vector(384) <=> %(q)s::vector(384)))::numeric, 6) AS cosine
-FROM search_memories(%(user)s, %(model)s, %(q)s, %(text)s, %(k)s, ARRAY['episodic'], p_mode => %(mode)s) s
+FROM search_memories(%(user)s, %(model)s, %(q)s, %(text)s, %(k)s, memory_filter(ARRAY['episodic']),
+                     p_mode => %(mode)s) s
 JOIN memories m ON m.user_id = %(user)s AND m.id = s.id
 """
 UPDATES = "SELECT n_tup_upd FROM pg_stat_user_tables WHERE relname = 'memories'"

@@ -23,24 +23,41 @@ import time
 from pathlib import Path
 from typing import Any
 
-import harness
-from multiuser import loaded, questions, users_of
 from pgvector.psycopg import register_vector
 from psycopg import sql
 
+import harness
+from multiuser import loaded, questions, users_of
 from hello_pgmem import Database, HashingEmbedder
 
 RESULTS = Path(__file__).resolve().parent / "results"
 SIDE = "pgmem_ab"
 """The schema that holds the other revision's search functions while they are timed."""
-CALL = (
-    "SELECT id FROM {}.search_memories(%s, %s, %s, %s, 10, ARRAY['episodic'], p_fusion => %s,"
-    " p_vector_weight => %s)"
-)
+CALL = "SELECT id FROM {}.search_memories(%s, %s, %s, %s, 10, {}, p_fusion => %s, p_vector_weight => %s)"
+"""Ten episodic memories: the filter is a memory_filter where the revision takes one (p_filter), else
+the types alone."""
+TAKES_FILTER = """
+SELECT 'p_filter' = ANY (p.proargnames) FROM pg_proc p
+WHERE p.proname = 'search_memories' AND p.pronamespace = %s::regnamespace
+"""
 FUSION_WEIGHTS = {"weighted": 0.2, "spread": 0.5}
 """The vector weight each fusion has by default (ranking_weights()), given to both revisions: one
 before the weights were named took it as an argument."""
 WARM = 20
+
+
+WEIGHTS_OF_BOTH = """
+ALTER FUNCTION {side}.ranking_weights() RENAME TO ranking_weights_of_revision;
+CREATE FUNCTION {side}.ranking_weights() RETURNS TABLE (name text, value double precision, meaning text)
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT * FROM {side}.ranking_weights_of_revision()
+    UNION ALL
+    SELECT * FROM {own}.ranking_weights() w
+    WHERE w.name NOT IN (SELECT r.name FROM {side}.ranking_weights_of_revision() r)
+$$
+"""
+"""The other revision's weights, and this checkout's that it lacks: the functions of this checkout's
+schema it calls (a context window's reads) find theirs."""
 
 
 def install(db: Database, revision: str) -> None:
@@ -67,6 +84,9 @@ def install(db: Database, revision: str) -> None:
         )
         conn.execute("SET LOCAL check_function_bodies = off")
         conn.execute(script)  # type: ignore[call-overload]  # a script of a revision of this repository
+        conn.execute(
+            sql.SQL(WEIGHTS_OF_BOTH).format(side=sql.Identifier(SIDE), own=sql.Identifier(db.settings.schema_name))
+        )
         conn.commit()
 
 
@@ -79,13 +99,18 @@ def alternate(db: Database, asked: list[tuple[str, str]], fusion: str) -> dict[s
     with db.connection() as conn:
         register_vector(conn)
         conn.commit()
+        calls = {}
+        for schema in schemas:
+            takes = conn.execute(TAKES_FILTER, (schema,)).fetchone()
+            episodic = "memory_filter(ARRAY['episodic'])" if takes and takes[0] else "ARRAY['episodic']"
+            calls[schema] = sql.SQL(CALL).format(sql.Identifier(schema), sql.SQL(episodic))
         for number, (user, question) in enumerate(asked):
             vector = embedder.encode_query(question)
             found = {}
             for schema in schemas if number % 2 else reversed(schemas):
                 started = time.perf_counter()
                 found[schema] = conn.execute(
-                    sql.SQL(CALL).format(sql.Identifier(schema)),
+                    calls[schema],
                     (user, embedder.model_name, vector, question, fusion, FUSION_WEIGHTS[fusion]),
                 ).fetchall()
                 conn.commit()

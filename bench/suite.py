@@ -148,7 +148,7 @@ SEARCH = (
 # the candidates search_by_recency ranks: limit x 5 by vector; recall compares their top k to exact
 CANDIDATES = (
     "SELECT 1 - vector_score FROM memory_candidates(%(user)s, %(model)s, %(q)s, %(k)s * 5,"
-    " p_session_id => %(session)s) ORDER BY vector_score DESC LIMIT %(k)s"
+    " memory_filter(p_session_id => %(session)s)) ORDER BY vector_score DESC LIMIT %(k)s"
 )
 EXACT = """
 SELECT embedding <=> %(q)s FROM memories WHERE user_id = %(user)s AND embedding_model = %(model)s

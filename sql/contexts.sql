@@ -1,9 +1,10 @@
--- Each live memory's context window as one text (memory_contexts): its lexemes and those of the two
--- live memories before and the two after it in its session, by (created_at, seq), with how often
--- the window holds each, and the window's length. A write changes them in its own transaction: at
--- its commit, after the user's write lock (sql/statistics.sql), the windows around every place the
--- transaction changed are made again. The hybrid search finds its candidates by one scan of them
--- and reads each window's BM25 from the row it finds (sql/search.sql).
+-- Each live memory's context window as one text (memory_contexts): its lexemes and those of the
+-- live memories around it in its session (ranking_weight('window') on each side, by (created_at,
+-- seq)), with how often the window holds each, and the window's length. A write changes them in
+-- its own transaction: at its commit, after the user's write lock (sql/statistics.sql), the windows
+-- around every place the transaction changed are made again. The hybrid search finds its
+-- candidates by one scan of them and reads each window's BM25 from the row it finds
+-- (sql/search.sql).
 -- Applied by every migration in which this file changed (sql/README.md); tests/test_sql_live.py
 -- holds it equal to a migrated database.
 
@@ -15,16 +16,16 @@ AS $$
     (SELECT q.id, q.lexemes, q.term_count FROM memories q
      WHERE q.user_id = p_user_id AND q.session_id = p_session_id AND q.forgotten_at IS NULL
        AND (q.created_at, q.seq) < (p_created_at, p_seq)
-     ORDER BY q.created_at DESC, q.seq DESC LIMIT 2)
+     ORDER BY q.created_at DESC, q.seq DESC LIMIT ranking_weight('window')::integer)
     UNION ALL
     (SELECT q.id, q.lexemes, q.term_count FROM memories q
      WHERE q.user_id = p_user_id AND q.session_id = p_session_id AND q.forgotten_at IS NULL
        AND (q.created_at, q.seq) > (p_created_at, p_seq)
-     ORDER BY q.created_at, q.seq LIMIT 2)
+     ORDER BY q.created_at, q.seq LIMIT ranking_weight('window')::integer)
 $$;
 COMMENT ON FUNCTION memories_around(text, text, timestamptz, bigint) IS
-    'The live memories around a place in a session (its created_at and seq): the two before it and the '
-    'two after it. Every one of them has a memory at that place in its context window.';
+    'The live memories around a place in a session (its created_at and seq): ranking_weight(''window'') '
+    'before it and as many after it. Every one of them has a memory at that place in its context window.';
 
 CREATE OR REPLACE FUNCTION window_lexemes(p_members tsvector[])
 RETURNS tsvector

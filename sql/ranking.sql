@@ -11,7 +11,7 @@ AS $$
     VALUES ('k1', 1.2, 'BM25: how fast a term''s repetitions stop adding'),
            ('b', 0.75, 'BM25: how much a document''s length discounts its terms'),
            ('own', 0.4, 'lexical relevance: the memory''s own BM25'),
-           ('context', 0.6, 'lexical relevance: the BM25 of its context window (two memories before and after it)'),
+           ('context', 0.6, 'lexical relevance: the BM25 of its context window (the memories around it, window)'),
            ('session', 0.3, 'lexical relevance: its session''s BM25'),
            ('speaker', 0.3, 'lexical relevance: a speaker the query names'),
            ('lexical', 0.8, 'fused relevance: the lexical relevance''s share'),
@@ -27,6 +27,10 @@ AS $$
            ('rrf_k', 60, 'rrf: the rank offset k'),
            ('rrf_scale', 30, 'rrf: the scale that puts its sum beside the other fusions'''),
            ('nearest', 40, 'the nearest memories by vector that take part in the fusion'),
+           ('exact_scan', 2000, 'a user with at most this many live memories has the nearest read exactly, not '
+                                'through the HNSW index (exact_scan_rows())'),
+           ('window', 2, 'a context window: the memories on each side of a memory in its session that it holds '
+                         '(memories_around; stored, so a change needs the windows made again)'),
            ('common', 200, 'a term in more of a user''s memories is common: its memories are no candidates'),
            ('lexical_pool', 80, 'the memories the terms find: at most this many, the best by their own BM25, have their '
                                  'context read (every match of a user of at most common memories)'),
@@ -89,6 +93,14 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN p_idf * (ranking_weight('k1') + 1);
 COMMENT ON FUNCTION bm25_most(double precision) IS
     'The most BM25 can give terms whose idfs sum to p_idf (each term''s frequency without bound).';
+
+CREATE OR REPLACE FUNCTION window_average(p_average double precision)
+RETURNS double precision
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN (1 + 2 * ranking_weight('window')) * p_average;
+COMMENT ON FUNCTION window_average(double precision) IS
+    'The average length of a context window (the memory and ranking_weight(''window'') on each side), '
+    'for memories of p_average terms: what BM25 normalises a window''s length by.';
 
 CREATE OR REPLACE FUNCTION lexical_relevance(p_own double precision, p_context double precision,
                                              p_session double precision, p_speaker double precision)
@@ -178,5 +190,5 @@ RETURNS double precision
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN p_relevance + ranking_weight('recency') * p_recency + ranking_weight('importance') * p_importance;
 COMMENT ON FUNCTION ranking_score(double precision, double precision, double precision) IS
-    'Score of the hybrid ranking: relevance, with recency and importance (each in [0, 1]) breaking '
-    'near-ties, at most 0.02 together.';
+    'Score of the hybrid ranking: relevance, with recency and importance (each in [0, 1]) at their '
+    'weights (ranking_weights()), small enough to break near-ties only.';

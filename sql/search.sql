@@ -25,28 +25,6 @@ END $$;
 COMMENT ON FUNCTION _query_dimension(text, vector) IS
     'Internal: the dimension of a registered model, after checking that the query vector has it.';
 
-CREATE OR REPLACE FUNCTION _passes_filters(
-    p_memory_type text, p_session_id text, p_created_at timestamptz, p_importance double precision,
-    p_modality text, p_metadata jsonb, p_memory_types text[], p_want_session text,
-    p_since timestamptz, p_until timestamptz, p_min_importance double precision, p_want_modality text,
-    p_session_prefix text, p_where jsonpath, p_where_vars jsonb)
-RETURNS boolean
-LANGUAGE sql IMMUTABLE PARALLEL SAFE  -- inlined where it is called: the planner sees the conditions
-AS $$
-    SELECT (p_memory_types IS NULL OR p_memory_type = ANY (p_memory_types))
-       AND (p_want_session IS NULL OR p_session_id = p_want_session)
-       AND (p_since IS NULL OR p_created_at >= p_since)
-       AND (p_until IS NULL OR p_created_at <= p_until)
-       AND (p_min_importance IS NULL OR p_importance >= p_min_importance)
-       AND (p_want_modality IS NULL OR p_modality = p_want_modality)
-       AND (p_session_prefix IS NULL OR starts_with(p_session_id, p_session_prefix))
-       AND (p_where IS NULL OR jsonb_path_match(p_metadata, p_where, coalesce(p_where_vars, '{}'), true))
-$$;
-COMMENT ON FUNCTION _passes_filters(text, text, timestamptz, double precision, text, jsonb, text[], text,
-                                    timestamptz, timestamptz, double precision, text, text, jsonpath, jsonb) IS
-    'Internal: whether a memory meets a search''s filters (types, session, time, importance, modality, '
-    'session prefix, metadata predicate); each filter NULL passes all.';
-
 CREATE OR REPLACE FUNCTION hnsw_ef_search(p_model text, p_pool integer, p_space text DEFAULT 'embedding')
 RETURNS integer
 LANGUAGE plpgsql STABLE  -- PL/pgSQL keeps its plan; a SQL function's was made on every call (0.25 ms)
@@ -69,7 +47,7 @@ COMMENT ON FUNCTION hnsw_ef_search(text, integer, text) IS
 CREATE OR REPLACE FUNCTION exact_scan_rows()
 RETURNS integer
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN 2000;
+RETURN ranking_weight('exact_scan')::integer;
 COMMENT ON FUNCTION exact_scan_rows() IS
     'A user with at most this many live memories has their vector candidates read exactly, not '
     'through the HNSW index: every nearest memory found, where an HNSW scan filtered to a small '
@@ -100,13 +78,11 @@ COMMENT ON FUNCTION vector_scan_plan(text, text, integer) IS
     'memory_candidates does: hnsw.ef_search for an HNSW scan (hnsw_ef_search), or exactly, for a user '
     'of at most exact_scan_rows() live memories. The API''s planned statements read it first.';
 
+DROP FUNCTION IF EXISTS memory_candidates(text, text, vector, integer, text[], text, timestamptz, timestamptz,
+                                         double precision, text, text, text, jsonpath, jsonb);
 CREATE OR REPLACE FUNCTION memory_candidates(
-    p_user_id text, p_model text, p_query vector, p_pool integer,
-    p_memory_types text[] DEFAULT NULL, p_session_id text DEFAULT NULL,
-    p_since timestamptz DEFAULT NULL, p_until timestamptz DEFAULT NULL,
-    p_min_importance double precision DEFAULT NULL, p_modality text DEFAULT NULL,
-    p_space text DEFAULT 'embedding', p_session_prefix text DEFAULT NULL,
-    p_where jsonpath DEFAULT NULL, p_where_vars jsonb DEFAULT NULL)
+    p_user_id text, p_model text, p_query vector, p_pool integer, p_filter memory_filter DEFAULT NULL,
+    p_space text DEFAULT 'embedding')
 RETURNS TABLE (id uuid, vector_score double precision)
 LANGUAGE plpgsql STABLE ROWS 50
 SET search_path FROM CURRENT
@@ -135,8 +111,7 @@ BEGIN
     v_type := vector_type_for(v_dimension);
     SELECT coalesce(max(t.memories), 0) INTO v_user_rows FROM memory_text_totals t WHERE t.user_id = p_user_id;
     IF v_user_rows <= exact_scan_rows() AND p_space = 'embedding' AND v_type = 'vector'
-       AND p_session_id IS NULL AND p_since IS NULL AND p_until IS NULL AND p_min_importance IS NULL
-       AND p_modality IS NULL AND p_session_prefix IS NULL AND p_where IS NULL THEN
+       AND NOT _filters_beyond_types(p_filter) THEN
         -- A user with few memories, searched in the common space and type by types alone: read
         -- exactly by a static statement, planned once per session where the dynamic one below is
         -- planned per call (+ 0 keeps the planner off the index)
@@ -147,7 +122,7 @@ BEGIN
               WHERE m.user_id = p_user_id
                 AND m.embedding_model = p_model
                 AND m.forgotten_at IS NULL
-                AND (p_memory_types IS NULL OR m.memory_type = ANY (p_memory_types))
+                AND ((p_filter).memory_types IS NULL OR m.memory_type = ANY ((p_filter).memory_types))
               ORDER BY (m.embedding <=> p_query) + 0
               LIMIT p_pool) AS n
         ORDER BY n.distance;
@@ -157,14 +132,8 @@ BEGIN
               m.user_id = $1
               AND m.%2$I = %1$L
               AND m.forgotten_at IS NULL
-              AND ($3::text[] IS NULL OR m.memory_type = ANY ($3))
-              AND ($4::text IS NULL OR m.session_id = $4)
-              AND ($5::timestamptz IS NULL OR m.created_at >= $5)
-              AND ($6::timestamptz IS NULL OR m.created_at <= $6)
-              AND ($7::double precision IS NULL OR m.importance >= $7)
-              AND ($8::text IS NULL OR m.modality = $8)
-              AND ($10::text IS NULL OR starts_with(m.session_id, $10))
-              AND ($11::jsonpath IS NULL OR jsonb_path_match(m.metadata, $11, coalesce($12, '{}'), true))$f$, p_model, p_space || '_model');
+              AND _passes_filters(m.memory_type, m.session_id, m.created_at, m.importance, m.modality,
+                                  m.metadata, $3)$f$, p_model, p_space || '_model');
     IF v_user_rows > exact_scan_rows() THEN
         PERFORM set_config('hnsw.ef_search', hnsw_ef_search(p_model, p_pool, p_space)::text, true);
         EXECUTE format($sql$
@@ -174,16 +143,14 @@ BEGIN
                   FROM memories m
                   WHERE %4$s
                   ORDER BY m.%3$I::%1$s(%2$s) <=> $2::%1$s(%2$s)
-                  LIMIT $9) AS n
+                  LIMIT $4) AS n
             $sql$, v_type, v_dimension, p_space, v_filters)
         INTO v_ids, v_distances
-        USING p_user_id, p_query, p_memory_types, p_session_id, p_since, p_until,
-              p_min_importance, p_modality, p_pool, p_session_prefix, p_where, p_where_vars;
+        USING p_user_id, p_query, p_filter, p_pool;
         IF cardinality(v_ids) < p_pool THEN
-            EXECUTE format('SELECT count(*) FROM (SELECT 1 FROM memories m WHERE %s LIMIT $9) AS kept', v_filters)
+            EXECUTE format('SELECT count(*) FROM (SELECT 1 FROM memories m WHERE %s LIMIT $4) AS kept', v_filters)
             INTO v_matching
-            USING p_user_id, p_query, p_memory_types, p_session_id, p_since, p_until,
-                  p_min_importance, p_modality, p_pool, p_session_prefix, p_where, p_where_vars;
+            USING p_user_id, p_query, p_filter, p_pool;
         END IF;
         IF cardinality(v_ids) >= p_pool OR v_matching <= cardinality(v_ids) THEN
             RETURN QUERY SELECT u.found_id, 1 - u.found_distance
@@ -200,17 +167,14 @@ BEGIN
               FROM memories m
               WHERE %4$s
               ORDER BY (m.%3$I::%1$s(%2$s) <=> $2::%1$s(%2$s)) + 0
-              LIMIT $9) AS n
+              LIMIT $4) AS n
         ORDER BY n.distance
         $sql$, v_type, v_dimension, p_space, v_filters)
-    USING p_user_id, p_query, p_memory_types, p_session_id, p_since, p_until,
-          p_min_importance, p_modality, p_pool, p_session_prefix, p_where, p_where_vars;
+    USING p_user_id, p_query, p_filter, p_pool;
 END $$;
-COMMENT ON FUNCTION memory_candidates(text, text, vector, integer, text[], text, timestamptz, timestamptz,
-                                      double precision, text, text, text, jsonpath, jsonb) IS
-    'The p_pool nearest long-term memories of one user for one embedding model, with every filter '
-    '(types, session or session prefix, time range, minimum importance, modality, '
-    'a jsonpath predicate on the metadata with its variables) applied inside the vector scan. '
+COMMENT ON FUNCTION memory_candidates(text, text, vector, integer, memory_filter, text) IS
+    'The p_pool nearest long-term memories of one user for one embedding model, with every filter of '
+    'p_filter (memory_filter) applied inside the vector scan. '
     'p_space picks the vector column: embedding (default) or text_embedding (descriptions of '
     'perceptual memories). vector_score is the cosine similarity. Forgotten memories never appear. '
     'A user with at most exact_scan_rows() live memories is read exactly (searched by types alone '
@@ -364,33 +328,30 @@ COMMENT ON FUNCTION specific_entities(text, text[], double precision) IS
     'most specific_share of the user''s p_documents memories, or specific_least (ranking_weights()). '
     'An entity in most memories (a chat''s speakers) says little about which memory is meant.';
 
+DROP FUNCTION IF EXISTS memory_vector_pool(text, text, vector, integer, text[], boolean, text, text, timestamptz,
+                                          timestamptz, double precision, text, text, jsonpath, jsonb);
 CREATE OR REPLACE FUNCTION memory_vector_pool(
     p_user_id text, p_model text, p_query vector, p_pool integer, p_types text[], p_perceptual boolean,
-    p_space text, p_session_id text, p_since timestamptz, p_until timestamptz,
-    p_min_importance double precision, p_modality text, p_session_prefix text, p_where jsonpath,
-    p_where_vars jsonb)
+    p_space text, p_filter memory_filter)
 RETURNS TABLE (id uuid, vector_score double precision, core boolean)
 LANGUAGE sql STABLE  -- inlined where it is called
 AS $$
     SELECT c.id, c.vector_score,
            row_number() OVER (ORDER BY c.vector_score DESC, c.id) <= ranking_weight('nearest')::integer
-    FROM memory_candidates(p_user_id, p_model, p_query, p_pool, p_types, p_session_id,
-                           p_since, p_until, p_min_importance, p_modality, 'embedding',
-                           p_session_prefix, p_where, p_where_vars) AS c
+    FROM memory_candidates(p_user_id, p_model, p_query, p_pool, filter_with_types(p_filter, p_types),
+                           'embedding') AS c
     WHERE p_space = 'embedding' OR p_space = 'text' AND cardinality(p_types) > 0
     UNION ALL
     SELECT c.id, c.vector_score,
            row_number() OVER (ORDER BY c.vector_score DESC, c.id) <= ranking_weight('nearest')::integer
-    FROM memory_candidates(p_user_id, p_model, p_query, p_pool, ARRAY['perceptual'], p_session_id,
-                           p_since, p_until, p_min_importance, p_modality, 'text_embedding',
-                           p_session_prefix, p_where, p_where_vars) AS c
+    FROM memory_candidates(p_user_id, p_model, p_query, p_pool, filter_with_types(p_filter, ARRAY['perceptual']),
+                           'text_embedding') AS c
     WHERE p_space = 'text_embedding' OR p_space = 'text' AND p_perceptual
 $$;
-COMMENT ON FUNCTION memory_vector_pool(text, text, vector, integer, text[], boolean, text, text, timestamptz,
-                                       timestamptz, double precision, text, text, jsonpath, jsonb) IS
+COMMENT ON FUNCTION memory_vector_pool(text, text, vector, integer, text[], boolean, text, memory_filter) IS
     'The vector branch''s candidates of search_memories: the p_pool nearest of the space searched '
     '(p_space text: p_types by their embedding, and with p_perceptual the perceptual memories by their '
-    'description''s), each with its cosine; core marks the nearest of each space, which alone take part '
+    'description''s) that meet p_filter otherwise, each with its cosine; core marks the nearest of each space, which alone take part '
     'in the fusion''s statistics, so a larger limit adds memories below the first ones and never '
     'reorders them.';
 
@@ -402,14 +363,15 @@ DROP FUNCTION IF EXISTS memory_lexical_branch(text, text[], double precision, do
                                              tsquery, tsquery, tsquery, boolean, integer, uuid[], boolean,
                                              text, vector, text, text[], text, timestamptz, timestamptz,
                                              double precision, text, text, jsonpath, jsonb);
+DROP FUNCTION IF EXISTS memory_lexical_branch(text, text[], double precision, double precision, double precision[],
+                                             tsquery, tsquery, boolean, integer, uuid[], boolean,
+                                             text, vector, text, text[], text, timestamptz, timestamptz,
+                                             double precision, text, text, jsonpath, jsonb);
 CREATE OR REPLACE FUNCTION memory_lexical_branch(
     p_user_id text, p_terms text[], p_documents double precision, p_average double precision,
     p_df double precision[], p_query tsquery, p_scan tsquery, p_narrowed boolean,
     p_candidates integer, p_nearest uuid[], p_rrf boolean, p_model text,
-    p_query_vector vector, p_space text,
-    p_memory_types text[], p_session_id text, p_since timestamptz, p_until timestamptz,
-    p_min_importance double precision, p_modality text, p_session_prefix text, p_where jsonpath,
-    p_where_vars jsonb)
+    p_query_vector vector, p_space text, p_filter memory_filter)
 RETURNS TABLE (id uuid, own double precision, context double precision, session double precision,
                most double precision, kept boolean,
                memory_type text, importance double precision, speaker text, created_at timestamptz,
@@ -421,7 +383,7 @@ AS $$
     ), ready AS MATERIALIZED (  -- whether memory_contexts holds the user's windows (not while a migration fills them)
         SELECT coalesce((SELECT t.contexts_ready FROM memory_text_totals t WHERE t.user_id = p_user_id), true) AS stored
     ), filtered AS MATERIALIZED (  -- a filter that only the memory's row can tell (the type is in the window's)
-        SELECT num_nonnulls(p_session_id, p_since, p_until, p_min_importance, p_modality, p_session_prefix, p_where) > 0 AS rows
+        SELECT _filters_beyond_types(p_filter) AS rows
     ), windows AS (  -- the windows that hold the terms: one scan of memory_contexts, or made from memories
         SELECT c.memory_id AS id, c.memory_type, c.lexemes, c.length
         FROM memory_contexts c
@@ -445,18 +407,16 @@ AS $$
         WHERE p_query IS NOT NULL
           AND (NOT p_narrowed OR ts_match_vq(s.lexemes, p_query))  -- the function: a filter, not a
                                                                    -- second index lookup
-          AND (p_memory_types IS NULL OR s.memory_type = ANY (p_memory_types))
+          AND ((p_filter).memory_types IS NULL OR s.memory_type = ANY ((p_filter).memory_types))
           AND (NOT (SELECT rows FROM filtered)
                OR EXISTS (SELECT 1 FROM memories m
                           WHERE m.user_id = p_user_id AND m.id = s.id
                             AND _passes_filters(m.memory_type, m.session_id, m.created_at, m.importance,
-                                                m.modality, m.metadata, p_memory_types, p_session_id, p_since,
-                                                p_until, p_min_importance, p_modality, p_session_prefix,
-                                                p_where, p_where_vars)))
+                                                m.modality, m.metadata, p_filter)))
         LIMIT p_candidates
     ), scored AS MATERIALIZED (  -- each window's BM25, as one text of five memories
         SELECT s.id, s.length, s.hits,
-               coalesce((SELECT sum(bm25(i.w, coalesce(array_length(u.positions, 1), 1), s.length, 5 * p_average))
+               coalesce((SELECT sum(bm25(i.w, coalesce(array_length(u.positions, 1), 1), s.length, window_average(p_average)))
                          FROM unnest(s.hits) AS u JOIN idf i ON i.lexeme = u.lexeme), 0) AS context  -- added
                          -- in the lexemes' order whatever the join: both sides are sorted by lexeme
         FROM scanned s
@@ -473,7 +433,7 @@ AS $$
         SELECT * FROM capped
         UNION ALL
         SELECT w.id, w.length, w.hits,
-               coalesce((SELECT sum(bm25(i.w, coalesce(array_length(u.positions, 1), 1), w.length, 5 * p_average))
+               coalesce((SELECT sum(bm25(i.w, coalesce(array_length(u.positions, 1), 1), w.length, window_average(p_average)))
                          FROM unnest(w.hits) AS u JOIN idf i ON i.lexeme = u.lexeme), 0)
         FROM (SELECT v.id, c.length, ts_filter(setweight(c.lexemes, 'A', p_terms), '{a}') AS hits, c.lexemes
               FROM unnest(p_nearest) AS v(id)
@@ -493,8 +453,7 @@ AS $$
                                  m.text_embedding, p_model, p_query_vector, p_space) AS similarity,
                m.forgotten_at IS NULL
                AND _passes_filters(m.memory_type, m.session_id, m.created_at, m.importance, m.modality,
-                                   m.metadata, p_memory_types, p_session_id, p_since, p_until,
-                                   p_min_importance, p_modality, p_session_prefix, p_where, p_where_vars) AS kept
+                                   m.metadata, p_filter) AS kept
         FROM chosen c
         CROSS JOIN LATERAL (SELECT * FROM memories x WHERE x.user_id = p_user_id AND x.id = c.id OFFSET 0) AS m
     ), session_bm25 AS (  -- of the session as one text (session_terms), without length normalisation
@@ -516,28 +475,26 @@ AS $$
 $$;
 COMMENT ON FUNCTION memory_lexical_branch(text, text[], double precision, double precision, double precision[],
                                           tsquery, tsquery, boolean, integer, uuid[], boolean,
-                                          text, vector, text, text[], text, timestamptz, timestamptz,
-                                          double precision, text, text, jsonpath, jsonb) IS
+                                          text, vector, text, memory_filter) IS
     'The lexical branch of search_memories, from the stored context windows (memory_contexts; made from '
     'memories while a migration fills them): its candidates are the windows that hold the terms '
     'memory_term_plan looks up (p_query, p_scan, at most p_candidates), of the types searched and '
-    'meeting the filters, and, past ranking_weight(''common'') memories, of those the '
+    'meeting p_filter, and, past ranking_weight(''common'') memories, of those the '
     'ranking_weight(''lexical_pool'') best by their window''s BM25; with the nearest by vector, '
     'p_nearest (with p_rrf only those whose windows hold the terms). Each with BM25 of the memory (own), '
-    'of its context window as one text (context: the two memories before and the two after it in its '
+    'of its context window as one text (context: the memories around it in its '
     'session) and of its session (session_terms), all with the user''s idf of live memories; most is what '
     'BM25 could give the query terms the candidates hold; kept when it meets the search''s filters; and '
     'what the ranking reads of the memory and its cosine.';
 
+DROP FUNCTION IF EXISTS search_memories_by_vector(text, text, vector, integer, text[], text, timestamptz,
+                                                 timestamptz, double precision, text, text, timestamptz,
+                                                 timestamptz, timestamptz, integer, integer, text, jsonpath, jsonb);
 CREATE OR REPLACE FUNCTION search_memories_by_vector(
     p_user_id text, p_model text, p_query vector, p_limit integer DEFAULT 10,
-    p_memory_types text[] DEFAULT NULL, p_session_id text DEFAULT NULL,
-    p_since timestamptz DEFAULT NULL, p_until timestamptz DEFAULT NULL,
-    p_min_importance double precision DEFAULT NULL, p_modality text DEFAULT NULL,
-    p_space text DEFAULT 'text', p_now timestamptz DEFAULT now(),
+    p_filter memory_filter DEFAULT NULL, p_space text DEFAULT 'text', p_now timestamptz DEFAULT now(),
     p_time_from timestamptz DEFAULT NULL, p_time_to timestamptz DEFAULT NULL, p_per_type integer DEFAULT NULL,
-    p_pool integer DEFAULT NULL, p_session_prefix text DEFAULT NULL, p_where jsonpath DEFAULT NULL,
-    p_where_vars jsonb DEFAULT NULL)
+    p_pool integer DEFAULT NULL)
 RETURNS TABLE (id uuid, memory_type text, content text, importance double precision, session_id text,
                modality text, metadata jsonb, created_at timestamptz,
                vector_score double precision, text_score double precision,
@@ -561,17 +518,17 @@ BEGIN
                                       -- the pool when a time range may lift one
         SELECT v.id, v.vector_score
         FROM memory_vector_pool(
-            p_user_id, p_model, p_query,
-            coalesce(p_pool, CASE WHEN p_time_from IS NULL THEN p_limit
-                                  ELSE greatest(ranking_weight('nearest')::integer, p_limit) END),
-            CASE WHEN p_space = 'text'
-                 THEN array_remove(coalesce(p_memory_types, ARRAY['episodic', 'semantic']), 'perceptual')
-                 ELSE p_memory_types END,
-            (p_memory_types IS NULL OR 'perceptual' = ANY (p_memory_types))
-            AND EXISTS (SELECT 1 FROM memories m  -- skip an empty vector search
-                        WHERE m.user_id = p_user_id AND m.memory_type = 'perceptual' AND m.forgotten_at IS NULL),
-            p_space, p_session_id, p_since, p_until, p_min_importance, p_modality, p_session_prefix, p_where,
-            p_where_vars) AS v
+            p_user_id => p_user_id, p_model => p_model, p_query => p_query,
+            p_pool => coalesce(p_pool, CASE WHEN p_time_from IS NULL THEN p_limit ELSE hybrid_vector_pool(p_limit) END),
+            p_types => CASE WHEN p_space = 'text'
+                            THEN array_remove(coalesce((p_filter).memory_types, ARRAY['episodic', 'semantic']),
+                                              'perceptual')
+                            ELSE (p_filter).memory_types END,
+            p_perceptual => ((p_filter).memory_types IS NULL OR 'perceptual' = ANY ((p_filter).memory_types))
+                            AND EXISTS (SELECT 1 FROM memories m  -- skip an empty vector search
+                                        WHERE m.user_id = p_user_id AND m.memory_type = 'perceptual'
+                                          AND m.forgotten_at IS NULL),
+            p_space => p_space, p_filter => p_filter) AS v
     ), components AS (
         SELECT m.id, m.memory_type, m.content, m.importance, m.session_id, m.modality, m.metadata,
                m.created_at, greatest(0, v.vector_score) AS vector_raw,
@@ -580,7 +537,7 @@ BEGIN
         FROM by_vector v
         CROSS JOIN LATERAL (SELECT * FROM memories x WHERE x.user_id = p_user_id AND x.id = v.id OFFSET 0) AS m
         WHERE m.forgotten_at IS NULL
-          AND (p_memory_types IS NULL OR m.memory_type = ANY (p_memory_types))
+          AND ((p_filter).memory_types IS NULL OR m.memory_type = ANY ((p_filter).memory_types))
     ), scored AS (
         SELECT r.*, ranking_score(vector_relevance(r.vector_n, r.in_time), r.recency, r.importance) AS final
         FROM (SELECT c.*, coalesce(c.vector_raw / nullif(max(c.vector_raw) OVER (), 0), 0) AS vector_n
@@ -596,9 +553,8 @@ BEGIN
     ORDER BY b.final DESC, b.id
     LIMIT p_limit;
 END $$;
-COMMENT ON FUNCTION search_memories_by_vector(text, text, vector, integer, text[], text, timestamptz, timestamptz,
-                                              double precision, text, text, timestamptz, timestamptz, timestamptz,
-                                              integer, integer, text, jsonpath, jsonb) IS
+COMMENT ON FUNCTION search_memories_by_vector(text, text, vector, integer, memory_filter, text, timestamptz,
+                                              timestamptz, timestamptz, integer, integer) IS
     'search_memories(p_mode => ''vector''): the nearest memories by vector (memory_vector_pool), each '
     'cosine over the best''s, plus the time range''s weight inside a range the query names; recency '
     'and importance break near-ties; p_per_type caps each memory type.';
@@ -611,39 +567,36 @@ COMMENT ON FUNCTION search_memories_by_vector(text, text, vector, integer, text[
 --                          most that many memories with all of them
 --   memory_vector_pool     the nearest by vector (memory_candidates, HNSW): episodic and semantic
 --                          memories by their text vector, perceptual ones by their description's
---   memory_lexical_branch  the lexical candidates, with the nearest (an answer's context is the
---                          question turn before it) and their neighbours that hold a query term:
---                          BM25 of the memory, of its context window (the two memories before and
---                          the two after it in its session) and of its session
+--   memory_lexical_branch  the lexical candidates: the stored context windows (memory_contexts)
+--                          that hold the query's terms, and the nearest by vector (an answer's
+--                          context is the question turn before it): BM25 of the memory, of its
+--                          context window (itself and the memories around it in its session) and
+--                          of its session
 --   specific_entities, graph_memories  for semantic memories, the knowledge-graph expansion of the
 --                          entities the query names that are specific
--- Each component is normalised by its best value among the candidates, then lexical_relevance,
--- fusion_vector_weight and fused_relevance weigh them (ranking_weights() holds every weight):
---   relevance = 0.8 × (0.4 own + 0.6 context + 0.3 session + 0.3 speaker) / 1.6 + w × vector
---               (+ 0.05 × graph, + 0.2 when the memory falls in the time range the query names)
+-- Each component is normalised by its best value among the candidates, then weighed by name
+-- (ranking_weights() holds every weight; lexical_relevance, fusion_vector_weight, fused_relevance):
+--   relevance = lexical × lexical_relevance(own, context, session, speaker) + w × vector
+--               (+ graph × the graph's expansion, + in_time inside the time range the query names)
 -- where p_fusion => 'spread' (models of meaning) puts the cosine on the candidates' range
 -- (spread_score) and weighs it w × (1 − how much of the query the best lexical match holds) × (1 −
 -- the correlation of the cosine with the lexical ranking); 'minmax' puts each memory's own cosine
 -- on that range at w (a question that asks for a count: "how many…"); 'weighted' divides it by the
 -- best; 'rrf' ranks by reciprocal ranks, the lexical branch holding only the memories with a
--- query term and their neighbours. w is p_vector_weight, or the fusion's own. Recency and
+-- query term in their context windows. w is p_vector_weight, or the fusion's own. Recency and
 -- importance only break near-ties (ranking_score). p_mode => 'lexical' or 'vector' keeps one branch
 -- (search_memories_by_vector). The reference's formulas stay in search_by_recency and search_semantic.
 DROP FUNCTION IF EXISTS search_memories(text, text, vector, text, integer, text[], text, timestamptz, timestamptz,
                                           double precision, text, text, timestamptz, text[], text[], integer,
                                           timestamptz, timestamptz, text, text, integer, integer, text, jsonpath,
-                                          jsonb, double precision);
+                                          jsonb, double precision, uuid[], double precision[]);
 CREATE OR REPLACE FUNCTION search_memories(
     p_user_id text, p_model text, p_query vector, p_query_text text, p_limit integer DEFAULT 10,
-    p_memory_types text[] DEFAULT NULL, p_session_id text DEFAULT NULL,
-    p_since timestamptz DEFAULT NULL, p_until timestamptz DEFAULT NULL,
-    p_min_importance double precision DEFAULT NULL, p_modality text DEFAULT NULL,
-    p_space text DEFAULT 'text', p_now timestamptz DEFAULT now(),
+    p_filter memory_filter DEFAULT NULL, p_space text DEFAULT 'text', p_now timestamptz DEFAULT now(),
     p_names text[] DEFAULT NULL, p_seeds text[] DEFAULT NULL, p_max_hops integer DEFAULT 2,
     p_time_from timestamptz DEFAULT NULL, p_time_to timestamptz DEFAULT NULL,
     p_mode text DEFAULT 'hybrid', p_fusion text DEFAULT 'weighted', p_per_type integer DEFAULT NULL,
-    p_pool integer DEFAULT NULL, p_session_prefix text DEFAULT NULL, p_where jsonpath DEFAULT NULL,
-    p_where_vars jsonb DEFAULT NULL, p_vector_weight double precision DEFAULT NULL,
+    p_pool integer DEFAULT NULL, p_vector_weight double precision DEFAULT NULL,
     p_nearest uuid[] DEFAULT NULL, p_nearest_cosines double precision[] DEFAULT NULL)
 RETURNS TABLE (id uuid, memory_type text, content text, importance double precision, session_id text,
                modality text, metadata jsonb, created_at timestamptz,
@@ -668,9 +621,9 @@ DECLARE
     v_plan record;
     v_pool integer := coalesce(p_pool, hybrid_vector_pool(p_limit));
     v_types text[] := CASE WHEN p_space = 'text'  -- the types searched by their embedding
-                           THEN array_remove(coalesce(p_memory_types, ARRAY['episodic', 'semantic']), 'perceptual')
-                           ELSE p_memory_types END;
-    v_perceptual boolean := p_memory_types IS NULL OR 'perceptual' = ANY (p_memory_types);
+                           THEN array_remove(coalesce((p_filter).memory_types, ARRAY['episodic', 'semantic']), 'perceptual')
+                           ELSE (p_filter).memory_types END;
+    v_perceptual boolean := (p_filter).memory_types IS NULL OR 'perceptual' = ANY ((p_filter).memory_types);
     v_seeds text[];
     v_nearest uuid[];  -- the vector branch's candidates, their cosines, which are core, and those
     v_cosines double precision[];
@@ -683,13 +636,14 @@ BEGIN
             _require_choice(p_space, 'space', ARRAY['text', 'embedding', 'text_embedding']);
     IF p_mode = 'vector' THEN
         RETURN QUERY SELECT * FROM search_memories_by_vector(
-            p_user_id, p_model, p_query, p_limit, p_memory_types, p_session_id, p_since, p_until, p_min_importance,
-            p_modality, p_space, p_now, p_time_from, p_time_to, p_per_type, p_pool, p_session_prefix, p_where,
-            p_where_vars);
+            p_user_id => p_user_id, p_model => p_model, p_query => p_query, p_limit => p_limit,
+            p_filter => p_filter, p_space => p_space, p_now => p_now, p_time_from => p_time_from,
+            p_time_to => p_time_to, p_per_type => p_per_type, p_pool => p_pool);
         RETURN;
     END IF;
     SELECT * INTO v_plan FROM memory_term_plan(p_user_id, v_terms);
-    IF coalesce(array_length(p_seeds, 1), 0) > 0 AND (p_memory_types IS NULL OR 'semantic' = ANY (p_memory_types)) THEN
+    IF coalesce(array_length(p_seeds, 1), 0) > 0
+       AND ((p_filter).memory_types IS NULL OR 'semantic' = ANY ((p_filter).memory_types)) THEN
         v_seeds := specific_entities(p_user_id, p_seeds, v_plan.documents);
     END IF;
     v_perceptual := v_perceptual AND p_mode <> 'lexical' AND EXISTS (  -- skip an empty vector search
@@ -698,9 +652,9 @@ BEGIN
     IF p_mode <> 'lexical' THEN
         SELECT array_agg(v.id), array_agg(v.vector_score), array_agg(v.core), array_agg(v.id) FILTER (WHERE v.core)
         INTO v_nearest, v_cosines, v_core, v_core_ids
-        FROM (SELECT * FROM memory_vector_pool(p_user_id, p_model, p_query, v_pool, v_types, v_perceptual, p_space,
-                                               p_session_id, p_since, p_until, p_min_importance, p_modality,
-                                               p_session_prefix, p_where, p_where_vars)
+        FROM (SELECT * FROM memory_vector_pool(p_user_id => p_user_id, p_model => p_model, p_query => p_query,
+                                               p_pool => v_pool, p_types => v_types, p_perceptual => v_perceptual,
+                                               p_space => p_space, p_filter => p_filter)
               WHERE p_nearest IS NULL
               UNION ALL  -- the caller's scan of the same pool (the API's planned statement)
               SELECT n.*, row_number() OVER (ORDER BY n.cosine DESC, n.id) <= ranking_weight('nearest')::integer
@@ -711,10 +665,11 @@ BEGIN
         SELECT v.* FROM unnest(v_nearest, v_cosines, v_core) AS v(id, vector_score, core)
     ), lexical AS MATERIALIZED (
         SELECT l.* FROM memory_lexical_branch(
-            p_user_id, v_terms, v_plan.documents, v_plan.average, v_plan.df, v_plan.query, v_plan.scan,
-            v_plan.narrowed, v_plan.candidates, v_core_ids,
-            p_fusion = 'rrf', p_model, p_query, p_space, p_memory_types, p_session_id,
-            p_since, p_until, p_min_importance, p_modality, p_session_prefix, p_where, p_where_vars) AS l
+            p_user_id => p_user_id, p_terms => v_terms, p_documents => v_plan.documents,
+            p_average => v_plan.average, p_df => v_plan.df, p_query => v_plan.query, p_scan => v_plan.scan,
+            p_narrowed => v_plan.narrowed, p_candidates => v_plan.candidates, p_nearest => v_core_ids,
+            p_rrf => p_fusion = 'rrf', p_model => p_model, p_query_vector => p_query, p_space => p_space,
+            p_filter => p_filter) AS l
     ), found AS (  -- each candidate once: no join of the steps above, whose sizes the planner cannot know
         SELECT s.id, max(s.vector_score) AS vector_score, bool_or(s.core) AS core, max(s.graph) AS graph
         FROM (SELECT v.id, v.vector_score, v.core, NULL::double precision AS graph FROM by_vector v
@@ -740,8 +695,7 @@ BEGIN
                            WHERE k.id IS NULL AND x.user_id = p_user_id AND x.id = f.id OFFSET 0) AS m ON true
         WHERE coalesce(k.kept, m.forgotten_at IS NULL
                                AND _passes_filters(m.memory_type, m.session_id, m.created_at, m.importance, m.modality,
-                                                   m.metadata, p_memory_types, p_session_id, p_since, p_until,
-                                                   p_min_importance, p_modality, p_session_prefix, p_where, p_where_vars))
+                                                   m.metadata, p_filter))
     ), normalised AS (  -- over the best candidate's (spread, minmax: on the candidates' range)
         SELECT c.*,
                CASE WHEN p_fusion IN ('spread', 'minmax')
@@ -780,23 +734,21 @@ BEGIN
     CROSS JOIN LATERAL (SELECT * FROM memories x WHERE x.user_id = p_user_id AND x.id = b.id OFFSET 0) AS m
     ORDER BY b.final DESC, b.id;
 END $$;
-COMMENT ON FUNCTION search_memories(text, text, vector, text, integer, text[], text, timestamptz, timestamptz,
-                                   double precision, text, text, timestamptz, text[], text[], integer,
-                                   timestamptz, timestamptz, text, text, integer, integer, text, jsonpath, jsonb,
+COMMENT ON FUNCTION search_memories(text, text, vector, text, integer, memory_filter, text, timestamptz, text[],
+                                   text[], integer, timestamptz, timestamptz, text, text, integer, integer,
                                    double precision, uuid[], double precision[]) IS
     'Hybrid search of one user''s long-term memories, composed of stages that are functions of their '
     'own (memory_term_plan, memory_vector_pool, memory_lexical_branch, graph_memories; sql/search.sql '
-    'explains it): BM25 of the memory, of its context window (the two memories before and the two '
-    'after it in its session) and of its session, a speaker the query names, cosine similarity, '
+    'explains it): BM25 of the memory, of its context window (the memories around it in its session) '
+    'and of its session, a speaker the query names, cosine similarity, '
     'knowledge-graph expansion for semantic memories and a time range the query names; each '
     'component normalised by its best candidate, weighed by ranking_weights(); recency and importance '
     'only break near-ties. p_mode hybrid, lexical or vector (search_memories_by_vector); p_fusion '
-    'weighted, spread (the cosine mixed with its context window''s, spread over the candidates, '
-    'weighed down as the best lexical match holds the query and as the vector agrees with the lexical '
-    'ranking), minmax (each memory''s own cosine spread, undamped) or rrf; p_vector_weight the vector''s '
-    'weight (NULL: the fusion''s own); p_per_type caps each memory type; p_session_prefix, p_where (a '
-    'jsonpath predicate on the metadata, with the variables p_where_vars) filter the candidates before '
-    'any limit; p_nearest and p_nearest_cosines, the vector branch''s pool of an unfiltered search of '
+    'weighted, spread (the cosine spread over the candidates, weighed down as the best lexical match '
+    'holds the query and as the vector agrees with the lexical ranking), minmax (each memory''s own cosine spread, undamped) or rrf; p_vector_weight the vector''s '
+    'weight (NULL: the fusion''s own); p_per_type caps each memory type; p_filter (memory_filter(…): '
+    'types, session or session prefix, time range, least importance, modality, a jsonpath predicate on '
+    'the metadata) keeps the candidates before any limit; p_nearest and p_nearest_cosines, the vector branch''s pool of an unfiltered search of '
     'episodic and semantic memories as memory_candidates would find it (hybrid_vector_pool() of them, '
     'nearest first), spare the function that scan. Every component is returned.';
 
@@ -828,9 +780,11 @@ BEGIN
     SELECT m.id, m.memory_type, m.content, m.importance, m.session_id, m.modality, m.metadata,
            m.created_at, c.vector_score, r.recency, importance_weight(m.importance),
            episodic_score(greatest(-1, least(1, c.vector_score)), r.recency, m.importance)
-    FROM memory_candidates(p_user_id, p_model, p_query,
-                           p_limit * 5, ARRAY[p_memory_type],
-                           p_session_id, p_since, p_until, p_min_importance, p_modality, p_space) AS c
+    FROM memory_candidates(p_user_id, p_model, p_query, p_limit * 5,
+                           memory_filter(p_memory_types => ARRAY[p_memory_type], p_session_id => p_session_id,
+                                         p_since => p_since, p_until => p_until,
+                                         p_min_importance => p_min_importance, p_modality => p_modality),
+                           p_space) AS c
     JOIN memories m ON m.user_id = p_user_id AND m.id = c.id
     CROSS JOIN LATERAL (
         SELECT CASE p_memory_type
@@ -863,8 +817,9 @@ AS $$
     WITH by_vector AS (
         SELECT c.id, c.vector_score
         FROM memory_candidates(p_user_id, p_model, p_query,
-                               _require_range(p_limit, 'limit', 1, 1000)::integer * 5, ARRAY['semantic'], NULL,
-                               p_since, p_until, p_min_importance) AS c
+                               _require_range(p_limit, 'limit', 1, 1000)::integer * 5,
+                               memory_filter(p_memory_types => ARRAY['semantic'], p_since => p_since,
+                                             p_until => p_until, p_min_importance => p_min_importance)) AS c
     ), by_graph AS (
         SELECT g.memory_id AS id, g.graph_score
         FROM graph_memories(p_user_id, p_seeds, p_max_hops, p_limit * 5) AS g
@@ -882,9 +837,8 @@ AS $$
         SELECT greatest(-1, least(1, coalesce(x.vector_score,
             CASE WHEN m.embedding_model = p_model THEN 1 - (m.embedding <=> p_query) ELSE 0 END)))
             AS vector_score) AS s
-    WHERE (p_since IS NULL OR m.created_at >= p_since)
-      AND (p_until IS NULL OR m.created_at <= p_until)
-      AND (p_min_importance IS NULL OR m.importance >= p_min_importance)
+    WHERE _passes_filters(m.memory_type, m.session_id, m.created_at, m.importance, m.modality, m.metadata,
+                          memory_filter(p_since => p_since, p_until => p_until, p_min_importance => p_min_importance))
     ORDER BY 11 DESC, 1
     LIMIT p_limit
 $$;
@@ -1085,7 +1039,7 @@ BEGIN
         UNION
         SELECT m.session_id
         FROM memory_candidates(p_user_id, p_model, p_query, coalesce(p_pool, ranking_weight('nearest')::integer),
-                               ARRAY['episodic', 'semantic']) AS c
+                               memory_filter(p_memory_types => ARRAY['episodic', 'semantic'])) AS c
         JOIN memories m ON m.user_id = p_user_id AND m.id = c.id
         WHERE m.session_id IS NOT NULL
     ), scored AS (

@@ -64,13 +64,11 @@ COMMENT ON FUNCTION relations_as_of(text, timestamptz, timestamptz) IS
     'The relations of a user''s graph that held at p_valid_at, as the store knew them at p_known_at '
     '(both default to now), with their clocks.';
 
+DROP FUNCTION IF EXISTS search_memories_as_of(text, text, vector, text, integer, text[], timestamptz, timestamptz,
+                                             double precision, text, jsonpath, jsonb);
 CREATE OR REPLACE FUNCTION search_memories_as_of(p_user_id text, p_model text, p_query vector,
-                                                 p_query_text text, p_limit integer,
-                                                 p_memory_types text[], p_valid_at timestamptz,
-                                                 p_known_at timestamptz,
-                                                 p_min_importance double precision DEFAULT NULL,
-                                                 p_session_prefix text DEFAULT NULL,
-                                                 p_where jsonpath DEFAULT NULL, p_where_vars jsonb DEFAULT NULL)
+                                                 p_query_text text, p_limit integer, p_filter memory_filter,
+                                                 p_valid_at timestamptz, p_known_at timestamptz)
 RETURNS TABLE (id uuid, memory_type text, content text, importance double precision, session_id text,
                modality text, metadata jsonb, created_at timestamptz, vector_score double precision,
                text_score double precision, recency_score double precision,
@@ -84,10 +82,9 @@ AS $$
                m.created_at, m.lexemes,
                CASE WHEN m.embedding_model = p_model THEN 1 - (m.embedding <=> p_query) ELSE 0 END AS cosine
         FROM memories m
-        WHERE m.user_id = p_user_id AND m.memory_type = ANY(p_memory_types)
-          AND (p_min_importance IS NULL OR m.importance >= p_min_importance)
-          AND (p_session_prefix IS NULL OR starts_with(m.session_id, p_session_prefix))
-          AND (p_where IS NULL OR jsonb_path_match(m.metadata, p_where, coalesce(p_where_vars, '{}'), true))
+        WHERE m.user_id = p_user_id
+          AND _passes_filters(m.memory_type, m.session_id, m.created_at, m.importance, m.modality, m.metadata,
+                              p_filter)
           AND memory_as_of(m.created_at, m.valid_to, m.recorded_at, m.superseded_at, m.forgotten_at,
                            m.version_of, p_valid_at, p_known_at)
     ), ranked AS (
@@ -107,11 +104,10 @@ AS $$
     ORDER BY 13 DESC, s.importance DESC, s.id
     LIMIT p_limit
 $$;
-COMMENT ON FUNCTION search_memories_as_of(text, text, vector, text, integer, text[], timestamptz, timestamptz,
-                                          double precision, text, jsonpath, jsonb) IS
-    'Search the memories that held at p_valid_at as known at p_known_at: text rank (ts_rank_cd over '
-    'the query''s terms) plus the weighted fusion''s vector weight (ranking_weights()) x cosine, each over its best among them, with recency (seen from '
-    'p_valid_at) and importance breaking near-ties. Reads every memory of the user; the session, '
-    'neighbour and graph signals of search_memories, which describe the present, are not used. '
-    'p_session_prefix and p_where (a jsonpath predicate on the metadata, with p_where_vars) filter '
-    'the memories before any limit.';
+COMMENT ON FUNCTION search_memories_as_of(text, text, vector, text, integer, memory_filter, timestamptz,
+                                          timestamptz) IS
+    'Search the memories that held at p_valid_at as known at p_known_at and meet p_filter (memory_filter): '
+    'text rank (ts_rank_cd over the query''s terms) plus the weighted fusion''s vector weight '
+    '(ranking_weights()) x cosine, each over its best among them, with recency (seen from p_valid_at) '
+    'and importance breaking near-ties. Reads every memory of the user; the session, neighbour and '
+    'graph signals of search_memories, which describe the present, are not used.';

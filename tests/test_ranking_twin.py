@@ -143,7 +143,7 @@ def sql_ranking(
     with db.transaction(user) as conn:
         rows = conn.execute(
             """SELECT id::text, score FROM search_memories(
-                   %(user)s, %(model)s, %(vector)s::vector, %(text)s, %(limit)s, ARRAY['episodic'],
+                   %(user)s, %(model)s, %(vector)s::vector, %(text)s, %(limit)s, memory_filter(ARRAY['episodic']),
                    p_now => %(now)s, p_names => %(names)s, p_time_from => %(from)s, p_time_to => %(to)s,
                    p_mode => %(mode)s, p_fusion => %(fusion)s, p_vector_weight => %(weight)s)""",
             {

@@ -155,7 +155,7 @@ def test_a_short_hnsw_scan_falls_back_to_an_exact_one(populated: Conn) -> None:
     ).fetchone()
     assert hnsw_only is not None and hnsw_only[0] < 10, "the setup must make the index scan short"
     found = populated.execute(
-        "SELECT id FROM memory_candidates('u0', %s, %s, 10, p_session_id => 's-small')", (MODEL, query)
+        "SELECT id FROM memory_candidates('u0', %s, %s, 10, memory_filter(p_session_id => 's-small'))", (MODEL, query)
     ).fetchall()
     exact = populated.execute(
         "SELECT id FROM memories WHERE user_id = 'u0' AND session_id = 's-small'"

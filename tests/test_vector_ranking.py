@@ -16,6 +16,7 @@ import pytest
 from psycopg import sql
 
 from hello_pgmem import Database, HashingEmbedder, Settings
+from hello_pgmem.core.filters import MemoryFilter
 from hello_pgmem.dev.trace import count_round_trips
 from hello_pgmem.memory import MemoryManager, MemorySearch, time_range
 from hello_pgmem.memory import _ranked_queries as rq
@@ -61,7 +62,7 @@ def by_function(
         "query": manager.embedder.encode_query(question),
         "query_text": question,
         "limit": limit,
-        "types": ["episodic", "semantic"],
+        "filter": MemoryFilter(memory_types=["episodic", "semantic"]),
         "now": manager.clock(),
     }
     with db.transaction(manager.user_id) as conn:
@@ -69,7 +70,7 @@ def by_function(
             conn.execute("SET LOCAL enable_indexscan = off")
         rows = conn.execute(
             "SELECT id, score FROM search_memories(%(user_id)s, %(model)s, %(query)s, %(query_text)s,"
-            " %(limit)s, %(types)s, p_now => %(now)s, p_mode => 'vector', p_per_type => %(limit)s,"
+            " %(limit)s, %(filter)s, p_now => %(now)s, p_mode => 'vector', p_per_type => %(limit)s,"
             " p_time_from => %(time_from)s, p_time_to => %(time_to)s)",
             params,
         ).fetchall()
@@ -77,11 +78,6 @@ def by_function(
 
 
 FUNCTION_DEFAULTS: dict[str, Any] = {
-    "session_id": None,
-    "since": None,
-    "until": None,
-    "min_importance": None,
-    "modality": None,
     "space": "text",
     "names": None,
     "seeds": None,
@@ -111,15 +107,17 @@ def statement_params(
 ) -> dict[str, Any]:
     """The parameters of vector_ranked (and of ``SEARCH``, which it falls back to) for one unfiltered
     vector search of ``user`` with a pool of ``limit``, nothing logged."""
+    types = overrides.pop("types", ["episodic", "semantic"])
     return {
         **FUNCTION_DEFAULTS,
+        "types": types,
+        "filter": MemoryFilter(memory_types=types),
         "user_id": user,
         "model": embedder.model_name,
         "query": embedder.encode_query(question),
         "query_text": question,
         "now": now,
         "limit": limit,
-        "types": ["episodic", "semantic"],
         "pool": limit,
         "time_from": None,
         "time_to": None,

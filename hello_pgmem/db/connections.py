@@ -23,6 +23,7 @@ from hello_pgmem.core.errors import (
     ReadOnlyError,
 )
 from hello_pgmem.core.settings import Settings
+from hello_pgmem.db.composites import adapt_memory_filter
 
 log = logging.getLogger(__name__)
 
@@ -171,8 +172,8 @@ def check_idle_connection(conn: psycopg.Connection[Any]) -> None:
 def configure(conn: psycopg.Connection[Any], settings: Settings, info: ServerInfo) -> bool | None:
     """Set a pooled connection up: ``search_path`` (our schema, pgvector's, ``ag_catalog`` with AGE),
     the statement and lock timeouts, read-only when the store is, pgvector registered and loaded
-    (so that its ``hnsw.*`` settings exist), AGE loaded. False when AGE is installed but this role
-    may not LOAD it; None when there is no AGE."""
+    (so that its ``hnsw.*`` settings exist), the search filter's type adapted, AGE loaded. False
+    when AGE is installed but this role may not LOAD it; None when there is no AGE."""
     path = [settings.schema_name, info.vector_schema or "public"]
     loaded = None
     if info.age_version is not None:
@@ -195,6 +196,7 @@ def configure(conn: psycopg.Connection[Any], settings: Settings, info: ServerInf
     )
     register_vector(conn)
     conn.execute("SELECT '[1]'::vector")
+    adapt_memory_filter(conn)
     conn.commit()
     return loaded
 

@@ -68,6 +68,7 @@ def alembic_config(settings: Settings | None = None) -> Config:
 
 
 LIVE_FILES = (
+    "filters.sql",  # first: the search functions take its type
     "security.sql",
     "scoring.sql",
     "ranking.sql",

@@ -13,7 +13,7 @@ from hello_pgmem.memory._decay import apply_decay
 from hello_pgmem.memory._in_transaction import InTransaction, Neighbour
 from hello_pgmem.memory._items import Expiry, ItemStore, sweep_expired
 from hello_pgmem.memory._reembed import reembed
-from hello_pgmem.memory._search import MemorySearch
+from hello_pgmem.memory._search_request import MemorySearch
 from hello_pgmem.memory._search_sql import SearchSQL
 from hello_pgmem.memory._sessions import SessionHit
 from hello_pgmem.memory._table import (

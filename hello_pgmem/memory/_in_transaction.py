@@ -10,6 +10,7 @@ from uuid import UUID
 
 import numpy as np
 
+from hello_pgmem.core.filters import MemoryFilter
 from hello_pgmem.core.models import MemoryItem
 from hello_pgmem.db import Conn
 from hello_pgmem.memory import _ids as ids
@@ -47,7 +48,7 @@ class InTransaction:
             "model": self.parts.registered_embedder.model_name,
             "query": vector,
             "pool": pool,
-            "types": list(types),
+            "filter": MemoryFilter(memory_types=list(types)),
         }
         rows = self.conn.execute(rq.NEAREST, params).fetchall()
         return [Neighbour(row[0], float(row[1]), row[2], row[3]) for row in rows]

@@ -17,6 +17,7 @@ from uuid import UUID
 
 from psycopg.types.json import Jsonb
 
+from hello_pgmem.core.filters import MemoryFilter
 from hello_pgmem.core.retry import retry_transient
 from hello_pgmem.db import Conn
 from hello_pgmem.memory import _versions as versions
@@ -30,13 +31,14 @@ Row = tuple[UUID, dict[str, Any], datetime, datetime]
 # An item past its expiry (expires_at, from its ttl) is left out of reads that omit the expired.
 _LIVE = "(%(omit_expired)s IS FALSE OR {m}expires_at IS NULL OR {m}expires_at > now())"
 
+# The items of a namespace that match a filter: the search's own predicate, on its filter (_filter).
+_KEPT = "_passes_filters(memory_type, session_id, created_at, importance, modality, metadata, %(filter)s)"
+
 
 STORE_ITEMS = f"""
 SELECT id, metadata -> 'langgraph', created_at, updated_at
 FROM memories
-WHERE user_id = %(user_id)s AND forgotten_at IS NULL AND memory_type = 'episodic' AND metadata ? 'langgraph'
-  AND starts_with(session_id, %(prefix)s)
-  AND (%(where)s::jsonpath IS NULL OR jsonb_path_match(metadata, %(where)s::jsonpath, %(vars)s, true))
+WHERE user_id = %(user_id)s AND forgotten_at IS NULL AND metadata ? 'langgraph' AND {_KEPT}
   AND {_LIVE.format(m="")}
 ORDER BY updated_at DESC, id
 LIMIT %(limit)s OFFSET %(offset)s
@@ -51,10 +53,9 @@ WHERE user_id = %(user_id)s AND id = ANY(%(ids)s) AND forgotten_at IS NULL AND m
 
 STORE_SEARCH = f"""
 SELECT s.id, s.metadata -> 'langgraph', s.created_at, m.updated_at, s.score
-FROM search_memories(%(user_id)s, %(model)s, %(query)s, %(query_text)s, %(window)s, ARRAY['episodic'],
-                     p_session_prefix => %(prefix)s, p_where => %(where)s::jsonpath,
-                     p_where_vars => %(vars)s, p_fusion => %(fusion)s,
-                     p_vector_weight => %(vector_weight)s) AS s
+FROM search_memories(p_user_id => %(user_id)s, p_model => %(model)s, p_query => %(query)s,
+                     p_query_text => %(query_text)s, p_limit => %(window)s, p_filter => %(filter)s,
+                     p_fusion => %(fusion)s, p_vector_weight => %(vector_weight)s) AS s
 JOIN memories m ON m.user_id = %(user_id)s AND m.id = s.id
 WHERE {_LIVE.format(m="m.")}
 ORDER BY s.score DESC, s.id
@@ -105,9 +106,7 @@ WHERE user_id = %(user_id)s AND (id = ANY(%(ids)s) OR version_of = ANY(%(ids)s))
 STORE_ITEMS_AS_OF = f"""
 SELECT coalesce(version_of, id), metadata -> 'langgraph', created_at, updated_at
 FROM memories
-WHERE user_id = %(user_id)s AND memory_type = 'episodic' AND metadata ? 'langgraph'
-  AND starts_with(session_id, %(prefix)s)
-  AND (%(where)s::jsonpath IS NULL OR jsonb_path_match(metadata, %(where)s::jsonpath, %(vars)s, true))
+WHERE user_id = %(user_id)s AND metadata ? 'langgraph' AND {_KEPT}
   AND {_AS_OF}
 ORDER BY updated_at DESC, 1
 LIMIT %(limit)s OFFSET %(offset)s
@@ -115,9 +114,9 @@ LIMIT %(limit)s OFFSET %(offset)s
 
 STORE_SEARCH_AS_OF = """
 SELECT coalesce(m.version_of, m.id), m.metadata -> 'langgraph', m.created_at, m.updated_at, s.score
-FROM search_memories_as_of(%(user_id)s, %(model)s, %(query)s, %(query_text)s, %(window)s + %(offset)s,
-                           ARRAY['episodic'], now(), %(known_at)s, NULL, %(prefix)s, %(where)s::jsonpath,
-                           %(vars)s) AS s
+FROM search_memories_as_of(p_user_id => %(user_id)s, p_model => %(model)s, p_query => %(query)s,
+                           p_query_text => %(query_text)s, p_limit => %(window)s + %(offset)s,
+                           p_filter => %(filter)s, p_valid_at => now(), p_known_at => %(known_at)s) AS s
 JOIN memories m ON m.user_id = %(user_id)s AND m.id = s.id
 WHERE m.metadata ? 'langgraph'
 ORDER BY s.score DESC, 1
@@ -316,4 +315,9 @@ class ItemStore:
         return self.parts.db.transaction(self.user_id)
 
     def _filter(self, prefix: str, where: str | None, variables: dict[str, Any]) -> dict[str, Any]:
-        return {"user_id": self.user_id, "prefix": prefix, "where": where, "vars": Jsonb(variables)}
+        """The user and the filter of the items under the namespace path ``prefix`` that match the
+        jsonpath ``where`` with ``variables``."""
+        kept = MemoryFilter(
+            memory_types=["episodic"], session_prefix=prefix, where_path=where, where_vars=variables
+        )
+        return {"user_id": self.user_id, "filter": kept}

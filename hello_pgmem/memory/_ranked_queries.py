@@ -41,9 +41,9 @@ SEARCH_AS_OF = f"""
 SELECT coalesce(m.version_of, s.id) AS id, {", ".join("s." + c for c in AS_OF_COLUMNS[1:-1])},
        CASE WHEN m.version_of IS NOT NULL THEN s.id END AS version_id
 FROM search_memories_as_of(
-    %(user_id)s, %(model)s, %(query)s, %(query_text)s, %(limit)s, %(types)s,
-    coalesce(%(valid_at)s::timestamptz, now()), coalesce(%(known_at)s::timestamptz, now()),
-    %(min_importance)s) AS s
+    p_user_id => %(user_id)s, p_model => %(model)s, p_query => %(query)s, p_query_text => %(query_text)s,
+    p_limit => %(limit)s, p_filter => %(filter)s, p_valid_at => coalesce(%(valid_at)s::timestamptz, now()),
+    p_known_at => coalesce(%(known_at)s::timestamptz, now())) AS s
 JOIN memories m ON m.user_id = %(user_id)s AND m.id = s.id
 ORDER BY s.score DESC, s.importance DESC, s.id
 """
@@ -51,9 +51,12 @@ ORDER BY s.score DESC, s.importance DESC, s.id
 its memory's id, and an earlier version's own id as ``version_id``."""
 
 _SEARCH_ARGUMENTS = """
-    %(user_id)s, %(model)s, %(query)s, %(query_text)s, %(limit)s, %(types)s, %(session_id)s, %(since)s,
-    %(until)s, %(min_importance)s, %(modality)s, %(space)s, %(now)s, %(names)s, %(seeds)s, %(max_hops)s,
-    %(time_from)s, %(time_to)s, %(mode)s, %(fusion)s, %(per_type)s, p_vector_weight => %(vector_weight)s"""
+    p_user_id => %(user_id)s, p_model => %(model)s, p_query => %(query)s, p_query_text => %(query_text)s,
+    p_limit => %(limit)s, p_filter => %(filter)s, p_space => %(space)s, p_now => %(now)s,
+    p_names => %(names)s, p_seeds => %(seeds)s, p_max_hops => %(max_hops)s, p_time_from => %(time_from)s,
+    p_time_to => %(time_to)s, p_mode => %(mode)s, p_fusion => %(fusion)s, p_per_type => %(per_type)s,
+    p_vector_weight => %(vector_weight)s"""
+"""search_memories' arguments, by name; ``filter`` a MemoryFilter."""
 _SEARCH_CALL = f"search_memories({_SEARCH_ARGUMENTS})"
 
 SEARCH = f"""
@@ -104,10 +107,10 @@ WITH nearest AS MATERIALIZED (  -- the pool, whole rows
     LIMIT %(limit)s
 ), answer AS MATERIALIZED (  -- a short scan is not the answer: the function's exact fallback is
     SELECT {columns} FROM found
-    WHERE (SELECT coalesce(max(candidates), 0) FROM found) >= %(pool)s
+    WHERE (SELECT coalesce(max(candidates), 0) FROM found) >= {pool}
     UNION ALL
     SELECT {columns} FROM {call}
-    WHERE (SELECT coalesce(max(candidates), 0) FROM found) < %(pool)s
+    WHERE (SELECT coalesce(max(candidates), 0) FROM found) < {pool}
 ){tail}
 """
 
@@ -147,9 +150,9 @@ def vector_ranked(model: str, dimension: int, logged: bool) -> str:
     """``search_memories(…, p_mode => 'vector')`` of episodic and semantic memories, without filters,
     as one plain statement: the same rows and scores in ``SEARCH``'s columns, planned once per
     connection (``VECTOR_SCAN``) where the function's dynamic SQL is planned on every call.
-    ``pool`` is the function's: the limit, or at least 40 when the query names a time
-    (``time_from``, ``time_to``), which lifts a memory in that range. A user with at most
-    ``exact_scan_rows()`` live memories (2,000) is read exactly, as memory_candidates does: both
+    ``pool`` is the function's: the limit, or, None, ``hybrid_vector_pool(limit)`` when the query
+    names a time (``time_from``, ``time_to``), which lifts a memory in that range. A user with at
+    most ``exact_scan_rows()`` live memories is read exactly, as memory_candidates does: both
     branches are planned, a one-time filter on ``EXACT_SCAN`` runs one. An HNSW scan can come back
     with fewer than the pool: the statement then answers with the function itself (``SEARCH``'s
     parameters), whose exact fallback fills it, and the function is not run otherwise. The scan
@@ -162,7 +165,7 @@ def vector_ranked(model: str, dimension: int, logged: bool) -> str:
         logged,
         call=sql.SQL(_SEARCH_CALL),
         whole_rows=True,
-        pool=sql.SQL("%(pool)s"),
+        pool=sql.SQL("coalesce(%(pool)s::integer, hybrid_vector_pool(%(limit)s))"),
     )
 
 
@@ -252,13 +255,15 @@ def _composed(
         columns=sql.SQL(", ").join(map(sql.Identifier, SEARCH_COLUMNS)),
         call=call,
         tail=tail,
+        pool=pool,
     )
     return composed.as_string()  # composed once: each search sends the same text
 
 
 NEAREST = """
 SELECT c.id, c.vector_score, m.content, m.memory_type
-FROM memory_candidates(%(user_id)s, %(model)s, %(query)s, %(pool)s, %(types)s) AS c
+FROM memory_candidates(p_user_id => %(user_id)s, p_model => %(model)s, p_query => %(query)s,
+                       p_pool => %(pool)s, p_filter => %(filter)s) AS c
 JOIN memories m ON m.user_id = %(user_id)s AND m.id = c.id
 ORDER BY c.vector_score DESC
 """

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from hello_pgmem.core.errors import InvalidInputError
+from hello_pgmem.core.filters import MemoryFilter
 from hello_pgmem.core.models import MemoryItem
 from hello_pgmem.graph.normalize import name_candidates
 from hello_pgmem.memory._parts import MemoryParts
@@ -25,7 +26,7 @@ from hello_pgmem.memory._queries import COLUMNS
 from hello_pgmem.memory._rows import memory_rows
 
 if TYPE_CHECKING:
-    from hello_pgmem.memory._search import MemorySearch
+    from hello_pgmem.memory._search_request import MemorySearch
 
 TYPE_SEARCH = {
     "episodic": """
@@ -59,10 +60,7 @@ CROSS JOIN LATERAL (SELECT episodic_recency(
 WHERE user_id = %(user_id)s AND memory_type = %(memory_type)s AND forgotten_at IS NULL
   AND (lexemes @@ terms_query(query_terms(%(query_text)s))
        OR strpos(lower(content), lower(%(query_text)s)) > 0)
-  AND (%(session_id)s::text IS NULL OR session_id = %(session_id)s)
-  AND (%(since)s::timestamptz IS NULL OR created_at >= %(since)s)
-  AND (%(until)s::timestamptz IS NULL OR created_at <= %(until)s)
-  AND (%(min_importance)s::double precision IS NULL OR importance >= %(min_importance)s)
+  AND _passes_filters(memory_type, session_id, created_at, importance, modality, metadata, %(filter)s)
 ORDER BY score DESC, id
 LIMIT %(limit)s
 """
@@ -120,6 +118,9 @@ def _params(parts: MemoryParts, search: MemorySearch, kind: str) -> dict[str, An
         "since": search.since,
         "until": search.until,
         "min_importance": search.floor,
+        "filter": MemoryFilter(
+            session_id=search.session_id, since=search.since, until=search.until, min_importance=search.floor
+        ),
         "now": parts.clock(),
     }
 

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from psycopg import ClientCursor
 
-from hello_pgmem.core.models import Scoring
+from hello_pgmem.core.filters import MemoryFilter
+from hello_pgmem.core.models import Scoring, check_scoring
 from hello_pgmem.db import Conn
 from hello_pgmem.graph.normalize import name_candidates
 from hello_pgmem.memory import _ranked_queries as rq
@@ -22,7 +23,7 @@ from hello_pgmem.memory._parts import MemoryParts
 from hello_pgmem.memory._when import time_range as named_time_range
 
 if TYPE_CHECKING:
-    from hello_pgmem.memory._search import MemorySearch
+    from hello_pgmem.memory._search_request import MemorySearch
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,14 @@ def statement(
     function. With ``log_access`` it also logs an access of each memory it returns; with
     ``modality``, perceptual memories of that modality alone, by their descriptions."""
     embedder = parts.registered_embedder
+    kept = MemoryFilter(
+        memory_types=list(types),
+        session_id=search.session_id,
+        since=search.since,
+        until=search.until,
+        min_importance=search.floor,
+        modality=modality,
+    )
     common = {
         "user_id": parts.user_id,
         "model": embedder.model_name,
@@ -76,17 +85,14 @@ def statement(
         "query_text": search.ranked_text,
         "limit": search.limit,
         "types": list(types),
-        "min_importance": search.floor,
+        "filter": kept,
     }
     as_of = search.as_of
     if as_of is not None:
         return SearchSQL(rq.SEARCH_AS_OF, {**common, **as_of.params()}, columns=rq.AS_OF_COLUMNS)
-    scoring: Scoring = search.scoring or parts.config.scoring  # type: ignore[assignment]
+    scoring = check_scoring(search.scoring or parts.config.scoring)
     params = {**common, **_ranking_params(parts, search, scoring, modality)}
-    filtered = any(v is not None for v in (search.session_id, search.since, search.until, search.floor))
-    planned = (
-        not parts.db.citus and set(types) <= {"episodic", "semantic"} and not filtered and modality is None
-    )
+    planned = not parts.db.citus and set(types) <= {"episodic", "semantic"} and not kept.beyond_types()
     if planned and params["mode"] == "hybrid":  # the vector branch's pool found by a planned scan
         settings = (rq.VECTOR_SCAN, {**_scan_params(parts), "pool": None, "limit": search.limit})
         text = rq.pooled_hybrid(embedder.model_name, embedder.dimension, log_access)
@@ -99,7 +105,7 @@ def statement(
     if not lean:
         text = rq.SEARCH_AND_LOG if log_access and not parts.db.citus else rq.SEARCH
         return SearchSQL(text, params, delegated=rq.SEARCH_DELEGATED)
-    pool = search.limit if params["time_from"] is None else max(40, search.limit)
+    pool = search.limit if params["time_from"] is None else None  # None: hybrid_vector_pool(limit)
     settings = (rq.VECTOR_SCAN, {**_scan_params(parts), "pool": pool, "limit": search.limit})
     text = rq.vector_ranked(embedder.model_name, embedder.dimension, log_access)
     return SearchSQL(text, {**params, "pool": pool}, [settings])
@@ -127,16 +133,12 @@ def fusion_params(parts: MemoryParts, query: str) -> dict[str, Any]:
 def _ranking_params(
     parts: MemoryParts, search: MemorySearch, scoring: Scoring, modality: str | None
 ) -> dict[str, Any]:
-    """``search_memories``' parameters beyond the query's: filters, the names the query gives
-    (speakers and graph seeds), the time it names, the mode and the fusion."""
+    """``search_memories``' parameters beyond the query's and its filter: the space, the names the
+    query gives (speakers and graph seeds), the time it names, the mode and the fusion."""
     config, now = parts.config, parts.clock()
     named = named_time_range(search.query, now)
     names = None if scoring == "vector" else name_candidates(search.ranked_text)
     return {
-        "session_id": search.session_id,
-        "since": search.since,
-        "until": search.until,
-        "modality": modality,
         "space": "text" if modality is None else "text_embedding",
         "now": now,
         "names": names,

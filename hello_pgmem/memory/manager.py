@@ -50,7 +50,7 @@ from hello_pgmem.memory._in_transaction import InTransaction
 from hello_pgmem.memory._items import ItemStore
 from hello_pgmem.memory._lookups import Lookups
 from hello_pgmem.memory._parts import MemoryParts, Store
-from hello_pgmem.memory._search import MemorySearch
+from hello_pgmem.memory._search_request import MemorySearch
 from hello_pgmem.memory._search_sql import SearchSQL
 from hello_pgmem.memory._sessions import SessionHit
 from hello_pgmem.memory._versions import Change

@@ -25,10 +25,7 @@ CROSS JOIN LATERAL (
     SELECT id, memory_type, content, importance, session_id, created_at, forgotten_at, access_count
     FROM memories
     WHERE user_id = %(user_id)s AND memory_type = kind.memory_type AND version_of IS NULL
-      AND (%(session_id)s::text IS NULL OR session_id = %(session_id)s)
-      AND (%(since)s::timestamptz IS NULL OR created_at >= %(since)s)
-      AND (%(until)s::timestamptz IS NULL OR created_at < %(until)s)
-      AND (%(min_importance)s::float8 IS NULL OR importance >= %(min_importance)s)
+      AND _passes_filters(memory_type, session_id, created_at, importance, modality, metadata, %(filter)s)
       AND (%(live_only)s IS FALSE OR forgotten_at IS NULL)
       AND (%(before_at)s::timestamptz IS NULL OR (created_at, id) < (%(before_at)s, %(before_id)s::uuid))
     ORDER BY created_at DESC, id DESC

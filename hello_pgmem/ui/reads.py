@@ -14,6 +14,7 @@ from psycopg.rows import dict_row
 from hello_pgmem import vectors
 from hello_pgmem.access import Identity
 from hello_pgmem.core.errors import InvalidInputError, no_such
+from hello_pgmem.core.filters import MemoryFilter
 from hello_pgmem.core.models import LONG_TERM_TYPES, MEMORY_TYPES
 from hello_pgmem.db import Database
 from hello_pgmem.graph import queries as graph_queries
@@ -119,6 +120,12 @@ def memory_page(db: Database, viewer: Identity, filters: ListFilters, size: int 
         "since": filters.since,
         "until": filters.until,
         "min_importance": filters.min_importance,
+        "filter": MemoryFilter(
+            session_id=filters.session_id,
+            since=filters.since,
+            until=filters.until,
+            min_importance=filters.min_importance,
+        ),
         "live_only": filters.live_only,
         "before_at": filters.before_at,
         "before_id": filters.before_id,

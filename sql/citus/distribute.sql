@@ -183,9 +183,8 @@ BEGIN
     END LOOP;
     -- Citus plans no generic plan of a statement with parameters ("could not create distributed
     -- plan"): the memory search, generic on one server (its plan_cache_mode), plans each call here.
-    ALTER FUNCTION search_memories(text, text, vector, text, integer, text[], text, timestamptz, timestamptz,
-                                   double precision, text, text, timestamptz, text[], text[], integer,
-                                   timestamptz, timestamptz, text, text, integer, integer, text, jsonpath, jsonb,
+    ALTER FUNCTION search_memories(text, text, vector, text, integer, memory_filter, text, timestamptz, text[],
+                                   text[], integer, timestamptz, timestamptz, text, text, integer, integer,
                                    double precision, uuid[], double precision[])
         SET plan_cache_mode = force_custom_plan;
 END $functions$;

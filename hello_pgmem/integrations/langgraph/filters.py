@@ -29,7 +29,8 @@ NEVER = "(1 == 0)"
 
 @dataclass(frozen=True)
 class Predicate:
-    """``path`` for ``jsonb_path_match(metadata, path, vars)``; None: every item passes."""
+    """A jsonpath ``path`` the items' metadata must match with ``variables`` (a memory_filter's
+    ``where_path`` and ``where_vars``); None: every item passes."""
 
     path: str | None
     variables: dict[str, Any] = field(default_factory=dict)
