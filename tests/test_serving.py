@@ -5,6 +5,7 @@ stays short, and a half-sent request is cut off; plus the throttle's rules for c
 
 from __future__ import annotations
 
+import inspect
 import os
 import resource
 import subprocess
@@ -206,3 +207,17 @@ def test_guesses_shut_out_unknown_credentials_only() -> None:
     assert gate.admits("10.0.0.1", "pgm_good", now=5) == 0, "a credential that worked still works"
     assert gate.admits("10.0.0.2", "pgm_guess", now=5) == 0, "another address is not held"
     assert gate.admits("10.0.0.1", "pgm_guess", now=70) == 0, "the minute passes"
+
+
+def test_the_internals_the_servers_use_are_there() -> None:
+    """The connection caps subclass uvicorn's HTTP protocol and the session cap reads the MCP SDK's
+    table of sessions, which neither names in public: pyproject.toml pins both below their next
+    release, and what the servers touch is there in the versions installed."""
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    protocol = inspect.getsource(H11Protocol)
+    used = ("self.connections", "self.conn ", "self.transport", "self.loop", "self.client")
+    assert [name for name in used if name not in protocol] == []
+    assert {"connection_made", "connection_lost", "data_received", "on_response_complete"} <= set(vars(H11Protocol))
+    assert "self._server_instances" in inspect.getsource(StreamableHTTPSessionManager)
