@@ -56,4 +56,4 @@ lint: install  ## ruff and mypy (strict)
 
 bench: install  ## the benchmark suite (long; see bench/README.md)
 	$(BIN)/pip install --quiet -e '.[bench]'
-	$(BIN)/python bench/suite.py
+	$(BIN)/python -m bench.suite

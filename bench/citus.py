@@ -1,7 +1,7 @@
 """Episodic adds and searches on the local Citus cluster beside one server, on the same machine.
 
-    PGMEM_CITUS_SOURCE=/path/to/citus-14.0.1.tar.gz .venv/bin/python bench/citus.py
-    .venv/bin/python bench/citus.py --users 10 --per-user 1000 --queries 200
+    PGMEM_CITUS_SOURCE=/path/to/citus-14.0.1.tar.gz .venv/bin/python -m bench.citus
+    .venv/bin/python -m bench.citus --users 10 --per-user 1000 --queries 200
 
 Both deployments get a fresh database migrated without AGE (the cluster's also distributed by
 ``hello-pgmem citus distribute``), the same memories (bench/workload.py, hashing embedder, 384
@@ -27,10 +27,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import harness
-from harness import fresh_database, percentiles
-from workload import Workload
-
+from bench import harness
+from bench.harness import fresh_database, percentiles
+from bench.workload import Workload
 from hello_pgmem import Database, HashingEmbedder, MemoryManager, Settings
 from hello_pgmem.db import migrations
 from hello_pgmem.dev.chroot import DevDB

@@ -1,6 +1,6 @@
 """How long the command line takes, end to end, as a user sees it (run by hand, never in CI).
 
-    .venv/bin/python bench/cli_speed.py            # needs the development database (make db)
+    .venv/bin/python -m bench.cli_speed            # needs the development database (make db)
 
 Floors: ``hello-pgmem --help`` within 0.3 s, ``hello-pgmem search`` on a warm database within 1 s
 with the hashing embedder. Timed with the default embedder (multilingual E5, each command loading

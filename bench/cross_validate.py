@@ -1,9 +1,9 @@
 """Every weight of the hybrid ranking chosen by cross-validation over both benchmarks, with each
 embedder; the held-out folds' numbers are the ones to report.
 
-    .venv/bin/python bench/cross_validate.py                       # hashing, MiniLM and E5
-    .venv/bin/python bench/cross_validate.py --embedders hashing   # one embedder (its data cached)
-    .venv/bin/python bench/cross_validate.py --show                # the current weights' numbers, no search
+    .venv/bin/python -m bench.cross_validate                       # hashing, MiniLM and E5
+    .venv/bin/python -m bench.cross_validate --embedders hashing   # one embedder (its data cached)
+    .venv/bin/python -m bench.cross_validate --show                # the current weights' numbers, no search
 
 The ranking is search_memories' own, in NumPy (bench/twin.py; tests/test_ranking_twin.py holds the
 two equal), over every memory a user of either benchmark would store: LoCoMo's five development
@@ -39,12 +39,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import harness
-import longmemeval
 import numpy as np
-import retrieval
-import twin
 
+from bench import harness, longmemeval, retrieval, twin
 from hello_pgmem import Database
 from hello_pgmem.embedding import Embedder
 from hello_pgmem.graph.normalize import name_candidates

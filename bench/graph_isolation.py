@@ -2,7 +2,7 @@
 same Cypher run unscoped as the application role, and the library's semantic search and add with
 the label tables' policies on and off.
 
-    .venv/bin/python bench/graph_isolation.py [--memories 4000 40000] [--runs 200]
+    .venv/bin/python -m bench.graph_isolation [--memories 4000 40000] [--runs 200]
 
 For each size, a deployment built the documented way (owner migrates, application role granted)
 gets that many semantic memories with their graph for one user (and 1,000 for another, whose
@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-from harness import machine, percentiles, role_deployment
 from psycopg import sql
 
+from bench.harness import machine, percentiles, role_deployment
 from hello_pgmem import Database, HashingEmbedder, Settings
 from hello_pgmem.db.age import cypher
 from hello_pgmem.memory import MemoryManager

@@ -1,9 +1,9 @@
 """What one hostile tenant leaves the others: the served MCP server and web view under attack.
 
-    .venv/bin/python bench/hostile_load.py                      # both scenarios
-    .venv/bin/python bench/hostile_load.py --scenario flood     # connections only
-    .venv/bin/python bench/hostile_load.py --scenario documents # hostile PDFs only
-    .venv/bin/python bench/hostile_load.py --scenario turns     # a user's PDF amid another's
+    .venv/bin/python -m bench.hostile_load                      # both scenarios
+    .venv/bin/python -m bench.hostile_load --scenario flood     # connections only
+    .venv/bin/python -m bench.hostile_load --scenario documents # hostile PDFs only
+    .venv/bin/python -m bench.hostile_load --scenario turns     # a user's PDF amid another's
 
 ``flood``: ``hello-pgmem mcp --http`` and ``hello-pgmem ui``, each as a user starts it; five
 loopback addresses (127.0.0.2-6) each keep 64 half-sent requests open, opening new ones as the
@@ -43,25 +43,24 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import harness
 import httpx2
-from harness import fresh_database, percentiles
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from bench import harness
+from bench.harness import fresh_database, percentiles
 from hello_pgmem import Database, Settings
 from hello_pgmem.access import create_token
-
-REPO = Path(__file__).resolve().parent.parent
-RESULTS = REPO / "bench" / "results"
-sys.path.insert(0, str(REPO))
-from tests.flood import answered, hold_half_sent  # noqa: E402  (the tests' own attack)
-from tests.media import (  # noqa: E402  (the tests' own hostile files)
+from tests.flood import answered, hold_half_sent  # the tests' own attack
+from tests.media import (  # the tests' own hostile files
     overlapping_lines_pdf,
     pdf_of_one_page,
     spinning_pdf,
 )
-from tests.served import free_port  # noqa: E402
+from tests.served import free_port
+
+REPO = Path(__file__).resolve().parent.parent
+RESULTS = REPO / "bench" / "results"
 
 CLI = [sys.executable, "-c", "from hello_pgmem.cli import main; main()"]
 

@@ -1,7 +1,7 @@
 """What the HNSW index alone accepts, beside what ``add_memories`` achieves, in one run.
 
-    .venv/bin/python bench/index_inserts.py              # 5,000 memories in batches of 500
-    .venv/bin/python bench/index_inserts.py --rows 20000
+    .venv/bin/python -m bench.index_inserts              # 5,000 memories in batches of 500
+    .venv/bin/python -m bench.index_inserts --rows 20000
 
 The same distinct texts and hashing vectors go, in batches of 500 from an empty table, (1) through
 ``add_memories`` and (2) into a bare table ``(id, embedding)`` with one ``INSERT … SELECT FROM
@@ -20,13 +20,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-import harness
 import numpy as np
 import psycopg
-from harness import fresh_database
 from pgvector.psycopg import register_vector
-from workload import Workload
 
+from bench import harness
+from bench.harness import fresh_database
+from bench.workload import Workload
 from hello_pgmem import Database, HashingEmbedder, MemoryManager
 
 RESULTS = Path(__file__).resolve().parent / "results"

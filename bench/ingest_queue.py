@@ -1,8 +1,8 @@
 """Ingest beside its embeddings: how soon a folder is searchable by its words, and how fast the
 queue then drains against the embedder's bare rate on the same texts.
 
-    .venv/bin/python bench/ingest_queue.py                 # docs/ with E5 (queued) and hashing (in the write)
-    .venv/bin/python bench/ingest_queue.py --path docs --embedder e5 --threads 1,2
+    .venv/bin/python -m bench.ingest_queue                 # docs/ with E5 (queued) and hashing (in the write)
+    .venv/bin/python -m bench.ingest_queue --path docs --embedder e5 --threads 1,2
 
 For each run, a fresh database on the development server and one namespace:
 
@@ -28,10 +28,9 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-import harness
-from embedders import loaders
-from harness import fresh_database
-
+from bench import harness
+from bench.embedders import loaders
+from bench.harness import fresh_database
 from hello_pgmem import Database, HashingEmbedder
 from hello_pgmem.embedding import Embedder
 from hello_pgmem.rag.knowledge import KnowledgeBase

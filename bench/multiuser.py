@@ -1,9 +1,9 @@
 """Search as users run it, beside plain pgvector: many users in one table, the public API.
 
-    .venv/bin/python bench/multiuser.py                 # 10x1k, 100x1k, 10x10k, 1x100k (about 15 min)
-    .venv/bin/python bench/multiuser.py --scenarios 10x1k --queries 100
-    .venv/bin/python bench/multiuser.py --scenarios 1x1000k --keep   # once: an hour and more
-    .venv/bin/python bench/multiuser.py --scenarios 1x1000k --database URL   # again, on that database
+    .venv/bin/python -m bench.multiuser                 # 10x1k, 100x1k, 10x10k, 1x100k (about 15 min)
+    .venv/bin/python -m bench.multiuser --scenarios 10x1k --queries 100
+    .venv/bin/python -m bench.multiuser --scenarios 1x1000k --keep   # once: an hour and more
+    .venv/bin/python -m bench.multiuser --scenarios 1x1000k --database URL   # again, on that database
 
 Each scenario is a fresh database, bulk-loaded with COPY (bench/workload.py's memories, hashing
 embedder, 384 dimensions). For each: plain pgvector (`WHERE user_id = … ORDER BY embedding <=> q
@@ -42,13 +42,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import harness
 import numpy as np
-from harness import fresh_database, percentiles
 from psycopg.rows import tuple_row
-from suite import bulk_load
-from workload import Workload
 
+from bench import harness
+from bench.harness import fresh_database, percentiles
+from bench.suite import bulk_load
+from bench.workload import Workload
 from hello_pgmem import Database, HashingEmbedder, MemoryConfig, MemoryManager, Settings
 from hello_pgmem.core.models import Fusion
 from hello_pgmem.ops import migrate

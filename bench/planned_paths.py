@@ -1,7 +1,7 @@
 """What the API's planned statements buy: each search as sent, against search_memories alone.
 
-    .venv/bin/python bench/multiuser.py --scenarios 10x1k --keep      # once, for a database
-    .venv/bin/python bench/planned_paths.py --database URL --scenario 10x1k
+    .venv/bin/python -m bench.multiuser --scenarios 10x1k --keep      # once, for a database
+    .venv/bin/python -m bench.planned_paths --database URL --scenario 10x1k
 
 The API sends an unfiltered search of episodic and semantic memories as a statement planned once
 per connection: the vector scoring as one plain statement (``_ranked_queries.vector_ranked``), the
@@ -23,9 +23,8 @@ import statistics
 import time
 from typing import Any
 
-import multiuser
-from harness import percentiles
-
+from bench import multiuser
+from bench.harness import percentiles
 from hello_pgmem import Database, HashingEmbedder, MemoryConfig, MemoryManager, Settings
 from hello_pgmem.core.models import Fusion
 from hello_pgmem.memory import _ranked_queries as rq

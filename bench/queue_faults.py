@@ -1,9 +1,9 @@
 """The embedding queue under faults: the server killed with SIGKILL while writers add and workers
 embed, and an embedding endpoint that is down for a minute.
 
-    .venv/bin/python bench/queue_faults.py                    # both scenarios
-    .venv/bin/python bench/queue_faults.py crash --kills 4
-    .venv/bin/python bench/queue_faults.py endpoint --down 60
+    .venv/bin/python -m bench.queue_faults                    # both scenarios
+    .venv/bin/python -m bench.queue_faults crash --kills 4
+    .venv/bin/python -m bench.queue_faults endpoint --down 60
 
 ``crash``: a scratch server of the development root, a store whose writes queue their vectors
 (the hashing embedder, declared a model: ``PGMEM_EMBED=queue``) with a background worker and a
@@ -30,17 +30,13 @@ import datetime as dt
 import json
 import os
 import signal
-import sys
 import threading
 import time
 import uuid
 from pathlib import Path
 from typing import Any
 
-import harness
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.fake_openai
-
+from bench import harness
 from hello_pgmem import Database, HashingEmbedder, OpenAIEmbedder, Store
 from hello_pgmem.core.errors import HelloPgmemError
 from hello_pgmem.dev import DevDB

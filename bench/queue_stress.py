@@ -1,7 +1,7 @@
 """The embedding queue under contention, without faults: writers and every kind of claimer at once.
 
-    .venv/bin/python bench/queue_stress.py stress --seconds 600
-    .venv/bin/python bench/queue_stress.py backlog --rows 10000 --runs 5
+    .venv/bin/python -m bench.queue_stress stress --seconds 600
+    .venv/bin/python -m bench.queue_stress backlog --rows 10000 --runs 5
 
 ``stress``: a scratch server of the development root (its log read afterwards), a store whose
 writes queue their vectors (the hashing embedder declared a model, slowed to 2 ms a text so that
@@ -33,9 +33,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import harness
 import numpy as np
 
+from bench import harness
 from hello_pgmem import Database, HashingEmbedder, Store
 from hello_pgmem.core.errors import HelloPgmemError
 from hello_pgmem.dev import DevDB

@@ -1,6 +1,6 @@
 """Compare RRF and weighted-sum fusion (and vector or text alone) on a small labelled set.
 
-Run: .venv/bin/python bench/rag_fusion.py   (needs the development database; prints a table and
+Run: .venv/bin/python -m bench.rag_fusion   (needs the development database; prints a table and
 writes bench/results/rag_fusion.json)
 """
 
@@ -9,9 +9,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import harness
-from harness import fresh_database
-
+from bench import harness
+from bench.harness import fresh_database
 from hello_pgmem import Database, HashingEmbedder, KnowledgeBase
 
 HERE = Path(__file__).resolve().parent

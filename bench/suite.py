@@ -1,8 +1,8 @@
 """The benchmark suite (run by hand, never in CI).
 
-    .venv/bin/python bench/suite.py                      # 10 users x 10k, 1 user x 100k, adds, RAG
-    .venv/bin/python bench/suite.py --million            # also 1 user x 1M (long: about an hour)
-    .venv/bin/python bench/suite.py --quick              # small sizes, to try the suite itself
+    .venv/bin/python -m bench.suite                      # 10 users x 10k, 1 user x 100k, adds, RAG
+    .venv/bin/python -m bench.suite --million            # also 1 user x 1M (long: about an hour)
+    .venv/bin/python -m bench.suite --quick              # small sizes, to try the suite itself
 
 Each run uses a fresh database on the development server, bulk-loads with COPY (the normal add
 path is measured separately), and writes bench/results/suite-<date>.json, bench/results/summary.md
@@ -21,11 +21,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import harness
 import numpy as np
-from harness import fresh_database, percentiles
 from psycopg import sql
 
+from bench import harness
+from bench.harness import fresh_database, percentiles
 from hello_pgmem import (
     Database,
     HashingEmbedder,

@@ -1,7 +1,7 @@
 """What keeping the term counts costs a write, by the length of the texts written.
 
-    .venv/bin/python bench/term_counts.py              # about two minutes
-    .venv/bin/python bench/term_counts.py --rows 1000
+    .venv/bin/python -m bench.term_counts              # about two minutes
+    .venv/bin/python -m bench.term_counts --rows 1000
 
 Texts of real conversations: LoCoMo's turns (../shared/data/locomo-dev5.json, or PGMEM_LOCOMO),
 LongMemEval's user turns (../shared/data/longmemeval-s-dev.json.gz, or PGMEM_LONGMEMEVAL), and
@@ -25,14 +25,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-import harness
 import psycopg
-from harness import fresh_database
-from longmemeval import DEFAULT_DATA as LONGMEMEVAL
-from longmemeval import load as load_longmemeval
-from retrieval import DEFAULT_DATA as LOCOMO
-from retrieval import load_locomo
 
+from bench import harness
+from bench.harness import fresh_database
+from bench.longmemeval import DEFAULT_DATA as LONGMEMEVAL
+from bench.longmemeval import load as load_longmemeval
+from bench.retrieval import DEFAULT_DATA as LOCOMO
+from bench.retrieval import load_locomo
 from hello_pgmem import Database, HashingEmbedder, MemoryConfig, MemoryManager, Settings
 
 RESULTS = Path(__file__).resolve().parent / "results"

@@ -24,7 +24,6 @@ from scipy import sparse
 Fusion = Literal["weighted", "spread", "minmax", "rrf"]
 Mode = Literal["hybrid", "lexical", "vector"]
 DAY = 86400.0
-WINDOW = 2  # memories on each side of a memory's context window (memories_around)
 MAX_POSITIONS = (
     256  # a lexeme's positions in a tsvector: a window's frequency of a term at most (window_lexemes)
 )
@@ -54,11 +53,16 @@ class Weights:
     nearest: int = 40
     common: int = 200
     lexical_pool: int = 80  # the windows the term plan finds, at most this many by their BM25 (0: all)
+    window: int = 2  # memories on each side of a memory's context window (memories_around)
     window_vector: float = 0.0  # trials only (not in the SQL): the share of the window's mean vector's cosine
 
 
 WEIGHTS = Weights()
 """The weights search_memories has."""
+TRIALS_ONLY = ("window_vector",)
+"""Weights of trials the SQL does not have."""
+WINDOW = WEIGHTS.window
+"""The context windows' side: stored, the windows are made with the SQL's."""
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """The web view's pages, timed, and its screenshots.
 
-    .venv/bin/python bench/ui.py                         # 10,000 and 100,000 memories (about 5 min)
-    .venv/bin/python bench/ui.py --screenshots docs/ui   # a small seeded store, one PNG per page
+    .venv/bin/python -m bench.ui                         # 10,000 and 100,000 memories (about 5 min)
+    .venv/bin/python -m bench.ui --screenshots docs/ui   # a small seeded store, one PNG per page
 
 Timing: a fresh database, one user with 10,000 memories and one with 100,000 (bulk-loaded with
 COPY, bench/workload.py's texts, hashing embedder), 60 semantic facts with their graph for each,
@@ -19,22 +19,18 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import sys
 import time
 import urllib.parse
 import urllib.request
 from pathlib import Path
 from typing import Any
 
-from harness import fresh_database, machine, percentiles
-from suite import bulk_load
-
+from bench.harness import fresh_database, machine, percentiles
+from bench.suite import bulk_load
 from hello_pgmem import Database, HashingEmbedder, KnowledgeBase, MemoryManager, Settings
 from hello_pgmem.access import Identity
 from hello_pgmem.store import Store
 from hello_pgmem.ui import Login, ui_app
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from tests.browser import chromium
 from tests.served import Served
 

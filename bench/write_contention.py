@@ -1,8 +1,8 @@
 """One user's long batch beside the same user's small writes: do the small ones wait?
 
-    .venv/bin/python bench/write_contention.py                  # 10,000 memories in one call, 8 putting threads
-    .venv/bin/python bench/write_contention.py --batch 20000 --threads 8
-    .venv/bin/python bench/write_contention.py --langgraph 10   # LangGraph's large-batch pattern, 10 runs
+    .venv/bin/python -m bench.write_contention                  # 10,000 memories in one call, 8 putting threads
+    .venv/bin/python -m bench.write_contention --batch 20000 --threads 8
+    .venv/bin/python -m bench.write_contention --langgraph 10   # LangGraph's large-batch pattern, 10 runs
 
 The first scenario: a user with ``--existing`` memories; one thread adds ``--batch`` memories in
 one ``add_memories`` call (the hashing embedder), while ``--threads`` threads ``put`` items to the
@@ -26,9 +26,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-import harness
-from harness import fresh_database, percentiles
-
+from bench import harness
+from bench.harness import fresh_database, percentiles
 from hello_pgmem import Database, HashingEmbedder
 from hello_pgmem.integrations.langgraph import PgMemStore
 from hello_pgmem.memory import MemoryManager

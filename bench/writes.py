@@ -1,7 +1,7 @@
 """Write throughput alone: the add and ingest measurements of bench/suite.py, in a minute or two.
 
-    .venv/bin/python bench/writes.py                 # 300 single adds per type, 5,000 in batches, 2,000 documents
-    .venv/bin/python bench/writes.py --batch 20000   # more memories in batches
+    .venv/bin/python -m bench.writes                 # 300 single adds per type, 5,000 in batches, 2,000 documents
+    .venv/bin/python -m bench.writes --batch 20000   # more memories in batches
 
 Each run uses a fresh database on the development server. Memories: one add per memory for each
 type (with round trips per add), then ``add_memories`` in batches of 500. RAG: ``add_text`` per
@@ -17,10 +17,9 @@ import datetime as dt
 import json
 from pathlib import Path
 
-import harness
-from harness import fresh_database
-from suite import measure_adds, measure_rag
-
+from bench import harness
+from bench.harness import fresh_database
+from bench.suite import measure_adds, measure_rag
 from hello_pgmem import HashingEmbedder
 
 RESULTS = Path(__file__).resolve().parent / "results"

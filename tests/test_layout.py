@@ -21,25 +21,14 @@ def module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _type_checking_only(node: ast.If) -> bool:
-    test = node.test
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-    )
-
-
 def imports(path: Path) -> set[str]:
-    """Every hello_pgmem module ``path`` imports, at any depth of its code but under ``if
-    TYPE_CHECKING`` (``from a.b import c`` gives ``a.b``, and ``a.b.c`` when that is a module)."""
+    """Every hello_pgmem module ``path`` imports, at any depth of its code, those under ``if
+    TYPE_CHECKING`` too (``from a.b import c`` gives ``a.b``, and ``a.b.c`` when that is a module)."""
     found: set[str] = set()
     known = {module_name(p) for p in modules()}
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    skipped = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If) and _type_checking_only(node)
-               for n in ast.walk(node)}  # fmt: skip
     package = module_name(path) if path.name == "__init__.py" else module_name(path).rpartition(".")[0]
     for node in ast.walk(tree):
-        if id(node) in skipped:
-            continue
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -92,6 +81,49 @@ def test_the_import_graph_has_no_cycle() -> None:
         if node not in state:
             visit(node)
     assert not cycles, "\n".join(" -> ".join(c) for c in cycles)
+
+
+def package_of(module: str) -> str:
+    """The subpackage a module belongs to (``memory`` for ``hello_pgmem.memory._search``), or the
+    front door for the package root's modules."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and (PACKAGE / parts[1]).is_dir() else "(front door)"
+
+
+def test_the_subpackages_are_layers() -> None:
+    """No import cycle between subpackages and the front door (the root's modules), those under
+    TYPE_CHECKING included: each layer imports only the ones below it (the command line, the web
+    view and the MCP server stand on the front door, which stands on the rest)."""
+    graph: dict[str, set[str]] = {}
+    for path in modules():
+        importer = package_of(module_name(path))
+        for name in imports(path) - {"hello_pgmem"}:  # `from hello_pgmem import vectors` is vectors
+            if package_of(name) != importer:
+                graph.setdefault(importer, set()).add(package_of(name))
+
+    def reaches(start: str) -> set[str]:
+        seen, todo = set(), [start]
+        while todo:
+            for nxt in graph.get(todo.pop(), ()):
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+        return seen
+
+    assert [p for p in graph if p in reaches(p)] == []
+
+
+def test_nothing_in_the_repository_edits_sys_path() -> None:
+    """The benchmarks are a package run from the root (``python -m bench.<script>``), the tests import
+    them by name: no module finds another by a path of its own."""
+    root = PACKAGE.parent
+    edits = [
+        str(p.relative_to(root))
+        for folder in ("hello_pgmem", "tests", "bench", "alembic", "scripts")
+        for p in (root / folder).rglob("*.py")
+        if "sys.path" in p.read_text(encoding="utf-8") and p != Path(__file__).resolve()
+    ]
+    assert edits == []
 
 
 def test_the_package_root_holds_the_front_door_and_packages_only() -> None:

@@ -11,21 +11,17 @@ exercise every component but the graph's."""
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
+from bench import twin
 from hello_pgmem import Database, HashingEmbedder
 from hello_pgmem.memory import MemoryManager
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
-import twin
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
 START = NOW - timedelta(days=200)
@@ -246,3 +242,24 @@ def test_a_weight_changed_in_the_database_alone_tells_them_apart(
     sql = sql_ranking(db, "twin_small", question, 45, "hybrid", "spread", weight=0.9)
     numpy = twin_ranking(db, users["twin_small"], question, 45, "hybrid", "spread")
     assert not same(sql, numpy)
+
+
+TWIN_LEAVES_OUT = {
+    "graph_decay", "specific_share", "specific_least",  # the graph's expansion (semantic memories)
+    "narrowed",  # how the index looks common terms up: the same rows either way
+    "exact_scan",  # the twin reads every user exactly
+    "session_vector", "session_common",  # search_sessions
+    "chunk_vector", "chunk_pool", "chunk_common", "chunk_heading",  # search_chunks
+}  # fmt: skip
+"""The weights of ranking_weights() that rank what the twin does not: filters, graphs, sessions,
+chunks."""
+
+
+def test_the_twins_weights_are_ranking_weights_by_name(database: Database) -> None:
+    """Every weight of the twin is ranking_weights()' of the same name and value, and every weight
+    of search_memories' ranking is the twin's."""
+    with database.connection() as conn:
+        sql_weights = dict(conn.execute("SELECT name, value FROM ranking_weights()").fetchall())
+    twins = {name: value for name, value in vars(twin.WEIGHTS).items() if name not in twin.TRIALS_ONLY}
+    assert set(twins) | TWIN_LEAVES_OUT == set(sql_weights)
+    assert {name: float(value) for name, value in twins.items()} == {name: sql_weights[name] for name in twins}
