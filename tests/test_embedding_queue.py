@@ -464,6 +464,40 @@ def test_turns_count_the_work_done_so_a_tenant_of_short_texts_is_not_held_behind
             assert vectors_of(store.db, victim)[text] is not None, text
 
 
+class HeldWhenLong(SmallParts):
+    """A model held inside each call with a text of more than 1,000 characters until released."""
+
+    def _encode(self, texts: Sequence[str]) -> np.ndarray:
+        if any(len(text) > 1_000 for text in texts):
+            self.inside.set()
+            self.release.wait(patience(120))
+        return HashingEmbedder._encode(self, texts)
+
+
+def test_short_texts_are_embedded_while_a_long_one_is(clean: Database) -> None:
+    """One worker, as by default, busy with a tenant's long text: another tenant's short memories
+    get their vectors meanwhile, from the workers' short lane, and the long text after."""
+    embedder = HeldWhenLong()
+    embedder.release.clear()
+    flooder, victim = (f"{name}_{uuid.uuid4().hex[:6]}" for name in ("mallory", "victor"))
+    with queued_store(clean, embedder, search_catch_up=0, embed_workers=1) as store:
+        try:
+            store.memory(flooder, types=["episodic"]).add_memories(
+                [f"{n} " + "long text " * 200 for n in range(3)], "episodic"
+            )
+            assert embedder.inside.wait(patience(30)), "a worker took the long text"
+            store.memory(victim, types=["episodic"]).add_memories(["chess", "bread", "rowing"], "episodic")
+            deadline = time.monotonic() + patience(30)
+            while not all(vectors_of(store.db, victim).values()) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert all(vectors_of(store.db, victim).values()), "the short texts waited behind the long one"
+            assert not any(vectors_of(store.db, flooder).values()), "the long texts are still held"
+        finally:
+            embedder.release.set()
+        store.memory(flooder, types=["episodic"]).wait_for_embeddings(timeout=patience(60))
+        assert all(vectors_of(store.db, flooder).values())
+
+
 def test_a_write_past_the_queue_quota_is_refused_whole_and_names_it(clean: Database) -> None:
     """PGMEM_QUEUE_MAX_ROWS: a user (a namespace) with that many rows waiting for vectors may not
     queue more; the write is refused whole, the quota named, until the workers catch up."""

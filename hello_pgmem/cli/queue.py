@@ -30,6 +30,7 @@ def worker(state: State, threads: int, drain: bool) -> int:
     machines, share the queue. With --drain: progress as it goes, and exit status 3 when rows
     still wait at the end (held by other workers, or failing until their retry time)."""
     from hello_pgmem.vectors import EmbeddingWorker
+    from hello_pgmem.vectors.background import workers_of
 
     stop = threading.Event()
     for number in (signal.SIGTERM, signal.SIGINT):
@@ -42,8 +43,7 @@ def worker(state: State, threads: int, drain: bool) -> int:
             click.echo(f"embedding worker for {embedder.model_name}, {threads} thread(s)", err=True)
         embedded = Counter()
 
-        def run() -> None:
-            work = EmbeddingWorker(store.db, embedder)
+        def run(work: EmbeddingWorker) -> None:
             if not drain:
                 work.run(stop)
                 return
@@ -53,7 +53,12 @@ def worker(state: State, threads: int, drain: bool) -> int:
                 if not step.claimed:
                     return
 
-        pool = [threading.Thread(target=run, name=f"worker-{n}") for n in range(threads)]
+        workers = (
+            workers_of(store.db, embedder, threads)
+            if not drain
+            else [EmbeddingWorker(store.db, embedder) for _ in range(threads)]
+        )
+        pool = [threading.Thread(target=run, args=(w,), name=f"worker-{n}") for n, w in enumerate(workers)]
         for thread in pool:
             thread.start()
         line = progress_line("embedded", "rows")

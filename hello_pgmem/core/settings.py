@@ -100,6 +100,11 @@ class Settings(BaseSettings):
     embed_workers: int = Field(default=1, ge=0, le=16, validation_alias=AliasChoices("PGMEM_EMBED_WORKERS"))
     """Embedding worker threads a process starts on its first queued write (0: none; run
     ``hello-pgmem worker`` apart)."""
+    embed_short_chars: int = Field(
+        default=2_000, ge=0, le=1_000_000, validation_alias=AliasChoices("PGMEM_EMBED_SHORT_CHARS")
+    )
+    """The workers' short lane: one more thread per model that embeds only parts of at most this
+    many characters, so that a short text never waits behind a long one in flight (0: no lane)."""
     embed_lease_s: float = Field(
         default=120.0, ge=5, le=3600, validation_alias=AliasChoices("PGMEM_EMBED_LEASE")
     )

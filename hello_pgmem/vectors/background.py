@@ -1,7 +1,8 @@
 """The embedding workers a process runs in the background: per Database and model, threads
-(``PGMEM_EMBED_WORKERS``, 1 by default) started by the first write that queues rows for that model,
-and stopped when the Database closes or the interpreter exits, each after its current part of
-work (what it holds and has not embedded goes back to the queue at once)."""
+(``PGMEM_EMBED_WORKERS``, 1 by default, and a short lane, ``PGMEM_EMBED_SHORT_CHARS``) started by
+the first write that queues rows for that model, and stopped when the Database closes or the
+interpreter exits, each after its current part of work (what it holds and has not embedded goes
+back to the queue at once)."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ class BackgroundWorkers:
         self.db = db
         self._lock = threading.Lock()
         self._threads: dict[str, list[threading.Thread]] = {}
-        self._wake: dict[str, threading.Event] = {}
+        self._wake: dict[str, list[threading.Event]] = {}
         self._stop = threading.Event()
 
     def nudge(self, embedder: Embedder) -> None:
@@ -38,20 +39,22 @@ class BackgroundWorkers:
         model = embedder.model_name
         with self._lock:
             if model not in self._threads:
-                self._wake[model] = threading.Event()
+                workers = workers_of(self.db, embedder, count)
+                self._wake[model] = [threading.Event() for _ in workers]
                 self._threads[model] = [
                     threading.Thread(
                         target=self._run,
-                        args=(EmbeddingWorker(self.db, embedder), self._wake[model]),
+                        args=(worker, wake),
                         name=f"hello_pgmem-embed-{model}-{n}",
                         daemon=True,
                     )
-                    for n in range(count)
+                    for n, (worker, wake) in enumerate(zip(workers, self._wake[model], strict=True))
                 ]
                 for thread in self._threads[model]:
                     thread.start()
-                log.info("%d embedding worker(s) started for %s", count, model)
-            self._wake[model].set()
+                log.info("%d embedding worker(s) started for %s", len(workers), model)
+            for wake in self._wake[model]:
+                wake.set()
 
     def running(self, model: str) -> bool:
         with self._lock:
@@ -68,11 +71,21 @@ class BackgroundWorkers:
         self._stop.set()
         with self._lock:
             threads = [thread for group in self._threads.values() for thread in group]
-            for wake in self._wake.values():
-                wake.set()
+            for wakes in self._wake.values():
+                for wake in wakes:
+                    wake.set()
         for thread in threads:
             if thread is not threading.current_thread():
                 thread.join(timeout)
+
+
+def workers_of(db: Database, embedder: Embedder, count: int) -> list[EmbeddingWorker]:
+    """``count`` workers for ``embedder``'s model and, unless ``PGMEM_EMBED_SHORT_CHARS`` is 0, its
+    short lane: a worker that takes only parts of that many characters at most, so that another
+    tenant's short texts are embedded while a long text is (at the cost of a second core then)."""
+    lane = db.settings.embed_short_chars
+    short = [EmbeddingWorker(db, embedder, lane_chars=lane)] if count and lane else []
+    return [EmbeddingWorker(db, embedder) for _ in range(count)] + short
 
 
 _WORKERS: weakref.WeakKeyDictionary[Database, BackgroundWorkers] = weakref.WeakKeyDictionary()

@@ -95,13 +95,18 @@ def scoped(db: Database, kind: Kind, scope: str) -> AbstractContextManager[Conn]
 class EmbeddingWorker:
     """Drains the embedding queue for one embedder's model (see the module docstring)."""
 
-    def __init__(self, db: Database, embedder: Embedder, *, says_failures: bool = False) -> None:
+    def __init__(
+        self, db: Database, embedder: Embedder, *, says_failures: bool = False, lane_chars: int | None = None
+    ) -> None:
         """``says_failures``: its caller tells of a failed part itself (a search's catch-up, in
-        the search's notes), so the log has it at INFO only."""
+        the search's notes), so the log has it at INFO only. ``lane_chars``: a short lane, which
+        claims only parts of at most that many characters (a scope whose longest waiting row is
+        longer is the other workers')."""
         self.db = db
         self.embedder = embedder
         self.settings = db.settings
         self.says_failures = says_failures
+        self.lane_chars = lane_chars
 
     # ------------------------------------------------------------------ one pass
 
@@ -119,9 +124,14 @@ class EmbeddingWorker:
         tagged = [(max(_WORK.get((model, k, s), 0.0), clock), k, s) for k, s, _ in backlog]
         turns = sorted(tagged, key=lambda turn: turn[0])  # stable: the longest waiting first among equals
         claimed: list[Claimed] = []
+        chars = min(self.lane_chars or self.embedder.batch_chars, self.embedder.batch_chars)
         for start, kind, scope in turns:
             claimed = self.claim(
-                kind, scope, min(limit, self.embedder.batch_texts), chars=self.embedder.batch_chars
+                kind,
+                scope,
+                min(limit, self.embedder.batch_texts),
+                chars=chars,
+                at_least_one=self.lane_chars is None,
             )
             if claimed:
                 _CLOCK[model] = start
