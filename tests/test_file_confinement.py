@@ -4,6 +4,7 @@ root, by default the working directory."""
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from collections.abc import Callable
@@ -107,6 +108,21 @@ def test_the_rag_tool_reads_only_beneath_the_working_directory_by_default(
     assert succeeded(tool.run("add_document", file_path="guide.md"))
     assert "deploy key" in tool.run("search", query="deploy key")
     assert "vault" not in tool.run("search", query="vault code")
+
+
+def test_a_file_name_too_long_for_the_system_is_refused_by_name(
+    workdir: Path, clean: Database, embedder: HashingEmbedder, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A name of 5,000 characters is refused naming file_path and its bound; one with a part longer
+    than a file name may be is no such file. Nothing stored, nothing logged as an internal error."""
+    tool = RAGTool(database=clean, embedder=embedder)
+    answer = tool.run("add_document", file_path="a" * 5_000)
+    assert not succeeded(answer) and "file_path: must be at most 4,096 characters" in answer
+    for name in ("a" * 300, "docs/" + "b" * 300 + "/guide.md"):
+        answer = tool.run("add_document", file_path=name)
+        assert not succeeded(answer) and "No such file" in answer, (name[:20], answer[:80])
+    assert stored_documents(clean) == 0
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
 
 
 def test_a_tool_started_in_a_system_folder_reads_no_file_unless_given_a_root(

@@ -8,13 +8,17 @@ import threading
 import time
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from hello_pgmem.cli.app import State, cli, emit, open_store
 from hello_pgmem.cli.progress import EVERY_S, progress_line
 from hello_pgmem.db import Database
+
+if TYPE_CHECKING:
+    from hello_pgmem.embedding import Embedder
+    from hello_pgmem.vectors import EmbeddingWorker
 
 WORK_LEFT = 3
 """The exit status of ``worker --drain`` when it stopped with rows still waiting."""
@@ -29,9 +33,6 @@ def worker(state: State, threads: int, drain: bool) -> int:
     Ctrl-C: the rows in hand are written or given back). Several workers, here or on other
     machines, share the queue. With --drain: progress as it goes, and exit status 3 when rows
     still wait at the end (held by other workers, or failing until their retry time)."""
-    from hello_pgmem.vectors import EmbeddingWorker
-    from hello_pgmem.vectors.background import workers_of
-
     stop = threading.Event()
     for number in (signal.SIGTERM, signal.SIGINT):
         signal.signal(number, lambda *_: stop.set())
@@ -39,8 +40,6 @@ def worker(state: State, threads: int, drain: bool) -> int:
     with open_store() as store:
         embedder = store.embedder
         store.db.ensure_embedding_model(embedder.model_name, embedder.dimension)
-        if not state.json:
-            click.echo(f"embedding worker for {embedder.model_name}, {threads} thread(s)", err=True)
         embedded = Counter()
 
         def run(work: EmbeddingWorker) -> None:
@@ -53,11 +52,7 @@ def worker(state: State, threads: int, drain: bool) -> int:
                 if not step.claimed:
                     return
 
-        workers = (
-            workers_of(store.db, embedder, threads)
-            if not drain
-            else [EmbeddingWorker(store.db, embedder) for _ in range(threads)]
-        )
+        workers = started_workers(state, store.db, embedder, threads, drain)
         pool = [threading.Thread(target=run, args=(w,), name=f"worker-{n}") for n, w in enumerate(workers)]
         for thread in pool:
             thread.start()
@@ -83,6 +78,28 @@ def worker(state: State, threads: int, drain: bool) -> int:
         payload["why"] = left_behind.why(stop.is_set()) if left_behind.rows else None
     emit(state, payload, text)
     return WORK_LEFT if drain and left_behind.rows else 0
+
+
+def started_workers(
+    state: State, db: Database, embedder: Embedder, threads: int, drain: bool
+) -> list[EmbeddingWorker]:
+    """The command's workers, said on stderr: ``threads`` of them, and the short lane
+    (``PGMEM_EMBED_SHORT_CHARS``) unless it drains."""
+    from hello_pgmem.vectors import EmbeddingWorker
+    from hello_pgmem.vectors.background import workers_of
+
+    if drain:
+        workers = [EmbeddingWorker(db, embedder) for _ in range(threads)]
+    else:
+        workers = workers_of(db, embedder, threads)
+    if not state.json:
+        lane = (
+            f" and a short lane of {db.settings.embed_short_chars:,} characters"
+            if len(workers) > threads
+            else ""
+        )
+        click.echo(f"embedding worker for {embedder.model_name}, {threads} thread(s){lane}", err=True)
+    return workers
 
 
 class Counter:

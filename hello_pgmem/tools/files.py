@@ -13,6 +13,9 @@ from hello_pgmem.core.errors import InvalidInputError
 from hello_pgmem.perceptual.encoders import infer_modality
 from hello_pgmem.rag.files import beneath, too_wide
 
+MAX_PATH_CHARS = 4096
+"""The longest file name a tool takes (Linux's PATH_MAX)."""
+
 FilesRoot = Path | Literal[False] | None
 """Where a tool may read files: a folder, False for nowhere, None for the default (:func:`files_root`)."""
 
@@ -40,6 +43,8 @@ def confined(root: Path | None, path: str | Path, *also: Path) -> Path | None:
         )
     if not str(path).strip() or "\x00" in str(path):
         raise InvalidInputError("file_path", "must be a file name without NUL characters")
+    if len(str(path)) > MAX_PATH_CHARS:
+        raise InvalidInputError("file_path", f"must be at most {MAX_PATH_CHARS:,} characters")
     named = Path(path).expanduser()
     base = root.resolve()
     for place in [root] if named.is_absolute() else [root, *also]:
@@ -53,10 +58,18 @@ def confined(root: Path | None, path: str | Path, *also: Path) -> Path | None:
                     "file_path", f"{str(path)[:200]!r} is not inside the folder files may be read from"
                 )
             continue  # a folder of ``also`` outside the root is no place to look
-        if resolved.exists():
+        if _exists(resolved):
             beneath(root, resolved)
             return resolved
     return None
+
+
+def _exists(path: Path) -> bool:
+    """Whether ``path`` names something; False for a name the system refuses (a part too long)."""
+    try:
+        return path.exists()
+    except OSError:
+        return False
 
 
 def media_metadata(
