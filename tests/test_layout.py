@@ -126,6 +126,22 @@ def test_nothing_in_the_repository_edits_sys_path() -> None:
     assert edits == []
 
 
+def test_the_benchmarks_import_each_other_by_package_name() -> None:
+    """A benchmark imports another as ``bench.<name>``, at any depth of its code: run as a module
+    from the root, a bare ``import harness`` finds nothing."""
+    bench = PACKAGE.parent / "bench"
+    names = {p.stem for p in bench.glob("*.py")}
+    bare = []
+    for path in sorted(bench.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            imported = (
+                [alias.name for alias in node.names] if isinstance(node, ast.Import)
+                else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else []
+            )  # fmt: skip
+            bare += [f"{path.name}: {name}" for name in imported if name.split(".")[0] in names]
+    assert bare == []
+
+
 def test_the_package_root_holds_the_front_door_and_packages_only() -> None:
     loose = {p.name for p in PACKAGE.glob("*.py")}
     assert loose == {"__init__.py", "store.py", "agent.py", "demo.py"}, sorted(loose)
