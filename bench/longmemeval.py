@@ -30,123 +30,43 @@ Writes bench/results/longmemeval-<embedder>.json and prints a table.
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import math
 import os
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from bench import harness
+from bench.datasets import (
+    EMBEDDERS,
+    LONGMEMEVAL_DATA,
+    MAX_CHARS,
+    Instance,
+    Key,
+    lexemes,
+    load_longmemeval,
+    make_embedder,
+    measures,
+    sessions_of,
+    settle,
+)
 from bench.harness import fresh_database, percentiles
-from bench.retrieval import EMBEDDERS, lexemes, make_embedder, settle
 from hello_pgmem import Database, MemoryConfig, MemoryManager
 from hello_pgmem.embedding import Embedder
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
-DEFAULT_DATA = HERE.parent.parent / "shared" / "data" / "longmemeval-s-dev.json.gz"
 KS = (5, 10)
 SEARCHED = 50  # turns retrieved per question: enough for ten distinct sessions
 MODES = ("hybrid", "lexical", "vector")
 PATTERNS = ("session", "turn")
-MAX_CHARS = MemoryConfig().max_content_chars
-
-
-@dataclass
-class Key:
-    """One user turn: its upstream id, session, text and time."""
-
-    turn_id: str
-    session_id: str
-    text: str
-    session_date: datetime
-    when: datetime  # a second after the turn before
-
-
-@dataclass
-class Instance:
-    question_id: str
-    question_type: str
-    question: str
-    asked_at: datetime
-    keys: list[Key]
-    evidence_turns: set[str]
-    evidence_sessions: set[str]
-
-
-def parse_date(text: str) -> datetime:
-    """``2023/05/20 (Sat) 02:21`` as a UTC time."""
-    return datetime.strptime(text.split(" (")[0] + " " + text.rsplit(" ", 1)[1], "%Y/%m/%d %H:%M").replace(
-        tzinfo=UTC
-    )
-
-
-def load(path: Path) -> list[Instance]:
-    """The answerable instances, their user turns as keys."""
-    opener: Callable[..., Any] = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as handle:
-        raw = json.load(handle)
-    instances = []
-    for item in raw:
-        if item["question_id"].endswith("_abs"):
-            continue
-        keys, evidence = [], set()
-        for session_id, date, session in zip(
-            item["haystack_session_ids"], item["haystack_dates"], item["haystack_sessions"], strict=True
-        ):
-            start = parse_date(date)
-            for index, turn in enumerate(session):
-                if turn["role"] != "user":
-                    continue
-                turn_id = f"{session_id}_{index + 1}"
-                keys.append(
-                    Key(turn_id, session_id, turn["content"], start, start + timedelta(seconds=index))
-                )
-                if "answer" in session_id and turn.get("has_answer"):
-                    evidence.add(turn_id)
-        instances.append(
-            Instance(
-                item["question_id"],
-                item["question_type"],
-                item["question"],
-                parse_date(item["question_date"]),
-                keys,
-                evidence,
-                set(item["answer_session_ids"]),
-            )
-        )
-    return instances
 
 
 # --------------------------------------------------------------------------- metrics
-
-
-def dcg(relevances: Sequence[float], k: int) -> float:
-    """Upstream's DCG: the first result undiscounted, the i-th (i >= 2) divided by log2(i)."""
-    top = list(relevances)[:k]
-    return top[0] + sum(r / math.log2(i) for i, r in enumerate(top[1:], 2)) if top else 0.0
-
-
-def measures(ranked: Sequence[str], wanted: set[str], total: int, k: int) -> tuple[float, float, float]:
-    """recall_all@k, recall_any@k and ndcg_any@k of ``ranked`` for the evidence ``wanted`` among
-    ``total`` items."""
-    top = list(ranked[:k])
-    recall_all = float(all(w in top for w in wanted))
-    recall_any = float(any(w in top for w in wanted))
-    ideal = dcg([1.0] * min(len(wanted), total), k)
-    ndcg = dcg([1.0 if r in wanted else 0.0 for r in top], k) / ideal if ideal else 0.0
-    return recall_all, recall_any, ndcg
-
-
-def sessions_of(turn_ids: Sequence[str]) -> list[str]:
-    """The distinct sessions of ranked turns, in order."""
-    return list(dict.fromkeys(t.rsplit("_", 1)[0] for t in turn_ids))
 
 
 @dataclass
@@ -361,7 +281,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--data", type=Path, default=Path(os.environ.get("PGMEM_LONGMEMEVAL", DEFAULT_DATA)))
+    parser.add_argument("--data", type=Path, default=Path(os.environ.get("PGMEM_LONGMEMEVAL", LONGMEMEVAL_DATA)))
     parser.add_argument("--embedder", choices=EMBEDDERS, default="hashing")
     parser.add_argument("--modes", default=",".join(MODES), help=f"comma-separated, of {', '.join(MODES)}")
     parser.add_argument("--limit", type=int, default=None, help="only the first N answerable instances")
@@ -378,7 +298,7 @@ def main() -> None:
         raise SystemExit(
             f"unknown modes: {', '.join(sorted(set(modes) - set(MODES)))} (known: {', '.join(MODES)})"
         )
-    instances = load(args.data)[: args.limit]
+    instances = load_longmemeval(args.data)[: args.limit]
     embedder = make_embedder(args.embedder)
     measured: dict[str, Any] = {
         "machine": harness.machine(),

@@ -21,15 +21,17 @@ import datetime as dt
 import json
 import statistics
 import time
+from pathlib import Path
 from typing import Any
 
-from bench import multiuser
+from bench import scenarios
 from bench.harness import percentiles
 from hello_pgmem import Database, HashingEmbedder, MemoryConfig, MemoryManager, Settings
 from hello_pgmem.core.models import Fusion
 from hello_pgmem.memory import _ranked_queries as rq
 from hello_pgmem.memory import _search, _search_sql
 
+RESULTS = Path(__file__).resolve().parent / "results"
 PLANNED = _search_sql.statement
 
 
@@ -56,11 +58,11 @@ def timed(
                 user, ["episodic"], config=config, database=db, embedder=embedder
             )
     for user, question in asked[:20]:
-        managers[user].retrieve_memories(question, limit=multiuser.K, scoring=scoring)
+        managers[user].retrieve_memories(question, limit=scenarios.K, scoring=scoring)
     latencies, ids = [], []
     for user, question in asked:
         started = time.perf_counter()
-        found = managers[user].retrieve_memories(question, limit=multiuser.K, scoring=scoring)
+        found = managers[user].retrieve_memories(question, limit=scenarios.K, scoring=scoring)
         latencies.append((time.perf_counter() - started) * 1000)
         ids.append([item.id for item in found])
     return percentiles(latencies)["p50"], ids
@@ -75,8 +77,8 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=4)
     args = parser.parse_args()
-    users = multiuser.users_of(args.scenario)
-    asked = multiuser.questions(list(users), args.queries, seed=len(users))
+    users = scenarios.users_of(args.scenario)
+    asked = scenarios.questions(list(users), args.queries, seed=len(users))
     searches: list[tuple[str, str, Fusion | None, str]] = [
         ("vector", "vector", None, "plain pgvector"),
         ("hybrid, weighted", "hybrid", None, "hand-written hybrid"),
@@ -84,7 +86,7 @@ def main() -> None:
     ]
     result: dict[str, Any] = {"scenario": args.scenario, "queries": args.queries, "searches": {}}
     with Database(Settings(database_url=args.database, pool_max_size=4)) as db:
-        by_hand: dict[str, list[float]] = {name: [] for name in multiuser.BY_HAND}
+        by_hand: dict[str, list[float]] = {name: [] for name in scenarios.BY_HAND}
         for name, scoring, fusion, _ in searches:
             runs: dict[str, list[float]] = {"planned": [], "search_memories": []}
             differ = 0
@@ -98,9 +100,9 @@ def main() -> None:
                 differ = max(
                     differ, sum(a != b for a, b in zip(ids["planned"], ids["search_memories"], strict=True))
                 )
-                for hand, statement in multiuser.BY_HAND.items():
+                for hand, statement in scenarios.BY_HAND.items():
                     embedder = HashingEmbedder()
-                    latency = multiuser.by_hand(db, embedder, asked, statement, own_transaction=True)
+                    latency = scenarios.by_hand(db, embedder, asked, statement, own_transaction=True)
                     by_hand[hand].append(round(latency["latency_ms"]["p50"], 2))
             setattr(_search, "statement", PLANNED)  # noqa: B010
             result["searches"][name] = {**runs, "questions whose ten ids differ": differ}
@@ -114,7 +116,7 @@ def main() -> None:
                 for arm in ("planned", "search_memories")
             }
             print(name, timings["ratio to " + hand], flush=True)
-    out = multiuser.RESULTS / f"planned-paths-{dt.datetime.now(dt.UTC):%Y%m%d-%H%M%S}.json"
+    out = RESULTS / f"planned-paths-{dt.datetime.now(dt.UTC):%Y%m%d-%H%M%S}.json"
     out.write_text(json.dumps(result, indent=2) + "\n")
     print(f"wrote {out}")
 

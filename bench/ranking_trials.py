@@ -34,7 +34,7 @@ import numpy as np
 from scipy import sparse
 from sklearn.linear_model import LogisticRegression
 
-from bench import harness, longmemeval, retrieval
+from bench import datasets, harness
 from hello_pgmem import Database
 from hello_pgmem.embedding import Embedder
 from hello_pgmem.memory import time_range
@@ -291,12 +291,12 @@ def measure(
     for h in sets["longmemeval"]:
         [q] = h.user["questions"]
         ids = rank(h, q)
-        sessions = longmemeval.sessions_of(ids)
-        found, _, ndcg = longmemeval.measures(sessions, q["evidence_sessions"], len(h.session_names), 5)
+        sessions = datasets.sessions_of(ids)
+        found, _, ndcg = datasets.measures(sessions, q["evidence_sessions"], len(h.session_names), 5)
         session_all.append(found)
         session_ndcg.append(ndcg)
         if q["evidence"]:
-            turn_all.append(longmemeval.measures(ids, q["evidence"], h.n, 10)[0])
+            turn_all.append(datasets.measures(ids, q["evidence"], h.n, 10)[0])
     mean = lambda values: round(100 * float(np.mean(values)), 1)  # noqa: E731
     return {
         "LoCoMo R@10": mean(recall),
@@ -354,7 +354,7 @@ def measure_sessions(sets: dict[str, list[Haystack]], r: SessionRanking) -> dict
     found, ndcg = [], []
     for h in sets["longmemeval"]:
         [q] = h.user["questions"]
-        result = longmemeval.measures(rank_sessions(h, q, r), q["evidence_sessions"], len(h.session_names), 5)
+        result = datasets.measures(rank_sessions(h, q, r), q["evidence_sessions"], len(h.session_names), 5)
         found.append(result[0])
         ndcg.append(result[2])
     return {
@@ -436,7 +436,7 @@ def prepared(embedder_name: str) -> dict[str, list[Haystack]]:
     path = CACHE / f"ranking-trials-{embedder_name}.pkl"
     if not path.exists():
         CACHE.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(pickle.dumps(collect(retrieval.make_embedder(embedder_name))))
+        path.write_bytes(pickle.dumps(collect(datasets.make_embedder(embedder_name))))
     raw = pickle.loads(path.read_bytes())
     return {name: [Haystack(u) for u in users] for name, users in raw.items()}
 
@@ -460,13 +460,13 @@ def collect(embedder: Embedder) -> dict[str, list[dict[str, Any]]]:
             ):
                 q.update(terms=t, vector=v)
             return {
-                "lexemes": retrieval.lexemes(db, texts),
+                "lexemes": datasets.lexemes(db, texts),
                 "vectors": vectors(texts),
                 "questions": questions,
                 **fields,
             }
 
-        for chat in retrieval.load_locomo(Path(os.environ.get("PGMEM_LOCOMO", retrieval.DEFAULT_DATA))):
+        for chat in datasets.load_locomo(Path(os.environ.get("PGMEM_LOCOMO", datasets.LOCOMO_DATA))):
             out["locomo"].append(
                 user(
                     [t.text for t in chat.turns],
@@ -485,7 +485,7 @@ def collect(embedder: Embedder) -> dict[str, list[dict[str, Any]]]:
                     when=[t.when for t in chat.turns],
                 )
             )
-        for item in longmemeval.load(Path(os.environ.get("PGMEM_LONGMEMEVAL", longmemeval.DEFAULT_DATA))):
+        for item in datasets.load_longmemeval(Path(os.environ.get("PGMEM_LONGMEMEVAL", datasets.LONGMEMEVAL_DATA))):
             out["longmemeval"].append(
                 user(
                     [k.text for k in item.keys],
@@ -604,7 +604,7 @@ def grid() -> dict[str, Ranking]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--embedder", choices=retrieval.EMBEDDERS, default="hashing")
+    parser.add_argument("--embedder", choices=datasets.EMBEDDERS, default="hashing")
     parser.add_argument("--no-ceiling", action="store_true", help="skip the logistic regression")
     parser.add_argument("--feedback", action="store_true", help="also pseudo-relevance feedback")
     parser.add_argument("--grid", action="store_true", help="normalisations of the cosine and their weights")

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -196,8 +194,3 @@ def charts(report: dict[str, Any], docs: Path) -> None:
         fig.savefig(docs / "bench-recall-vs-latency.png", dpi=120)
         plt.close(fig)
 
-
-if __name__ == "__main__":
-    data = json.loads(Path(sys.argv[1]).read_text())
-    here = Path(__file__).resolve().parent
-    write_report(data, here / "results" / "summary.md", here.parent / "docs")

