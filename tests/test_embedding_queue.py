@@ -7,6 +7,7 @@ embeds and when is the test's to say; one test runs the background worker itself
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 import uuid
@@ -23,6 +24,7 @@ from hello_pgmem.dev.trace import count_round_trips
 from hello_pgmem.memory import MemoryManager
 from hello_pgmem.ops.check import check_integrity
 from hello_pgmem.vectors import EmbeddingWorker, Pass, wait_for_embeddings
+from hello_pgmem.vectors.worker import YIELD_NICE
 from tests.fake_openai import FakeOpenAI, serve
 from tests.patience import patience
 
@@ -496,6 +498,25 @@ def test_short_texts_are_embedded_while_a_long_one_is(clean: Database) -> None:
             embedder.release.set()
         store.memory(flooder, types=["episodic"]).wait_for_embeddings(timeout=patience(60))
         assert all(vectors_of(store.db, flooder).values())
+
+
+def test_the_workers_beside_a_short_lane_give_it_the_cores_first(clean: Database) -> None:
+    """The background workers run at a lower CPU priority than their short lane (os.getpriority of
+    each thread), so that under contention the lane's short texts are embedded first."""
+    if not hasattr(os, "getpriority"):
+        pytest.skip("no per-thread priorities on this system")
+    with queued_store(clean, HashingEmbedder(), search_catch_up=0, embed_workers=1) as store:
+        store.memory(f"nice_{uuid.uuid4().hex[:6]}", types=["episodic"]).add_memory("a note", "episodic")
+        threads = [t for t in threading.enumerate() if t.name.startswith("hello_pgmem-embed-")]
+        assert len(threads) == 2, [t.name for t in threads]  # one worker and its short lane
+        base = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+        deadline = time.monotonic() + patience(30)
+        while time.monotonic() < deadline:
+            nice = sorted(os.getpriority(os.PRIO_PROCESS, t.native_id or 0) for t in threads)
+            if nice == [base, min(19, base + YIELD_NICE)]:
+                break
+            time.sleep(0.05)
+        assert nice == [base, min(19, base + YIELD_NICE)]
 
 
 def test_a_write_past_the_queue_quota_is_refused_whole_and_names_it(clean: Database) -> None:

@@ -82,10 +82,14 @@ class BackgroundWorkers:
 def workers_of(db: Database, embedder: Embedder, count: int) -> list[EmbeddingWorker]:
     """``count`` workers for ``embedder``'s model and, unless ``PGMEM_EMBED_SHORT_CHARS`` is 0, its
     short lane: a worker that takes only parts of that many characters at most, so that another
-    tenant's short texts are embedded while a long text is (at the cost of a second core then)."""
+    tenant's short texts are embedded while a long text is (on a second core then; the other
+    workers yield the cores to it, at a lower priority)."""
     lane = db.settings.embed_short_chars
     short = [EmbeddingWorker(db, embedder, lane_chars=lane)] if count and lane else []
-    return [EmbeddingWorker(db, embedder) for _ in range(count)] + short
+    workers = [EmbeddingWorker(db, embedder) for _ in range(count)]
+    for worker in workers:
+        worker.yields = bool(short)
+    return workers + short
 
 
 _WORKERS: weakref.WeakKeyDictionary[Database, BackgroundWorkers] = weakref.WeakKeyDictionary()
