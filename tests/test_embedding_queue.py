@@ -24,7 +24,7 @@ from hello_pgmem.dev.trace import count_round_trips
 from hello_pgmem.memory import MemoryManager
 from hello_pgmem.ops.check import check_integrity
 from hello_pgmem.vectors import EmbeddingWorker, Pass, wait_for_embeddings
-from hello_pgmem.vectors.worker import YIELD_NICE
+from hello_pgmem.vectors.priority import YIELD_NICE
 from tests.fake_openai import FakeOpenAI, serve
 from tests.patience import patience
 

@@ -14,7 +14,6 @@ Several workers, in threads or processes, share one queue.
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -32,6 +31,7 @@ from hello_pgmem.db.connections import connect
 from hello_pgmem.embedding import Embedder
 from hello_pgmem.vectors import queries as q
 from hello_pgmem.vectors.cache import cache_key, cache_vectors, embed_cached
+from hello_pgmem.vectors.priority import lower_priority
 from hello_pgmem.vectors.queries import Kind
 from hello_pgmem.vectors.texts import embedding_text
 
@@ -108,9 +108,7 @@ class EmbeddingWorker:
         self.settings = db.settings
         self.says_failures = says_failures
         self.lane_chars = lane_chars
-        self.yields = False
-        """Whether its thread runs at a lower CPU priority (``YIELD_NICE``): a worker beside a short
-        lane, which then has the cores first while both embed."""
+        self.yields = False  # its thread at a lower priority (.priority), beside a short lane
 
     # ------------------------------------------------------------------ one pass
 
@@ -320,7 +318,7 @@ class EmbeddingWorker:
         listener: Conn | None = None
         pause = 0.0
         if self.yields:
-            _lower_priority()
+            lower_priority()
         while not stop.is_set():
             try:
                 if listener is None:
@@ -360,20 +358,6 @@ class EmbeddingWorker:
                 return
             for _ in listener.notifies(timeout=0.2, stop_after=1):
                 return
-
-
-YIELD_NICE = 5
-"""How much lower a worker beside a short lane runs (Linux ``nice``, per thread, inherited by the
-threads a model starts from it): under contention the lane gets about three times its CPU."""
-
-
-def _lower_priority() -> None:
-    """Lower this thread's CPU priority by ``YIELD_NICE`` where the system allows it."""
-    try:
-        tid = threading.get_native_id()
-        os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + YIELD_NICE))
-    except (AttributeError, OSError) as exc:  # not Linux, or not allowed: the same priority
-        log.debug("embedding worker: priority left as it is: %s", exc)
 
 
 def _forget_turns_beyond(model: str, backlog: Sequence[Any]) -> None:
