@@ -29,8 +29,11 @@ class MemoryFilter:
 
     def beyond_types(self) -> bool:
         """Whether it keeps memories by more than their type (sql/filters.sql's ``_filters_beyond_types``)."""
-        kept_by = (self.session_id, self.since, self.until, self.min_importance, self.modality)
-        return any(x is not None for x in (*kept_by, self.session_prefix, self.where_path))
+        return any(
+            getattr(self, name) is not None
+            for name in self.field_names()
+            if name not in ("memory_types", "where_vars")  # the variables go with where_path
+        )
 
     @classmethod
     def field_names(cls) -> tuple[str, ...]:

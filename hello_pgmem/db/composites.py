@@ -16,10 +16,7 @@ from hello_pgmem.core.filters import MemoryFilter
 def _fields(value: MemoryFilter, info: CompositeInfo) -> Sequence[Any]:
     """The composite's fields of ``value``, in the type's order (its variables as jsonb)."""
     row = [getattr(value, name) for name in info.field_names]
-    return [
-        Jsonb(x) if name == "where_vars" and x is not None else x
-        for name, x in zip(info.field_names, row, strict=True)
-    ]
+    return [Jsonb(x) if isinstance(x, dict) else x for x in row]
 
 
 def adapt_memory_filter(conn: psycopg.Connection[Any]) -> bool:

@@ -14,6 +14,7 @@ bytes), then a line of JSON ``{"ok": …, "payload": …}``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import resource
@@ -51,10 +52,8 @@ def pdf_text(data: bytes, name: str, layout: bool, layout_cpu: float) -> str:
     """A PDF's text through MarkItDown's layout analysis for at most ``layout_cpu`` CPU seconds,
     else (or without ``layout``) run by run."""
     if layout:
-        try:
+        with contextlib.suppress(LayoutTooSlow):
             return _within_cpu(layout_cpu, lambda: convert_bytes(data, ".pdf", name))
-        except LayoutTooSlow:
-            return convert_bytes(data, ".pdf", name, layout=False)
     return convert_bytes(data, ".pdf", name, layout=False)
 
 

@@ -84,12 +84,9 @@ def workers_of(db: Database, embedder: Embedder, count: int) -> list[EmbeddingWo
     short lane: a worker that takes only parts of that many characters at most, so that another
     tenant's short texts are embedded while a long text is (on a second core then; the other
     workers yield the cores to it, at a lower priority)."""
-    lane = db.settings.embed_short_chars
-    short = [EmbeddingWorker(db, embedder, lane_chars=lane)] if count and lane else []
-    workers = [EmbeddingWorker(db, embedder) for _ in range(count)]
-    for worker in workers:
-        worker.yields = bool(short)
-    return workers + short
+    lane = db.settings.embed_short_chars if count else 0
+    workers = [EmbeddingWorker(db, embedder, yields=bool(lane)) for _ in range(count)]
+    return workers + ([EmbeddingWorker(db, embedder, lane_chars=lane)] if lane else [])
 
 
 _WORKERS: weakref.WeakKeyDictionary[Database, BackgroundWorkers] = weakref.WeakKeyDictionary()

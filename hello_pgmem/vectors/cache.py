@@ -46,13 +46,18 @@ def cache_vectors(
     db.insert_rows(conn, CACHE_STORE_ONE, CACHE_STORE, rows, CACHE_COLUMNS, model=model)
 
 
+def _lookup(db: Database, model: str, hashes: Sequence[bytes]) -> dict[bytes, Any]:
+    """The cached vectors of ``hashes`` (keys of :func:`cache_key`) that are there, by key."""
+    with db.connection() as conn:
+        return dict(conn.execute(CACHE_LOOKUP, {"model": model, "hashes": list(set(hashes))}).fetchall())
+
+
 def cached_vectors(db: Database, model: str, texts: Sequence[str], *, namespace: str) -> list[Any]:
     """Each text's vector from ``namespace``'s part of the embedding cache, or None."""
     if not texts:
         return []
     hashes = [cache_key(namespace, text) for text in texts]
-    with db.connection() as conn:
-        found = dict(conn.execute(CACHE_LOOKUP, {"model": model, "hashes": list(set(hashes))}).fetchall())
+    found = _lookup(db, model, hashes)
     return [found.get(digest) for digest in hashes]
 
 
@@ -74,10 +79,7 @@ def embed_cached(
     if not texts:
         return np.zeros((0, embedder.dimension), dtype=np.float32), []
     hashes = [cache_key(namespace, text) for text in texts]
-    with db.connection() as conn:
-        found: dict[bytes, Any] = dict(
-            conn.execute(CACHE_LOOKUP, {"model": embedder.model_name, "hashes": list(set(hashes))}).fetchall()
-        )
+    found = _lookup(db, embedder.model_name, hashes)
     missing: dict[bytes, str] = {}
     for digest, text in zip(hashes, texts, strict=True):
         if digest not in found:

@@ -1,14 +1,13 @@
 """An embedding worker: makes the vectors of queued memories and chunks with one embedder.
 
 A pass asks which users and namespaces have rows it may claim (``embedding_backlog``), takes the
-one its process did the least work for (tenants take turns by the characters embedded for them,
-whoever queued first or most), claims what one part of the embedder's batch holds of that
-scope's rows in a short transaction scoped to it (``FOR UPDATE SKIP LOCKED``, a lease), embeds
-them outside any transaction, and writes their vectors back in a short transaction of its own. A
-vector is written only for the text it was made from; a part the embedder fails keeps its rows
-queued with the error (one scope's: no other tenant's rows fail with it, nor see its error) and a
-retry time that doubles with each failure.
-Several workers, in threads or processes, share one queue.
+one whose turn it is (:mod:`.turns`: the one its process did the least work for), claims what one
+part of the embedder's batch holds of that scope's rows in a short transaction scoped to it
+(``FOR UPDATE SKIP LOCKED``, a lease), embeds them outside any transaction, and writes their
+vectors back in a short transaction of its own. A vector is written only for the text it was made
+from; a part the embedder fails keeps its rows queued with the error (one scope's: no other
+tenant's rows fail with it, nor see its error) and a retry time that doubles with each failure.
+Several workers, in threads or processes, share a queue.
 """
 
 from __future__ import annotations
@@ -30,6 +29,7 @@ from hello_pgmem.db import Conn, Database
 from hello_pgmem.db.connections import connect
 from hello_pgmem.embedding import Embedder
 from hello_pgmem.vectors import queries as q
+from hello_pgmem.vectors import turns
 from hello_pgmem.vectors.cache import cache_key, cache_vectors, embed_cached
 from hello_pgmem.vectors.priority import lower_priority
 from hello_pgmem.vectors.queries import Kind
@@ -39,16 +39,7 @@ log = logging.getLogger(__name__)
 
 CLAIM_ROWS = 64
 """Rows a wait claims at a time in one scope."""
-BACKLOG_SCOPES = 256
-"""Scopes with due work a pass looks at, the longest waiting first."""
 NO_CHAR_LIMIT = 2**31 - 1
-
-_WORK: dict[tuple[str, Kind, str], float] = {}
-"""Per model and scope, the work this process's workers claimed for it (characters, each text
-counted up to what the model takes in one part): the scope with the least goes next."""
-_CLOCK: dict[str, float] = {}
-"""Per model, the work the last scope served had when its turn came: a scope new to the turns,
-or back after a while without work, starts there (it gains no credit for the time it had none)."""
 ALONE_AFTER = 2
 """A row that failed this often is embedded alone: one text the model refuses fails no others."""
 
@@ -97,18 +88,24 @@ class EmbeddingWorker:
     """Drains the embedding queue for one embedder's model (see the module docstring)."""
 
     def __init__(
-        self, db: Database, embedder: Embedder, *, says_failures: bool = False, lane_chars: int | None = None
+        self,
+        db: Database,
+        embedder: Embedder,
+        *,
+        says_failures: bool = False,
+        lane_chars: int | None = None,
+        yields: bool = False,
     ) -> None:
-        """``says_failures``: its caller tells of a failed part itself (a search's catch-up, in
-        the search's notes), so the log has it at INFO only. ``lane_chars``: a short lane, which
-        claims only parts of at most that many characters (a scope whose longest waiting row is
-        longer is the other workers')."""
+        """``says_failures``: its caller tells of a failed part itself (a search's catch-up), so the
+        log has it at INFO only. ``lane_chars``: a short lane, which claims only parts of at most
+        that many characters (a scope whose longest waiting row is longer is the other workers').
+        ``yields``: its thread runs at a lower priority (:mod:`.priority`), beside a short lane."""
         self.db = db
         self.embedder = embedder
         self.settings = db.settings
         self.says_failures = says_failures
         self.lane_chars = lane_chars
-        self.yields = False  # its thread at a lower priority (.priority), beside a short lane
+        self.yields = yields
 
     # ------------------------------------------------------------------ one pass
 
@@ -121,13 +118,10 @@ class EmbeddingWorker:
         self.db.ensure_embedding_model(model, self.embedder.dimension)
         done = Pass()
         with self.db.connection() as conn:
-            backlog = conn.execute(q.BACKLOG, {"model": model, "limit": BACKLOG_SCOPES}).fetchall()
-        clock = _CLOCK.get(model, 0.0)
-        tagged = [(max(_WORK.get((model, k, s), 0.0), clock), k, s) for k, s, _ in backlog]
-        turns = sorted(tagged, key=lambda turn: turn[0])  # stable: the longest waiting first among equals
+            backlog = conn.execute(q.BACKLOG, {"model": model, "limit": turns.BACKLOG_SCOPES}).fetchall()
         claimed: list[Claimed] = []
         chars = min(self.lane_chars or self.embedder.batch_chars, self.embedder.batch_chars)
-        for start, kind, scope in turns:
+        for start, kind, scope in turns.in_turn(model, backlog):
             claimed = self.claim(
                 kind,
                 scope,
@@ -136,11 +130,9 @@ class EmbeddingWorker:
                 at_least_one=self.lane_chars is None,
             )
             if claimed:
-                _CLOCK[model] = start
                 work = sum(min(len(row.text), self.embedder.batch_chars) for row in claimed)
-                _WORK[(model, kind, scope)] = start + work
+                turns.served(model, kind, scope, start, work, backlog)
                 break
-        _forget_turns_beyond(model, backlog)
         done.claimed = len(claimed)
         self.embed_and_store(claimed, done, stop)
         return done
@@ -358,15 +350,6 @@ class EmbeddingWorker:
                 return
             for _ in listener.notifies(timeout=0.2, stop_after=1):
                 return
-
-
-def _forget_turns_beyond(model: str, backlog: Sequence[Any]) -> None:
-    """Keep the work of the scopes with work and no more (the map grows with the scopes); one
-    forgotten starts at the clock when it comes back, as a new one does."""
-    if len(_WORK) > 4 * BACKLOG_SCOPES:
-        keep = {(model, kind, scope) for kind, scope, _ in backlog}
-        for key in [key for key in list(_WORK) if key not in keep]:
-            _WORK.pop(key, None)
 
 
 def in_parts(claimed: Sequence[Claimed], embedder: Embedder) -> Iterator[list[Claimed]]:
