@@ -2,6 +2,51 @@
 -- Applied by every migration in which this file changed (sql/README.md); tests/test_sql_live.py
 -- holds it equal to a migrated database.
 
+-- A hit of the hybrid search, the row search_memories and search_memories_by_vector return. The
+-- type is made here when the schema has none (a change of its fields is a revision's); a search
+-- function made before it, returning its own columns, is dropped to return it.
+DO $$
+BEGIN
+    IF to_regtype('memory_hit') IS NULL THEN
+        CREATE TYPE memory_hit AS (
+            id                uuid,
+            memory_type       text,
+            content           text,
+            importance        double precision,
+            session_id        text,
+            modality          text,
+            metadata          jsonb,
+            created_at        timestamptz,
+            vector_score      double precision,  -- each component on its 0-1 scale
+            text_score        double precision,  -- BM25 of the memory's own text
+            context_score     double precision,  -- of its context window
+            session_score     double precision,  -- of its session
+            speaker_score     double precision,  -- 1 when the query names its speaker
+            graph_score       double precision,  -- the knowledge graph's expansion
+            time_score        double precision,  -- 1 inside the time range the query names
+            recency_score     double precision,
+            importance_weight double precision,
+            score             double precision   -- what the hits are ordered by
+        );
+    END IF;
+    IF (SELECT p.prorettype FROM pg_proc p
+        WHERE p.oid = to_regprocedure('search_memories(text, text, vector, text, integer, memory_filter, text, '
+                                      'timestamptz, text[], text[], integer, timestamptz, timestamptz, text, text, '
+                                      'integer, integer, double precision, uuid[], double precision[])'))
+       = 'record'::regtype THEN
+        DROP FUNCTION search_memories(text, text, vector, text, integer, memory_filter, text, timestamptz, text[],
+                                      text[], integer, timestamptz, timestamptz, text, text, integer, integer,
+                                      double precision, uuid[], double precision[]);
+    END IF;
+    IF (SELECT p.prorettype FROM pg_proc p
+        WHERE p.oid = to_regprocedure('search_memories_by_vector(text, text, vector, integer, memory_filter, text, '
+                                      'timestamptz, timestamptz, timestamptz, integer, integer)'))
+       = 'record'::regtype THEN
+        DROP FUNCTION search_memories_by_vector(text, text, vector, integer, memory_filter, text, timestamptz,
+                                                timestamptz, timestamptz, integer, integer);
+    END IF;
+END $$;
+
 CREATE OR REPLACE FUNCTION _query_dimension(p_model text, p_query vector)
 RETURNS integer
 LANGUAGE plpgsql STABLE
@@ -495,13 +540,7 @@ CREATE OR REPLACE FUNCTION search_memories_by_vector(
     p_filter memory_filter DEFAULT NULL, p_space text DEFAULT 'text', p_now timestamptz DEFAULT now(),
     p_time_from timestamptz DEFAULT NULL, p_time_to timestamptz DEFAULT NULL, p_per_type integer DEFAULT NULL,
     p_pool integer DEFAULT NULL)
-RETURNS TABLE (id uuid, memory_type text, content text, importance double precision, session_id text,
-               modality text, metadata jsonb, created_at timestamptz,
-               vector_score double precision, text_score double precision,
-               context_score double precision, session_score double precision,
-               speaker_score double precision, graph_score double precision,
-               time_score double precision, recency_score double precision,
-               importance_weight double precision, score double precision)
+RETURNS SETOF memory_hit
 LANGUAGE plpgsql STABLE
 SET search_path FROM CURRENT
 SET plan_cache_mode = force_generic_plan  -- as search_memories: one plan for every user
@@ -509,7 +548,6 @@ SET jit = off
 SET enable_sort = on
 SET enable_seqscan = on
 AS $$
-#variable_conflict use_column
 BEGIN
     PERFORM _require_range(p_limit, 'limit', 1, 1000),
             _require_choice(p_space, 'space', ARRAY['text', 'embedding', 'text_embedding']);
@@ -598,13 +636,7 @@ CREATE OR REPLACE FUNCTION search_memories(
     p_mode text DEFAULT 'hybrid', p_fusion text DEFAULT 'weighted', p_per_type integer DEFAULT NULL,
     p_pool integer DEFAULT NULL, p_vector_weight double precision DEFAULT NULL,
     p_nearest uuid[] DEFAULT NULL, p_nearest_cosines double precision[] DEFAULT NULL)
-RETURNS TABLE (id uuid, memory_type text, content text, importance double precision, session_id text,
-               modality text, metadata jsonb, created_at timestamptz,
-               vector_score double precision, text_score double precision,
-               context_score double precision, session_score double precision,
-               speaker_score double precision, graph_score double precision,
-               time_score double precision, recency_score double precision,
-               importance_weight double precision, score double precision)
+RETURNS SETOF memory_hit
 LANGUAGE plpgsql STABLE
 SET search_path FROM CURRENT
 SET plan_cache_mode = force_generic_plan  -- one plan for every user (planning the ranking anew cost
@@ -615,7 +647,6 @@ SET jit = off  -- compiling the ranking costs 100-130 ms where running it costs 
 SET enable_sort = on  -- whatever the caller set: the plain vector statement turns both off
 SET enable_seqscan = on  -- in its transaction and calls this function when its HNSW scan is short
 AS $$
-#variable_conflict use_column
 DECLARE
     v_terms text[] := CASE WHEN p_mode <> 'vector' THEN query_terms(coalesce(p_query_text, '')) END;
     v_plan record;

@@ -1,5 +1,6 @@
-"""The composite types a connection sends: :class:`~hello_pgmem.core.filters.MemoryFilter` as
-``memory_filter``, registered once per connection by psycopg's own composite adapters."""
+"""The composite types a connection sends and reads: :class:`~hello_pgmem.core.filters.MemoryFilter`
+as ``memory_filter``, and a search's ``memory_hit`` read whole (a bare ``SELECT search_memories(…)``,
+the form Citus delegates), registered once per connection by psycopg's own composite adapters."""
 
 from __future__ import annotations
 
@@ -30,4 +31,14 @@ def adapt_memory_filter(conn: psycopg.Connection[Any]) -> bool:
             f"memory_filter has fields {info.field_names}, MemoryFilter {MemoryFilter.field_names()}"
         )
     register_composite(info, conn, MemoryFilter, make_sequence=_fields)
+    return True
+
+
+def adapt_memory_hit(conn: psycopg.Connection[Any]) -> bool:
+    """Make ``conn`` read a ``memory_hit`` value as a named tuple of typed fields, in text or
+    binary (unregistered, binary gives its bytes); False when the schema has no such type yet."""
+    info = CompositeInfo.fetch(conn, "memory_hit")
+    if info is None:
+        return False
+    register_composite(info, conn)
     return True

@@ -23,7 +23,7 @@ from hello_pgmem.core.errors import (
     ReadOnlyError,
 )
 from hello_pgmem.core.settings import Settings
-from hello_pgmem.db.composites import adapt_memory_filter
+from hello_pgmem.db.composites import adapt_memory_filter, adapt_memory_hit
 
 log = logging.getLogger(__name__)
 
@@ -197,6 +197,7 @@ def configure(conn: psycopg.Connection[Any], settings: Settings, info: ServerInf
     register_vector(conn)
     conn.execute("SELECT '[1]'::vector")
     adapt_memory_filter(conn)
+    adapt_memory_hit(conn)
     conn.commit()
     return loaded
 
