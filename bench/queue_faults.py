@@ -41,8 +41,8 @@ from hello_pgmem import Database, HashingEmbedder, OpenAIEmbedder, Store
 from hello_pgmem.core.errors import HelloPgmemError
 from hello_pgmem.dev import DevDB
 from hello_pgmem.dev.scratch import ScratchServer
+from hello_pgmem.embedding_queue import EmbeddingWorker
 from hello_pgmem.ops.check import check_integrity
-from hello_pgmem.vectors import EmbeddingWorker
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

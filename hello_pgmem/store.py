@@ -26,6 +26,7 @@ from hello_pgmem.embedding import Embedder, create_embedder
 from hello_pgmem.llm import ChatClient, create_chat_client
 
 if TYPE_CHECKING:
+    from hello_pgmem.embedding_queue import Scope
     from hello_pgmem.loop.system import AgentMemorySystem
     from hello_pgmem.loop.writer import LoopConfig
     from hello_pgmem.memory import MemoryManager
@@ -33,7 +34,6 @@ if TYPE_CHECKING:
     from hello_pgmem.tools.files import FilesRoot
     from hello_pgmem.tools.memory_tool import MemoryTool
     from hello_pgmem.tools.rag_tool import RAGTool
-    from hello_pgmem.vectors import Scope
 
 
 def connect(
@@ -193,7 +193,7 @@ class Store(SharesDatabase):
         calling thread, waiting for those other workers hold, until none waits; how many it
         embedded. ``progress(done, left)`` as it goes; past ``timeout`` seconds an EmbeddingError
         says how many still wait and why."""
-        from hello_pgmem.vectors import wait_for_embeddings
+        from hello_pgmem.embedding_queue import wait_for_embeddings
 
         everyone = check_flag(everyone, "everyone")
         if not everyone and not self._scopes:

@@ -24,11 +24,11 @@ from hello_pgmem.core.models import MEMORY_TYPES
 from hello_pgmem.db.age import cypher
 from hello_pgmem.dev.chroot import DevDB
 from hello_pgmem.embedding import Embedder, HashingEmbedder
+from hello_pgmem.embedding_queue.background import stop_workers
 from hello_pgmem.graph.store import Neighbourhood
 from hello_pgmem.memory import MemoryManager
 from hello_pgmem.ops import grants
 from hello_pgmem.tools import MemoryTool
-from hello_pgmem.vectors.background import stop_workers
 from tests.deployments import ON_CITUS, Deployment, TestServer
 
 

@@ -1,4 +1,4 @@
-"""The embedding queue (sql/embedding_queue.sql, hello_pgmem.vectors): writes store rows without
+"""The embedding queue (sql/embedding_queue.sql, hello_pgmem.embedding_queue): writes store rows without
 waiting for a model, workers make the vectors, searches never fail for a model.
 
 Most tests use a store in ``PGMEM_EMBED=queue`` mode with no background worker, so that what
@@ -21,10 +21,10 @@ import pytest
 from hello_pgmem import Database, HashingEmbedder, Store
 from hello_pgmem.core.errors import EmbeddingError
 from hello_pgmem.dev.trace import count_round_trips
+from hello_pgmem.embedding_queue import EmbeddingWorker, Pass, wait_for_embeddings
+from hello_pgmem.embedding_queue.priority import YIELD_NICE
 from hello_pgmem.memory import MemoryManager
 from hello_pgmem.ops.check import check_integrity
-from hello_pgmem.vectors import EmbeddingWorker, Pass, wait_for_embeddings
-from hello_pgmem.vectors.priority import YIELD_NICE
 from tests.fake_openai import FakeOpenAI, serve
 from tests.patience import patience
 
@@ -379,7 +379,7 @@ def test_a_failed_embedding_stays_queued_and_is_tried_again_after_its_back_off(
 ) -> None:
     embedder = Switchable()
     embedder.down = True
-    caplog.set_level(logging.INFO, logger="hello_pgmem.vectors")
+    caplog.set_level(logging.INFO, logger="hello_pgmem.embedding_queue")
     with queued_store(clean, embedder, search_catch_up=0) as store:
         memory = store.memory("ola", types=["episodic"])
         ids = memory.add_memories([f"Ola's note {n} about the harbour" for n in range(3)], "episodic")
@@ -401,7 +401,9 @@ def test_a_failed_embedding_stays_queued_and_is_tried_again_after_its_back_off(
         found = memory.retrieve_memories("harbour", track_access=False)
         assert found.pending_embeddings == 0 and found[0].components["vector_score"] > 0
     warnings = [
-        r for r in caplog.records if r.levelno == logging.WARNING and r.name.startswith("hello_pgmem.vectors")
+        r
+        for r in caplog.records
+        if r.levelno == logging.WARNING and r.name.startswith("hello_pgmem.embedding_queue")
     ]
     assert len(warnings) == 1, [r.getMessage() for r in warnings]  # said once, not per part or row
     assert all(r.exc_info is None for r in caplog.records)
@@ -801,8 +803,8 @@ def test_an_erase_while_a_worker_holds_chunks_leaves_no_vector_of_their_text(cle
     """A worker claimed a user's chunks; the user is erased while it embeds them: its store
     writes nothing, not even to the embedding cache."""
     from hello_pgmem.access import personal_namespace
+    from hello_pgmem.embedding_queue.cache import cache_key
     from hello_pgmem.ops.erase import erase_user
-    from hello_pgmem.vectors.cache import cache_key
 
     embedder = HashingEmbedder()
     user = f"erin_{uuid.uuid4().hex[:6]}"

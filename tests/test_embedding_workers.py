@@ -17,8 +17,8 @@ import pytest
 
 from hello_pgmem import Database, HashingEmbedder, OpenAIEmbedder, Settings, Store
 from hello_pgmem.cli import main
+from hello_pgmem.embedding_queue import wait_for_embeddings
 from hello_pgmem.ops.check import check_integrity
-from hello_pgmem.vectors import wait_for_embeddings
 from tests.fake_openai import FakeOpenAI, serve
 from tests.patience import patience
 

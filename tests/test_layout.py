@@ -97,7 +97,7 @@ def test_the_subpackages_are_layers() -> None:
     graph: dict[str, set[str]] = {}
     for path in modules():
         importer = package_of(module_name(path))
-        for name in imports(path) - {"hello_pgmem"}:  # `from hello_pgmem import vectors` is vectors
+        for name in imports(path) - {"hello_pgmem"}:  # `from hello_pgmem import embedding_queue` is embedding_queue
             if package_of(name) != importer:
                 graph.setdefault(importer, set()).add(package_of(name))
 

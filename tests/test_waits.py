@@ -11,7 +11,7 @@ import pytest
 
 from hello_pgmem import Database, HashingEmbedder, Store
 from hello_pgmem.cli import main
-from hello_pgmem.vectors import EmbeddingWorker, Pass, pending
+from hello_pgmem.embedding_queue import EmbeddingWorker, Pass, pending
 
 QUEUED = {"embed": "queue", "embed_workers": 0, "search_catch_up": 0}
 

@@ -8,7 +8,7 @@ import logging
 
 import numpy as np
 
-from hello_pgmem import vectors
+from hello_pgmem import embedding_queue
 from hello_pgmem.core.errors import EmbeddingError, HelloPgmemError
 from hello_pgmem.core.models import MemoryItem
 from hello_pgmem.core.results import Degraded
@@ -20,15 +20,17 @@ log = logging.getLogger(__name__)
 _LOGGED: set[tuple[str, str]] = set()
 
 
-def waiting_rows(parts: MemoryParts, counted: vectors.Pending | None = None) -> tuple[int, list[Degraded]]:
+def waiting_rows(
+    parts: MemoryParts, counted: embedding_queue.Pending | None = None
+) -> tuple[int, list[Degraded]]:
     """How many of the user's memories wait for a vector of the search's model (``counted``: as
     the search already counted them), after the search embedded them itself when few wait
-    (``vectors.waiting_for_search``); a catch-up that failed is said, not raised. None wait where
+    (``embedding_queue.waiting_for_search``); a catch-up that failed is said, not raised. None wait where
     writes embed at once."""
     if parts.embeds_now:
         return 0, []
     embedder = parts.registered_embedder
-    left, failure = vectors.waiting_for_search(parts.db, embedder, "memory", parts.user_id, counted)
+    left, failure = embedding_queue.waiting_for_search(parts.db, embedder, "memory", parts.user_id, counted)
     return left, [] if failure is None else [Degraded("catch_up", failure)]
 
 

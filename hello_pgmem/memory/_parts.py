@@ -8,7 +8,7 @@ from datetime import datetime
 from functools import cached_property
 from typing import Any
 
-from hello_pgmem import vectors
+from hello_pgmem import embedding_queue
 from hello_pgmem.core.errors import InvalidInputError
 from hello_pgmem.core.models import MemoryConfig, MemoryItem, MemoryType, check_importance
 from hello_pgmem.core.settings import Settings
@@ -72,11 +72,11 @@ class MemoryParts:
     def embeds_now(self) -> bool:
         """Whether writes embed their texts themselves (``PGMEM_EMBED``: now; auto with an embedder
         that takes microseconds; always on a Citus cluster) or queue them for the workers."""
-        return vectors.embeds_in_write(self.db, self.embedder)
+        return embedding_queue.embeds_in_write(self.db, self.embedder)
 
     def queued(self) -> None:
         """A write of this user queued rows: the process's workers embed them."""
-        vectors.queued(self.db, self.registered_embedder)
+        embedding_queue.queued(self.db, self.registered_embedder)
 
     @cached_property
     def reranker(self) -> Reranker | None:

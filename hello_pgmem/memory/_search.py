@@ -13,7 +13,7 @@ from uuid import UUID
 
 import numpy as np
 
-from hello_pgmem import vectors
+from hello_pgmem import embedding_queue
 from hello_pgmem.core.errors import InvalidInputError
 from hello_pgmem.core.models import MemoryItem
 from hello_pgmem.core.results import Degraded, Results
@@ -52,9 +52,9 @@ def run_counting_waits(
     wait, and the stages left out (``degraded`` and the catch-up's)."""
     db, user_id = parts.db, parts.user_id
     model = parts.registered_embedder.model_name
-    counted = vectors.pending_query("memory", user_id, model, vectors.search_catch_up(db))
+    counted = embedding_queue.pending_query("memory", user_id, model, embedding_queue.search_catch_up(db))
     waits, ranked = db.reads_in_one_trip(user_id, [counted, (sent.text, sent.params)], sent.before)
-    waiting = vectors.Pending(*waits[0])
+    waiting = embedding_queue.Pending(*waits[0])
     left, caught = stages.waiting_rows(parts, waiting)  # embeds the few waiting rows when due
     if waiting.due:  # the statement logged nothing: it runs again, with their vectors
         return run(parts, sent, log_access), left, [*degraded, *caught]

@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from hello_pgmem import vectors
+from hello_pgmem import embedding_queue
 from hello_pgmem.core.checks import check_flag
 from hello_pgmem.core.errors import InvalidInputError
 from hello_pgmem.core.models import (
@@ -356,9 +356,10 @@ class MemoryManager(Lookups, GraphReads, SharesDatabase):
     def wait_for_embeddings(
         self, timeout: float | None = None, progress: Callable[[int, int], None] | None = None
     ) -> int:
-        """Embed this user's queued memories here until none waits (:func:`vectors.wait_for_embeddings`)."""
-        scope: list[vectors.Scope] = [("memory", self.user_id)]
-        return vectors.wait_for_embeddings(
+        """Embed this user's queued memories here until none waits
+        (:func:`embedding_queue.wait_for_embeddings`)."""
+        scope: list[embedding_queue.Scope] = [("memory", self.user_id)]
+        return embedding_queue.wait_for_embeddings(
             self.db, self.registered_embedder, scope, timeout=timeout, progress=progress
         )
 

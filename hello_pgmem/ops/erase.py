@@ -9,8 +9,8 @@ their documents stay, and the result names those the user's tokens could use.
 
 from __future__ import annotations
 
+from hello_pgmem import embedding_queue
 from hello_pgmem import memory as table
-from hello_pgmem import vectors
 from hello_pgmem.access import personal_namespace
 from hello_pgmem.db import Database
 from hello_pgmem.db.retrieval_log import erase_log
@@ -39,8 +39,8 @@ def erase_report(db: Database, user_id: str) -> tuple[dict[str, int], list[str]]
         mentions, relations = graph.link_counts(conn)  # they go with the memories and entities
         counts = {
             "retrieval_log": erase_log(conn, user_id),
-            "memory_embedding_queue": vectors.queued_rows(conn, "memory", user_id),
-            "chunk_embedding_queue": vectors.queued_rows(conn, "chunk", own),
+            "memory_embedding_queue": embedding_queue.queued_rows(conn, "memory", user_id),
+            "chunk_embedding_queue": embedding_queue.queued_rows(conn, "chunk", own),
             **table.erase_user(conn, user_id),
             "entities": graph.clear(conn),
             "mentions": mentions,

@@ -19,13 +19,15 @@ from typing import Any
 import numpy as np
 from psycopg.types.json import Jsonb
 
-from hello_pgmem import vectors as vectors_module
+from hello_pgmem import embedding_queue
 from hello_pgmem.core.deadline import check_deadline
 from hello_pgmem.core.errors import HelloPgmemError, InvalidInputError, UnsupportedFormatError
 from hello_pgmem.core.models import check_content, check_name
 from hello_pgmem.core.retry import retry_transient
 from hello_pgmem.core.text import token_counter
 from hello_pgmem.embedding import Embedder
+from hello_pgmem.embedding_queue.cache import cached_vectors, embed_cached
+from hello_pgmem.embedding_queue.texts import chunk_embedding_text
 from hello_pgmem.llm import ChatClient
 from hello_pgmem.rag import store
 from hello_pgmem.rag.chunking import Chunk, check_sizes, chunk_markdown
@@ -34,8 +36,6 @@ from hello_pgmem.rag.files import beneath
 from hello_pgmem.rag.folders import MAX_BYTES, MAX_FILES, planned_files
 from hello_pgmem.rag.models import IngestResult
 from hello_pgmem.rag.unpacking import MAX_TEXT_CHARS
-from hello_pgmem.vectors.cache import cached_vectors, embed_cached
-from hello_pgmem.vectors.texts import chunk_embedding_text
 
 MAX_CHUNKS_PER_DOCUMENT = 20_000
 MAX_BATCH_DOCUMENTS = 10_000
@@ -176,7 +176,7 @@ class Ingest(store.Namespaced):
                     namespace=self.namespace,
                 )
             if any(queued_by_id.values()):
-                vectors_module.queued(self.db, embedder)
+                embedding_queue.queued(self.db, embedder)
         elapsed = int((time.perf_counter() - started) * 1000)
         updated = {p[1] for p in changed}
         return [

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from hello_pgmem import vectors
+from hello_pgmem import embedding_queue
 from hello_pgmem.core.errors import InvalidInputError
 from hello_pgmem.core.i18n import Language
 from hello_pgmem.core.models import check_name, check_user_id
@@ -69,7 +69,7 @@ class KnowledgeBase(Ingest, Search):
         self.batch_size = batch_size
         self.fusion = fusion
         self.language: Language = language or db.settings.language
-        self.embeds_now = vectors.embeds_in_write(db, embedder)
+        self.embeds_now = embedding_queue.embeds_in_write(db, embedder)
         """Whether ingest embeds the chunks itself, or stores them at once and queues them for the
         embedding workers (``PGMEM_EMBED``)."""
 
@@ -80,8 +80,8 @@ class KnowledgeBase(Ingest, Search):
         workers hold) until none waits; how many it embedded. ``progress(done, left)`` after
         each part (the namespace's rows embedded since the wait began, whoever made them, and those
         left); past ``timeout`` seconds an EmbeddingError says how many still wait and why."""
-        scope: list[vectors.Scope] = [("chunk", self.namespace)]
-        return vectors.wait_for_embeddings(
+        scope: list[embedding_queue.Scope] = [("chunk", self.namespace)]
+        return embedding_queue.wait_for_embeddings(
             self.db, self.registered_embedder(), scope, timeout=timeout, progress=progress
         )
 
@@ -113,7 +113,7 @@ class KnowledgeBase(Ingest, Search):
     def stats(self) -> KnowledgeStats:
         with self.transaction() as conn:
             row = conn.execute(store.STATS, self.params()).fetchone()
-            waiting = vectors.pending_in(conn, "chunk", self.namespace, self.embedder.model_name)
+            waiting = embedding_queue.pending_in(conn, "chunk", self.namespace, self.embedder.model_name)
         assert row is not None
         return KnowledgeStats(
             namespace=self.namespace,

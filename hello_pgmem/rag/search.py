@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from hello_pgmem import vectors
+from hello_pgmem import embedding_queue
 from hello_pgmem.core.checks import check_flag
 from hello_pgmem.core.errors import EmbeddingError, InvalidInputError, LLMError
 from hello_pgmem.core.i18n import Language, say
@@ -153,7 +153,7 @@ class Search(store.Namespaced):
         if self.embeds_now:
             return 0, []
         embedder = self.registered_embedder()
-        left, failure = vectors.waiting_for_search(self.db, embedder, "chunk", self.namespace)
+        left, failure = embedding_queue.waiting_for_search(self.db, embedder, "chunk", self.namespace)
         return left, [] if failure is None else [Degraded("catch_up", failure)]
 
     def ask(

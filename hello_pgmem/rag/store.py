@@ -8,8 +8,8 @@ from typing import Any
 
 from hello_pgmem.db import Conn, Database
 from hello_pgmem.embedding import Embedder
-from hello_pgmem.vectors.cache import cache_key
-from hello_pgmem.vectors.texts import chunk_embedding_text
+from hello_pgmem.embedding_queue.cache import cache_key
+from hello_pgmem.embedding_queue.texts import chunk_embedding_text
 
 DOCUMENT_HASHES = """
 SELECT id, content_hash, metadata->'chunking', chunk_count FROM documents

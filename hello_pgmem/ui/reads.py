@@ -11,7 +11,7 @@ from uuid import UUID
 
 from psycopg.rows import dict_row
 
-from hello_pgmem import vectors
+from hello_pgmem import embedding_queue
 from hello_pgmem.access import Identity
 from hello_pgmem.core.errors import InvalidInputError, no_such
 from hello_pgmem.core.filters import MemoryFilter
@@ -185,10 +185,10 @@ def statistics(db: Database, viewer: Identity) -> dict[str, Any]:
         monthly = cur.execute(q.MONTHLY, params).fetchall()
         entities = cur.execute(q.TOP_ENTITIES, {**params, "limit": 10}).fetchall()
         relations = cur.execute(q.RELATION_WEIGHTS, params).fetchall()
-        waiting = [("memories", vectors.scope_queue(conn, "memory", viewer.user_id))]
+        waiting = [("memories", embedding_queue.scope_queue(conn, "memory", viewer.user_id))]
     for name in viewer.knowledge:
         with db.transaction(viewer.user_id, namespace=name) as conn:
-            waiting.append((name, vectors.scope_queue(conn, "chunk", name)))
+            waiting.append((name, embedding_queue.scope_queue(conn, "chunk", name)))
     return {
         "counts": counts,
         "monthly": monthly,

@@ -7,9 +7,9 @@ any user's transaction: in the background of the process that wrote (:mod:`.back
 meaning once its vector is there.
 """
 
-from hello_pgmem.vectors.background import queued
-from hello_pgmem.vectors.mode import embeds_in_write
-from hello_pgmem.vectors.waiting import (
+from hello_pgmem.embedding_queue.background import queued
+from hello_pgmem.embedding_queue.mode import embeds_in_write
+from hello_pgmem.embedding_queue.waiting import (
     Pending,
     QueueStatus,
     Scope,
@@ -26,7 +26,7 @@ from hello_pgmem.vectors.waiting import (
     wait_for_embeddings,
     waiting_for_search,
 )
-from hello_pgmem.vectors.worker import EmbeddingWorker, Pass
+from hello_pgmem.embedding_queue.worker import EmbeddingWorker, Pass
 
 __all__ = [
     "EmbeddingWorker",

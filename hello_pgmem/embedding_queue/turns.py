@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from hello_pgmem.vectors.queries import Kind
+from hello_pgmem.embedding_queue.queries import Kind
 
 BACKLOG_SCOPES = 256
 """Scopes with due work a pass looks at, the longest waiting first."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from hello_pgmem.vectors.queries import Kind
+from hello_pgmem.embedding_queue.queries import Kind
 
 _MARKUP = [
     (re.compile(r"^#{1,6}\s*", re.M), ""),

@@ -28,12 +28,12 @@ from hello_pgmem.core.errors import DatabaseTimeoutError, DatabaseUnavailableErr
 from hello_pgmem.db import Conn, Database
 from hello_pgmem.db.connections import connect
 from hello_pgmem.embedding import Embedder
-from hello_pgmem.vectors import queries as q
-from hello_pgmem.vectors import turns
-from hello_pgmem.vectors.cache import cache_key, cache_vectors, embed_cached
-from hello_pgmem.vectors.priority import lower_priority
-from hello_pgmem.vectors.queries import Kind
-from hello_pgmem.vectors.texts import embedding_text
+from hello_pgmem.embedding_queue import queries as q
+from hello_pgmem.embedding_queue import turns
+from hello_pgmem.embedding_queue.cache import cache_key, cache_vectors, embed_cached
+from hello_pgmem.embedding_queue.priority import lower_priority
+from hello_pgmem.embedding_queue.queries import Kind
+from hello_pgmem.embedding_queue.texts import embedding_text
 
 log = logging.getLogger(__name__)
 

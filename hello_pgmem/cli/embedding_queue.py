@@ -18,7 +18,7 @@ from hello_pgmem.db import Database
 
 if TYPE_CHECKING:
     from hello_pgmem.embedding import Embedder
-    from hello_pgmem.vectors import EmbeddingWorker
+    from hello_pgmem.embedding_queue import EmbeddingWorker
 
 WORK_LEFT = 3
 """The exit status of ``worker --drain`` when it stopped with rows still waiting."""
@@ -85,8 +85,8 @@ def started_workers(
 ) -> list[EmbeddingWorker]:
     """The command's workers, said on stderr: ``threads`` of them, and the short lane
     (``PGMEM_EMBED_SHORT_CHARS``) unless it drains."""
-    from hello_pgmem.vectors import EmbeddingWorker
-    from hello_pgmem.vectors.background import workers_of
+    from hello_pgmem.embedding_queue import EmbeddingWorker
+    from hello_pgmem.embedding_queue.background import workers_of
 
     if drain:
         workers = [EmbeddingWorker(db, embedder) for _ in range(threads)]
@@ -136,7 +136,7 @@ class LeftBehind:
 
 def waiting(db: Database, model: str) -> LeftBehind:
     """The queue's rows of ``model`` (or of any model) over every user and namespace."""
-    from hello_pgmem.vectors import queue_status
+    from hello_pgmem.embedding_queue import queue_status
 
     rows = [row for row in queue_status(db) if row.model in (model, None)]
     retries = [row.next_retry for row in rows if row.next_retry is not None]
@@ -154,7 +154,7 @@ def status(state: State) -> None:
     """The embedding queue: per kind (memory, chunk) and model, the rows that wait, those a worker
     holds, those that failed (with the next retry), the oldest; and --user's and --namespace's
     waiting rows with their last errors."""
-    from hello_pgmem.vectors import pending, queue_errors, queue_status
+    from hello_pgmem.embedding_queue import pending, queue_errors, queue_status
 
     with open_store() as store:
         rows = queue_status(store.db)

@@ -12,10 +12,10 @@ from typing import Any
 from hello_pgmem.core.errors import DatabaseTimeoutError, EmbeddingError, HelloPgmemError
 from hello_pgmem.db import Conn, Database
 from hello_pgmem.embedding import Embedder
-from hello_pgmem.vectors import queries as q
-from hello_pgmem.vectors.background import queued
-from hello_pgmem.vectors.queries import Kind
-from hello_pgmem.vectors.worker import CLAIM_ROWS, EmbeddingWorker, Pass, scoped
+from hello_pgmem.embedding_queue import queries as q
+from hello_pgmem.embedding_queue.background import queued
+from hello_pgmem.embedding_queue.queries import Kind
+from hello_pgmem.embedding_queue.worker import CLAIM_ROWS, EmbeddingWorker, Pass, scoped
 
 IDLE_WAIT_S = 0.1
 """How long a waiter sleeps while the rows left are in other workers' hands or not yet due."""

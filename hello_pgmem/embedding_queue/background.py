@@ -13,7 +13,7 @@ import weakref
 
 from hello_pgmem.db import Database
 from hello_pgmem.embedding import Embedder
-from hello_pgmem.vectors.worker import EmbeddingWorker
+from hello_pgmem.embedding_queue.worker import EmbeddingWorker
 
 log = logging.getLogger(__name__)
 
