@@ -9,7 +9,9 @@ by the same names.
 
 What it leaves out: filters (the benchmarks use none), the graph's expansion (episodic memories
 have none), and the HNSW index's approximation (the twin reads the nearest exactly, as the SQL
-does for a user with at most exact_scan_rows() memories).
+does for a user with at most exact_scan_rows() memories). When every query term is common, the
+SQL's scan stops after the first windows of the table; the twin takes them in ``Memories.stored``'s
+order (the order a batch writes them, unless given).
 """
 
 from __future__ import annotations
@@ -77,6 +79,7 @@ class Memories:
     speakers: list[str | None]
     importance: np.ndarray
     types: list[str] = field(default_factory=list)
+    stored: np.ndarray | None = None  # each window's place (0…n−1) in memory_contexts' table (None: seq)
 
     def __post_init__(self) -> None:
         self.n = len(self.ids)
@@ -283,7 +286,9 @@ def _candidates(
             holding = scanned = np.asarray((window_tf[:, rare] > 0).any(axis=1))
         elif frequent.any():
             holding = np.asarray((window_tf[:, frequent] > 0).all(axis=1))
-            scanned = holding & (np.cumsum(holding) <= w.common)  # the first rows the scan returns
+            place = np.arange(m.n) if m.stored is None else m.stored  # seq: as a batch writes them
+            so_far = np.cumsum(holding[np.argsort(place)])  # holding windows, in the table's order
+            scanned = holding & (so_far[place] <= w.common)  # the first rows the scan returns
     capped = scanned.copy()
     if m.n > w.common and w.lexical_pool and capped.sum() > w.lexical_pool:
         idf = idf_of(max(m.n, 1), df)

@@ -4,8 +4,8 @@ alone tells them apart.
 
 Two users: one with 120 memories, whose every match is a candidate and whose term frequencies are
 counted among them; one with 260, where a speaker's name is a common term (in every memory), so the
-candidates come from rarer terms, or, when every term is common, from the first 200 memories that
-hold them all, of which the 80 best by their own BM25 are kept (lexical_pool). Speakers, sessions, importances, a time range and a question that names a speaker
+candidates come from rarer terms, or, when every term is common, from the first 200 windows of the
+table that hold them all, of which the 80 best by their own BM25 are kept (lexical_pool). Speakers, sessions, importances, a time range and a question that names a speaker
 exercise every component but the graph's."""
 
 from __future__ import annotations
@@ -93,6 +93,9 @@ def db(test_server: Any, new_database: Callable[[], str]) -> Iterator[Database]:
 
 @pytest.fixture(scope="module")
 def users(db: Database) -> dict[str, twin.Memories]:
+    with db.connection() as conn:
+        row = conn.execute("SELECT ranking_weight('common')").fetchone()
+    assert row is not None and 120 <= row[0] < 260, "the small user's terms are all rare, the large one's not"
     fill(db, "twin_small", 120, everyone_names_anna=False)
     fill(db, "twin_large", 260, everyone_names_anna=True)
     return {user: loaded(db, user) for user in ("twin_small", "twin_large")}
@@ -105,10 +108,17 @@ def loaded(db: Database, user: str) -> twin.Memories:
             """SELECT m.id::text, m.session_id, extract(epoch FROM m.created_at)::float8,
                       (SELECT jsonb_object_agg(u.lexeme, coalesce(array_length(u.positions, 1), 1))
                        FROM unnest(m.lexemes) AS u),
-                      m.embedding::text, m.metadata ->> 'speaker', m.importance, m.term_count
+                      m.embedding::text, m.metadata ->> 'speaker', m.importance, m.term_count, m.seq
                FROM memories m WHERE m.user_id = %s ORDER BY m.seq""",
             (user,),
         ).fetchall()
+        places = conn.execute(  # the windows' order in the table: what a scan that stops early returns first
+            """SELECT m.seq FROM memory_contexts c JOIN memories m ON m.user_id = c.user_id AND m.id = c.memory_id
+               WHERE c.user_id = %s ORDER BY c.ctid""",
+            (user,),
+        ).fetchall()
+    seqs = [r[8] for r in rows]
+    stored = np.argsort([seqs.index(p[0]) for p in places])  # each memory's place in the table
     vectors = np.array([json.loads(r[4]) for r in rows], dtype=float)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     memories = twin.Memories(
@@ -119,6 +129,7 @@ def loaded(db: Database, user: str) -> twin.Memories:
         vectors=vectors,
         speakers=[r[5] for r in rows],
         importance=np.array([r[6] for r in rows]),
+        stored=stored,
     )
     assert list(memories.length) == [r[7] for r in rows], "the twin's lengths are term_count"
     return memories
