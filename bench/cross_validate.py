@@ -376,18 +376,26 @@ def select_window_vector(data: dict[str, list[User]], evaluations: Evaluations) 
     }
 
 
-CAPS: dict[str, tuple[int, ...]] = {"lexical_pool": (40, 60, 80, 120, 160)}
-"""Caps that save work (0: none), each value tried from the smallest."""
+CAPS: dict[str, tuple[tuple[int, ...], int]] = {
+    "lexical_pool": ((40, 60, 80, 120, 160), 0),
+    "common": ((25, 50, 60, 80, 100, 150), 200),
+}
+"""Caps that save work, each value tried from the smallest, and what it is held against: no cap
+(0) for the windows kept by their BM25; for what makes a term common (the windows a search scans
+and scores), the value the ranking has (a larger one scans more; no value is none)."""
 
 
-def select_caps(data: dict[str, list[User]], evaluations: Evaluations) -> dict[str, Any]:
-    """For each cap, each fold takes on the other four its smallest value with which no embedder
-    scores lower than with no cap at all, and that choice is scored on the held-out fold against no
-    cap."""
+def select_caps(
+    data: dict[str, list[User]], evaluations: Evaluations, caps: list[str] | None = None
+) -> dict[str, Any]:
+    """For each cap (of ``caps``, or all), each fold takes on the other four its smallest value with
+    which no embedder scores lower than with its reference (``CAPS``), and that choice is scored on
+    the held-out fold against the reference."""
     current = twin.Weights()
     out = {}
-    for cap, values in CAPS.items():
-        uncapped = replace(current, **{cap: 0})
+    for cap in caps or list(CAPS):
+        values, reference = CAPS[cap]
+        uncapped = replace(current, **{cap: reference})
         chosen, gains = [], {name: [] for name in data}
         for fold in range(FOLDS):
             training = set(range(FOLDS)) - {fold}
@@ -406,13 +414,13 @@ def _least_cap(
     evaluations: Evaluations, uncapped: twin.Weights, cap: str, values: tuple[int, ...], folds: set[int]
 ) -> int:
     """The smallest of ``values`` with which no embedder scores lower on ``folds`` than ``uncapped``
-    (0, no cap, when none does)."""
+    (the reference's own value when none does)."""
     floor = evaluations.scores(uncapped, folds)
     for value in values:
         scores = evaluations.scores(replace(uncapped, **{cap: value}), folds)
         if all(a >= b - 1e-9 for a, b in zip(scores, floor, strict=True)):
             return value
-    return 0
+    return int(getattr(uncapped, cap))
 
 
 def cross_validate(data: dict[str, list[User]], evaluations: Evaluations) -> dict[str, Any]:
@@ -479,7 +487,12 @@ def main() -> None:
     parser.add_argument(
         "--components", action="store_true", help="only each component's keep-or-remove, fold by fold"
     )
-    parser.add_argument("--caps", action="store_true", help="only each cap's least value, fold by fold")
+    parser.add_argument(
+        "--caps",
+        nargs="?",
+        const=",".join(CAPS),
+        help="only each cap's least value, fold by fold (a comma-separated list of caps: all by default)",
+    )
     parser.add_argument(
         "--window-vector", action="store_true", help="only whether the window's mean vector earns a share"
     )
@@ -493,7 +506,7 @@ def main() -> None:
             if args.components:
                 result["components"] = select_components(data, evaluations)
             elif args.caps:
-                result["caps"] = select_caps(data, evaluations)
+                result["caps"] = select_caps(data, evaluations, args.caps.split(","))
             elif args.window_vector:
                 result["window vector"] = select_window_vector(data, evaluations)
             else:
