@@ -6,6 +6,8 @@
 -- type is made here when the schema has none (a change of its fields is a revision's); a search
 -- function made before it, returning its own columns, is dropped to return it.
 DO $$
+DECLARE
+    v_made_before regprocedure;
 BEGIN
     IF to_regtype('memory_hit') IS NULL THEN
         CREATE TYPE memory_hit AS (
@@ -29,22 +31,13 @@ BEGIN
             score             double precision   -- what the hits are ordered by
         );
     END IF;
-    IF (SELECT p.prorettype FROM pg_proc p
-        WHERE p.oid = to_regprocedure('search_memories(text, text, vector, text, integer, memory_filter, text, '
-                                      'timestamptz, text[], text[], integer, timestamptz, timestamptz, text, text, '
-                                      'integer, integer, double precision, uuid[], double precision[])'))
-       = 'record'::regtype THEN
-        DROP FUNCTION search_memories(text, text, vector, text, integer, memory_filter, text, timestamptz, text[],
-                                      text[], integer, timestamptz, timestamptz, text, text, integer, integer,
-                                      double precision, uuid[], double precision[]);
-    END IF;
-    IF (SELECT p.prorettype FROM pg_proc p
-        WHERE p.oid = to_regprocedure('search_memories_by_vector(text, text, vector, integer, memory_filter, text, '
-                                      'timestamptz, timestamptz, timestamptz, integer, integer)'))
-       = 'record'::regtype THEN
-        DROP FUNCTION search_memories_by_vector(text, text, vector, integer, memory_filter, text, timestamptz,
-                                                timestamptz, timestamptz, integer, integer);
-    END IF;
+    FOR v_made_before IN  -- returning a table of its own columns
+        SELECT p.oid::regprocedure FROM pg_proc p
+        WHERE p.pronamespace = current_schema()::regnamespace AND p.prorettype = 'record'::regtype
+          AND p.proname IN ('search_memories', 'search_memories_by_vector')
+    LOOP
+        EXECUTE format('DROP FUNCTION %s', v_made_before);
+    END LOOP;
 END $$;
 
 CREATE OR REPLACE FUNCTION _query_dimension(p_model text, p_query vector)

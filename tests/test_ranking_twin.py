@@ -117,8 +117,8 @@ def loaded(db: Database, user: str) -> twin.Memories:
                WHERE c.user_id = %s ORDER BY c.ctid""",
             (user,),
         ).fetchall()
-    seqs = [r[8] for r in rows]
-    stored = np.argsort([seqs.index(p[0]) for p in places])  # each memory's place in the table
+    index = {r[8]: i for i, r in enumerate(rows)}  # a memory's index by its seq
+    stored = np.argsort([index[p[0]] for p in places])  # each memory's place in the table
     vectors = np.array([json.loads(r[4]) for r in rows], dtype=float)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     memories = twin.Memories(
