@@ -1,29 +1,8 @@
 -- A search's filters as one value (memory_filter), the one predicate that applies it to a memory
 -- (_passes_filters), and the constructor every caller names its filters by (memory_filter(…)).
--- The type is made here when the schema has none: a change of its fields is a revision's.
+-- The type itself is a revision's (alembic/sql/types.sql).
 -- Applied by every migration in which this file changed (sql/README.md); tests/test_sql_live.py
 -- holds it equal to a migrated database.
-
-DO $$
-BEGIN
-    IF to_regtype('memory_filter') IS NULL THEN
-        CREATE TYPE memory_filter AS (
-            memory_types   text[],            -- the types searched (NULL: every type)
-            session_id     text,              -- one session
-            since          timestamptz,       -- created at or after
-            until          timestamptz,       -- created at or before
-            min_importance double precision,  -- importance at least
-            modality       text,              -- a perceptual memory's modality
-            session_prefix text,              -- sessions whose id starts with it (a namespace)
-            where_path     jsonpath,          -- a predicate on the metadata
-            where_vars     jsonb              -- the predicate's variables
-        );
-    END IF;
-END $$;
-COMMENT ON TYPE memory_filter IS
-    'The filters of a memory search, each NULL when it keeps every memory: the types, a session or '
-    'session prefix, a time range of creation, a least importance, a modality, and a jsonpath '
-    'predicate on the metadata with its variables. Made by memory_filter(…), applied by _passes_filters.';
 
 CREATE OR REPLACE FUNCTION memory_filter(
     p_memory_types text[] DEFAULT NULL, p_session_id text DEFAULT NULL, p_since timestamptz DEFAULT NULL,

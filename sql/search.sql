@@ -2,35 +2,12 @@
 -- Applied by every migration in which this file changed (sql/README.md); tests/test_sql_live.py
 -- holds it equal to a migrated database.
 
--- A hit of the hybrid search, the row search_memories and search_memories_by_vector return. The
--- type is made here when the schema has none (a change of its fields is a revision's); a search
--- function made before it, returning its own columns, is dropped to return it.
+-- A search function made before the hit type (alembic/sql/types.sql), returning its own columns,
+-- is dropped to return it.
 DO $$
 DECLARE
     v_made_before regprocedure;
 BEGIN
-    IF to_regtype('memory_hit') IS NULL THEN
-        CREATE TYPE memory_hit AS (
-            id                uuid,
-            memory_type       text,
-            content           text,
-            importance        double precision,
-            session_id        text,
-            modality          text,
-            metadata          jsonb,
-            created_at        timestamptz,
-            vector_score      double precision,  -- each component on its 0-1 scale
-            text_score        double precision,  -- BM25 of the memory's own text
-            context_score     double precision,  -- of its context window
-            session_score     double precision,  -- of its session
-            speaker_score     double precision,  -- 1 when the query names its speaker
-            graph_score       double precision,  -- the knowledge graph's expansion
-            time_score        double precision,  -- 1 inside the time range the query names
-            recency_score     double precision,
-            importance_weight double precision,
-            score             double precision   -- what the hits are ordered by
-        );
-    END IF;
     FOR v_made_before IN  -- returning a table of its own columns
         SELECT p.oid::regprocedure FROM pg_proc p
         WHERE p.pronamespace = current_schema()::regnamespace AND p.prorettype = 'record'::regtype

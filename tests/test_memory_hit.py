@@ -1,5 +1,6 @@
 """A hit of the hybrid search is one type, memory_hit: both search functions return it, Python reads
-its fields by the same names, and a schema whose functions returned their own columns gets it."""
+its fields by the same names, and a schema whose functions returned their own columns gets it. The
+search's types are a revision's, never a live file's."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from typing import Any
 
 import psycopg
 
-from hello_pgmem import Database, MemoryManager
+from hello_pgmem import Database, MemoryManager, Settings
+from hello_pgmem.db import migrations
 from hello_pgmem.db.resources import read_live_sql
 from hello_pgmem.memory import MemorySearch
 from hello_pgmem.memory._ranked_queries import SEARCH_COLUMNS
@@ -72,6 +74,34 @@ def test_a_search_that_returned_its_own_columns_is_made_to_return_hits(database:
         ("search_memories_by_vector", "memory_hit")
     ]
 
+
+def test_no_live_file_makes_a_type() -> None:
+    """A type's fields change by a revision (ALTER TYPE), so no file of sql/, run again whenever it
+    changes, makes one."""
+    making = {path.name for path in SQL.glob("*.sql") if "CREATE TYPE" in path.read_text(encoding="utf-8")}
+    assert making == set()
+
+
+def test_revision_0008_makes_the_types_a_schema_lacks(new_database: Callable[[], str]) -> None:
+    """A schema at 0007 without the types (as one whose files were applied before them) gets both
+    from revision 0008, with their comments, and its search functions from the files after it."""
+    url = new_database()
+    settings = Settings(database_url=url, embed_workers=0)
+    migrations.upgrade(settings, "head")
+    migrations.downgrade(settings, "0007")
+    with psycopg.connect(url) as conn:
+        conn.execute("DROP TYPE pgmem.memory_hit, pgmem.memory_filter CASCADE")
+        conn.execute("UPDATE pgmem.sql_applied SET checksum = 'older'")
+    migrations.upgrade(settings, "head")
+    with psycopg.connect(url) as conn:
+        described = conn.execute(
+            "SELECT t.typname, obj_description(t.oid, 'pg_type') IS NOT NULL FROM pg_type t"
+            " WHERE t.typnamespace = 'pgmem'::regnamespace AND t.typname IN ('memory_hit', 'memory_filter')"
+            " ORDER BY 1"
+        ).fetchall()
+        returned = conn.execute(RETURNS, ("pgmem", list(SEARCHES))).fetchall()
+    assert described == [("memory_filter", True), ("memory_hit", True)]
+    assert [type_.rsplit(".", 1)[-1] for _, type_, _ in returned] == ["memory_hit", "memory_hit"]
 
 
 def test_a_bare_call_reads_each_hit_typed_as_the_call_in_from_does(

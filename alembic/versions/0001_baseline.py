@@ -6,13 +6,13 @@ Create Date: 2026-12-03
 
 What it does to a database: creates pgvector (0.8+), btree_gin and btree_gist (beside pgvector)
 and Apache AGE (optional) when the role may, otherwise stops with the statement for a DBA;
-creates every table of :mod:`hello_pgmem.db.tables`, empty, so it is instant; applies the files of
-sql/ (functions and views, recorded in ``sql_applied``); then ``baseline.sql``: row-level
-security, the triggers, the relation types' rules, and ``write_path.sql``: the triggers of the
-statistics and the embedding queue (0002 brings a schema made before it to the same state); and
-creates the AGE graph when AGE is
-installed, with its vertex and edge labels, their indexes and their row-level security.
-Downgrade drops all of it except the extensions, which other applications may share.
+creates every table of :mod:`hello_pgmem.db.tables`, empty, so it is instant, and the composite
+types (``types.sql``, revision 0008's); applies the files of sql/ (functions and views, recorded
+in ``sql_applied``); then ``baseline.sql``: row-level security, the triggers, the relation types'
+rules, and ``write_path.sql``: the triggers of the statistics and the embedding queue (0002 brings
+a schema made before it to the same state); and creates the AGE graph when AGE is installed, with
+its vertex and edge labels, their indexes and their row-level security. Downgrade drops all of it
+except the extensions, which other applications may share.
 """
 
 from __future__ import annotations
@@ -54,6 +54,7 @@ def upgrade() -> None:
     age_version = ensure_age(conn, settings.age)
     prepare_sql_session(conn)
     metadata.create_all(conn)
+    run_sql_script(conn, read_sql("types.sql"))  # the composite types sql/'s functions take and return
     apply_live_sql(conn)
     run_sql_script(conn, read_sql("baseline.sql"))
     run_sql_script(conn, read_sql("write_path.sql"))
