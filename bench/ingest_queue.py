@@ -108,13 +108,13 @@ def main() -> None:
     args = parser.parse_args()
     model = loaders()[args.embedder]()
     report: dict[str, Any] = {"machine": harness.machine(), "path": str(args.path)}
-    with fresh_database(embed_workers=0) as settings:
+    with fresh_database(embedding_queue_workers=0) as settings:
         report["hashing"], _ = ingest(settings, HashingEmbedder(), args.path)
     print(json.dumps(report["hashing"]), flush=True)
     runs = []
     texts: list[str] = []
     for threads in (int(t) for t in args.threads.split(",")):
-        with fresh_database(embed_workers=0, embed="queue") as settings:
+        with fresh_database(embedding_queue_workers=0, embed="queue") as settings:
             stored, texts = ingest(settings, model, args.path)
             run = {**stored, "drain": drain(settings, model, threads)}
         print(json.dumps(run), flush=True)

@@ -152,7 +152,7 @@ def scenario(name: str, queries: int, database: str | None = None, keep: bool = 
         result["hello_pgmem vector"] = through_the_api(db, embedder, asked, "vector")
         # the path of a model whose vectors come after the write (E5, MiniLM, an API): the same
         # searches through a store that queues (nothing waits: the load embedded every row)
-        queued = db.settings.model_copy(update={"embed": "queue", "embed_workers": 0})
+        queued = db.settings.model_copy(update={"embed": "queue", "embedding_queue_workers": 0})
         with Database(queued) as queued_db:
             for system, scoring, fusion in QUEUED:
                 result[system] = through_the_api(queued_db, embedder, asked, scoring, fusion)

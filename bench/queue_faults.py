@@ -156,7 +156,7 @@ def crash(kills: int, every: float) -> dict[str, Any]:
     embedder = HashingEmbedder()
     with ScratchServer.running(DevDB.from_env(), "queue_faults") as server:
         settings = server.new_database(
-            "faults", embed="queue", connect_timeout_s=1, embed_lease_s=5, embed_poll_s=1
+            "faults", embed="queue", connect_timeout_s=1, embedding_queue_lease_s=5, embedding_queue_poll_s=1
         )
         acked: dict[uuid.UUID, str] = {}
         maybe: dict[uuid.UUID, set[str]] = {}
@@ -193,7 +193,7 @@ def endpoint(down: float, rate: float) -> dict[str, Any]:
     from tests.fake_openai import FakeOpenAI, serve
 
     with (
-        harness.fresh_database(embed="queue", embed_poll_s=1) as settings,
+        harness.fresh_database(embed="queue", embedding_queue_poll_s=1) as settings,
         serve(FakeOpenAI(dimension=64)) as fake,
     ):
         model = OpenAIEmbedder("fake-embed", base_url=fake.base_url, dimension=64, max_retries=0, timeout_s=5)
@@ -224,7 +224,10 @@ def endpoint(down: float, rate: float) -> dict[str, Any]:
                     break
                 time.sleep(0.1)
             embedded_after = time.perf_counter() - back
-        backoff = min(settings.embed_retry_max_s, settings.embed_retry_s * 2 ** max(0, (attempts or 1) - 1))
+        backoff = min(
+            settings.embedding_queue_retry_max_s,
+            settings.embedding_queue_retry_s * 2 ** max(0, (attempts or 1) - 1),
+        )
         return {
             "down_s": down,
             "writes_acknowledged": len(acked),

@@ -197,7 +197,9 @@ def verify(db: Database, ledger: Ledger) -> dict[str, Any]:
 
 def stress(seconds: float) -> dict[str, Any]:
     with ScratchServer.running(DevDB.from_env(), "queue_stress") as server:
-        settings = server.new_database("stress", embed="queue", embed_workers=2, embed_poll_s=1)
+        settings = server.new_database(
+            "stress", embed="queue", embedding_queue_workers=2, embedding_queue_poll_s=1
+        )
         log = server.db.inside(server.data_dir) / "server.log"
         logged_before = log.read_text(errors="replace").count("deadlock detected") if log.exists() else 0
         ledger = Ledger()
@@ -244,7 +246,7 @@ def _positions(text: str, word: str) -> list[int]:
 
 def backlog(rows: int, runs: int) -> list[dict[str, Any]]:
     outcomes = []
-    with harness.fresh_database(embed="queue", embed_workers=0) as quiet:
+    with harness.fresh_database(embed="queue", embedding_queue_workers=0) as quiet:
         for run in range(runs):
             user = f"backlog_{run}"
             with Database(quiet) as db:
@@ -254,7 +256,7 @@ def backlog(rows: int, runs: int) -> list[dict[str, Any]]:
                         [f"backlog note {n} of run {run}" for n in range(start, start + 1000)], "episodic"
                     )
             with (
-                Database(quiet.model_copy(update={"embed_workers": 1})) as db,
+                Database(quiet.model_copy(update={"embedding_queue_workers": 1})) as db,
                 Store(database=db, embedder=SlowHashing()) as store,
             ):
                 memory = store.memory(user, types=["episodic"])

@@ -44,7 +44,7 @@ BEGIN
         RAISE EXCEPTION '% % would have more than % rows waiting for their vectors: the write is refused until the embedding workers catch up',
             p_kind, quote_literal(p_scope), p_most
             USING ERRCODE = 'configuration_limit_exceeded',
-                  HINT = 'PGMEM_QUEUE_MAX_ROWS sets the quota of waiting rows per user and namespace (0: none).';
+                  HINT = 'PGMEM_EMBEDDING_QUEUE_MAX_ROWS sets the quota of waiting rows per user and namespace (0: none).';
     END IF;
 END $$;
 COMMENT ON FUNCTION _check_queue_quota(text, text, integer) IS
@@ -57,7 +57,7 @@ LANGUAGE plpgsql SECURITY DEFINER
 SET search_path FROM CURRENT
 AS $$
 DECLARE
-    v_most integer := nullif(current_setting('pgmem.queue_max_rows', true), '')::integer;
+    v_most integer := nullif(current_setting('pgmem.embedding_queue_max_rows', true), '')::integer;
     v_queued boolean;
 BEGIN
     -- a statement trigger after an insert: its rows without a vector (a perceptual memory's
@@ -76,7 +76,7 @@ BEGIN
         ON CONFLICT (namespace, chunk_id) DO NOTHING;
     END IF;
     v_queued := FOUND;
-    -- the quota (pgmem.queue_max_rows, set by the application's connections; unset or 0: none):
+    -- the quota (pgmem.embedding_queue_max_rows, set by the application's connections; unset or 0: none):
     -- a write that leaves its user (namespace) more rows waiting than that is refused whole
     IF v_queued AND v_most > 0 THEN
         IF TG_TABLE_NAME = 'memories' THEN
@@ -93,7 +93,7 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION _queue_new_rows() IS
     'Internal (statement trigger after an insert into memories or chunks): queue the new rows that '
-    'have no vector, refuse the write past the quota of waiting rows (pgmem.queue_max_rows), and '
+    'have no vector, refuse the write past the quota of waiting rows (pgmem.embedding_queue_max_rows), and '
     'wake the workers.';
 
 CREATE OR REPLACE FUNCTION _drop_stale_vector()

@@ -56,7 +56,7 @@ class Switchable(HashingEmbedder):
 @contextmanager
 def queued_store(clean: Database, embedder: HashingEmbedder, **settings: Any) -> Iterator[Store]:
     """A store whose writes queue their vectors, with no background worker unless asked."""
-    options = {"embed": "queue", "embed_workers": 0, **settings}
+    options = {"embed": "queue", "embedding_queue_workers": 0, **settings}
     with (
         Database(clean.settings.model_copy(update=options)) as db,
         Store(database=db, embedder=embedder) as store,
@@ -484,7 +484,7 @@ def test_short_texts_are_embedded_while_a_long_one_is(clean: Database) -> None:
     embedder = HeldWhenLong()
     embedder.release.clear()
     flooder, victim = (f"{name}_{uuid.uuid4().hex[:6]}" for name in ("mallory", "victor"))
-    with queued_store(clean, embedder, search_catch_up=0, embed_workers=1) as store:
+    with queued_store(clean, embedder, search_catch_up=0, embedding_queue_workers=1) as store:
         try:
             store.memory(flooder, types=["episodic"]).add_memories(
                 [f"{n} " + "long text " * 200 for n in range(3)], "episodic"
@@ -507,7 +507,7 @@ def test_the_workers_beside_a_short_lane_give_it_the_cores_first(clean: Database
     each thread), so that under contention the lane's short texts are embedded first."""
     if not hasattr(os, "getpriority"):
         pytest.skip("no per-thread priorities on this system")
-    with queued_store(clean, HashingEmbedder(), search_catch_up=0, embed_workers=1) as store:
+    with queued_store(clean, HashingEmbedder(), search_catch_up=0, embedding_queue_workers=1) as store:
         store.memory(f"nice_{uuid.uuid4().hex[:6]}", types=["episodic"]).add_memory("a note", "episodic")
         threads = [t for t in threading.enumerate() if t.name.startswith("hello_pgmem-embed-")]
         assert len(threads) == 2, [t.name for t in threads]  # one worker and its short lane
@@ -522,17 +522,17 @@ def test_the_workers_beside_a_short_lane_give_it_the_cores_first(clean: Database
 
 
 def test_a_write_past_the_queue_quota_is_refused_whole_and_names_it(clean: Database) -> None:
-    """PGMEM_QUEUE_MAX_ROWS: a user (a namespace) with that many rows waiting for vectors may not
+    """PGMEM_EMBEDDING_QUEUE_MAX_ROWS: a user (a namespace) with that many rows waiting for vectors may not
     queue more; the write is refused whole, the quota named, until the workers catch up."""
     from hello_pgmem.core.errors import BusyError
 
     embedder = HashingEmbedder()
     user = f"quota_{uuid.uuid4().hex[:6]}"
-    with queued_store(clean, embedder, search_catch_up=0, queue_max_rows=5) as store:
+    with queued_store(clean, embedder, search_catch_up=0, embedding_queue_max_rows=5) as store:
         memory = store.memory(user, types=["episodic"])
         memory.add_memories([f"note {n}" for n in range(4)], "episodic")
         with pytest.raises(
-            BusyError, match=r"user '.+' would have more than 5 rows waiting.*PGMEM_QUEUE_MAX_ROWS"
+            BusyError, match=r"user '.+' would have more than 5 rows waiting.*PGMEM_EMBEDDING_QUEUE_MAX_ROWS"
         ):
             memory.add_memories(["one", "two"], "episodic")
         assert len(queue_rows(store.db, user)) == 4, "nothing of the refused write is there"
@@ -544,6 +544,26 @@ def test_a_write_past_the_queue_quota_is_refused_whole_and_names_it(clean: Datab
         assert kb.stats().documents == 0
         memory.wait_for_embeddings()
         memory.add_memories(["after", "the", "workers"], "episodic")
+
+
+def test_the_queue_s_settings_are_named_by_the_queue(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each setting of the embedding queue is PGMEM_EMBEDDING_QUEUE_* (the field embedding_queue_*);
+    the earlier names (PGMEM_EMBED_WORKERS, PGMEM_QUEUE_MAX_ROWS, ``embed_workers``, ...) are read
+    too, and the new name wins where both are set."""
+    from hello_pgmem import Settings
+
+    queue = [name for name in Settings.model_fields if "queue" in name]
+    assert len(queue) == 7 and all(name.startswith("embedding_queue_") for name in queue), queue
+    for name in queue:
+        env = Settings.model_fields[name].validation_alias.choices[0]  # type: ignore[union-attr]
+        assert env == "PGMEM_" + name.upper().removesuffix("_S"), (name, env)
+    monkeypatch.setenv("PGMEM_EMBED_WORKERS", "3")
+    monkeypatch.setenv("PGMEM_QUEUE_MAX_ROWS", "7")
+    assert (Settings().embedding_queue_workers, Settings().embedding_queue_max_rows) == (3, 7)
+    monkeypatch.setenv("PGMEM_EMBEDDING_QUEUE_WORKERS", "2")
+    assert Settings().embedding_queue_workers == 2
+    assert Settings.model_validate({"embed_workers": 0}).embedding_queue_workers == 0
+    assert Settings(embedding_queue_workers=4).embedding_queue_workers == 4
 
 
 def test_a_worker_leases_only_the_part_it_embeds(clean: Database) -> None:
@@ -754,7 +774,7 @@ def test_a_query_that_cannot_be_embedded_is_ranked_by_its_words(clean: Database)
 def test_waiting_for_a_model_that_is_down_says_how_many_rows_still_wait_and_why(clean: Database) -> None:
     embedder = Switchable()
     embedder.down = True
-    with queued_store(clean, embedder, search_catch_up=0, embed_retry_s=0.05) as store:
+    with queued_store(clean, embedder, search_catch_up=0, embedding_queue_retry_s=0.05) as store:
         memory = store.memory("vic", types=["episodic"])
         memory.add_memories(["one note", "two notes", "three notes"], "episodic")
         with pytest.raises(EmbeddingError, match=r"3 rows still wait .* the embedding model is down"):
@@ -829,7 +849,7 @@ def test_an_erase_while_a_worker_holds_chunks_leaves_no_vector_of_their_text(cle
 def test_the_background_worker_embeds_a_write_and_stops_with_its_store(clean: Database) -> None:
     embedder = HashingEmbedder()
     before = set(threading.enumerate())  # another test's store may still be closing its own
-    with queued_store(clean, embedder, embed_workers=1, search_catch_up=0) as store:
+    with queued_store(clean, embedder, embedding_queue_workers=1, search_catch_up=0) as store:
         memory = store.memory("bo", types=["episodic"])
         memory.add_memory("Bo keeps bees on the roof", "episodic")
         deadline = time.monotonic() + patience(20)

@@ -73,7 +73,7 @@ def test_a_worker_killed_in_the_middle_of_its_work_loses_nothing(clean: Database
     another worker claims them, and every row ends with its vector."""
     slow, fast = FakeOpenAI(dimension=16, delay_s=60), FakeOpenAI(dimension=16)
     with serve(slow) as hanging, serve(fast) as answering:
-        options = {"embed": "queue", "embed_workers": 0, "search_catch_up": 0}
+        options = {"embed": "queue", "embedding_queue_workers": 0, "search_catch_up": 0}
         with Database(clean.settings.model_copy(update=options)) as db:
             model = OpenAIEmbedder("fake-embed", base_url=answering.base_url, dimension=16)
             memory = Store(database=db, embedder=model).memory("kai", types=["episodic"])

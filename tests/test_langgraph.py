@@ -160,7 +160,7 @@ def test_a_search_embeds_the_few_items_just_put(clean: Database) -> None:
     queued items first, as retrieve_memories does: what was just put is found by meaning."""
     from hello_pgmem import HashingEmbedder, Store
 
-    settings = clean.settings.model_copy(update={"embed": "queue", "embed_workers": 0})
+    settings = clean.settings.model_copy(update={"embed": "queue", "embedding_queue_workers": 0})
     with Database(settings) as db, Store(database=db, embedder=HashingEmbedder()) as front:
         items = PgMemStore(front.memory("queued_graph_user"), index=["text"])
         items.put(("notes",), "car", {"text": "a red car parked outside"})

@@ -86,7 +86,7 @@ def test_revision_0008_makes_the_types_a_schema_lacks(new_database: Callable[[],
     """A schema at 0007 without the types (as one whose files were applied before them) gets both
     from revision 0008, with their comments, and its search functions from the files after it."""
     url = new_database()
-    settings = Settings(database_url=url, embed_workers=0)
+    settings = Settings(database_url=url, embedding_queue_workers=0)
     migrations.upgrade(settings, "head")
     migrations.downgrade(settings, "0007")
     with psycopg.connect(url) as conn:

@@ -188,7 +188,7 @@ def test_a_schema_of_the_earlier_write_path_comes_up_with_its_statistics_exact(
     from hello_pgmem.ops.check import check_integrity
 
     url = new_database()
-    settings = Settings(database_url=url, embed_workers=0)
+    settings = Settings(database_url=url, embedding_queue_workers=0)
     migrate.upgrade(settings)
     migrations.downgrade(settings, "0001")
     with psycopg.connect(url) as conn:
@@ -245,7 +245,7 @@ def test_revision_0003_reads_the_headings_into_the_chunks_lexemes(new_database: 
     from hello_pgmem.ops.check import check_integrity
 
     url = new_database()
-    settings = Settings(database_url=url, embed_workers=0)
+    settings = Settings(database_url=url, embedding_queue_workers=0)
     migrate.upgrade(settings)
     migrations.downgrade(settings, "0002")
     with psycopg.connect(url) as conn:  # chunks as the code of revision 0002 wrote them
@@ -289,7 +289,7 @@ def test_revision_0004_makes_the_windows_of_memories_stored_before_it(
     from hello_pgmem.ops.check import check_integrity
 
     url = new_database()
-    settings = Settings(database_url=url, embed_workers=0)
+    settings = Settings(database_url=url, embedding_queue_workers=0)
     migrate.upgrade(settings)
     with Database(settings) as db:
         memory = Store(database=db, embedder=HashingEmbedder()).memory("old", "s1", types=["episodic"])

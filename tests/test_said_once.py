@@ -174,7 +174,7 @@ def test_a_degraded_search_says_its_notice_once(clean: Database) -> None:
             "DATABASE_URL": clean.settings.database_url,
             "PGMEM_USER": "said_once",
             "PGMEM_EMBED": "queue",
-            "PGMEM_EMBED_WORKERS": "0",
+            "PGMEM_EMBEDDING_QUEUE_WORKERS": "0",
             "EMBED_MODEL_TYPE": "openai",
             "EMBED_MODEL_NAME": "fake-embed-said-once",
             "EMBED_BASE_URL": down.base_url,

@@ -78,7 +78,7 @@ def seeded(deployment: Deployment) -> Seeded:
         bob_fact = bob.add_memory("Bob sails in Brittany with Dana", "semantic", importance=0.8)
         KnowledgeBase(db, embedder, "team_a").add_text(HANDBOOK, document_id="handbook")
         KnowledgeBase(db, embedder, "team_b").add_text("# Boats\n\nBob's boat is blue.", document_id="boats")
-    queued = deployment.app.model_copy(update={"embed": "queue", "embed_workers": 0})
+    queued = deployment.app.model_copy(update={"embed": "queue", "embedding_queue_workers": 0})
     with Database(queued) as db:  # a chunk left waiting for its vector
         KnowledgeBase(db, embedder, "team_b").add_text("# Sails\n\nBob's sails are red.", document_id="sails")
     with Database(deployment.owner) as owner:

@@ -13,7 +13,7 @@ from hello_pgmem import Database, HashingEmbedder, Store
 from hello_pgmem.cli import main
 from hello_pgmem.embedding_queue import EmbeddingWorker, Pass, pending
 
-QUEUED = {"embed": "queue", "embed_workers": 0, "search_catch_up": 0}
+QUEUED = {"embed": "queue", "embedding_queue_workers": 0, "search_catch_up": 0}
 
 
 @pytest.fixture()
@@ -80,7 +80,7 @@ def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, 
 def queued_cli(clean: Database, monkeypatch: pytest.MonkeyPatch) -> Database:
     monkeypatch.setenv("DATABASE_URL", clean.settings.database_url)
     monkeypatch.setenv("PGMEM_EMBED", "queue")
-    monkeypatch.setenv("PGMEM_EMBED_WORKERS", "0")
+    monkeypatch.setenv("PGMEM_EMBEDDING_QUEUE_WORKERS", "0")
     monkeypatch.setenv("PGMEM_SEARCH_CATCH_UP", "0")
     return clean
 

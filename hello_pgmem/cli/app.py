@@ -112,7 +112,7 @@ def open_store(background: bool = False) -> Iterator[Store]:
     ``hello-pgmem worker`` apart); one that stays (``background``) runs the configured ones."""
     from hello_pgmem.store import connect
 
-    settings = load_settings() if background else load_settings(embed_workers=0)
+    settings = load_settings() if background else load_settings(embedding_queue_workers=0)
     with connect(settings=settings) as store:
         yield store
 

@@ -84,7 +84,7 @@ def started_workers(
     state: State, db: Database, embedder: Embedder, threads: int, drain: bool
 ) -> list[EmbeddingWorker]:
     """The command's workers, said on stderr: ``threads`` of them, and the short lane
-    (``PGMEM_EMBED_SHORT_CHARS``) unless it drains."""
+    (``PGMEM_EMBEDDING_QUEUE_SHORT_CHARS``) unless it drains."""
     from hello_pgmem.embedding_queue import EmbeddingWorker
     from hello_pgmem.embedding_queue.background import workers_of
 
@@ -94,7 +94,7 @@ def started_workers(
         workers = workers_of(db, embedder, threads)
     if not state.json:
         lane = (
-            f" and a short lane of {db.settings.embed_short_chars:,} characters"
+            f" and a short lane of {db.settings.embedding_queue_short_chars:,} characters"
             if len(workers) > threads
             else ""
         )

@@ -31,6 +31,24 @@ def check_identifier(value: str, field: str) -> str:
     return value
 
 
+EARLIER_QUEUE_NAMES = {
+    "WORKERS": ("PGMEM_EMBED_WORKERS", "embed_workers"),
+    "SHORT_CHARS": ("PGMEM_EMBED_SHORT_CHARS", "embed_short_chars"),
+    "LEASE": ("PGMEM_EMBED_LEASE", "embed_lease_s"),
+    "RETRY": ("PGMEM_EMBED_RETRY", "embed_retry_s"),
+    "RETRY_MAX": ("PGMEM_EMBED_RETRY_MAX", "embed_retry_max_s"),
+    "POLL": ("PGMEM_EMBED_POLL", "embed_poll_s"),
+    "MAX_ROWS": ("PGMEM_QUEUE_MAX_ROWS", "queue_max_rows"),
+}
+"""The variable and field each embedding queue setting is also read by (docs/configuration.md)."""
+
+
+def _queue_names(suffix: str) -> AliasChoices:
+    """An embedding queue setting's names: ``PGMEM_EMBEDDING_QUEUE_<suffix>`` first, then its
+    earlier variable and field."""
+    return AliasChoices(f"PGMEM_EMBEDDING_QUEUE_{suffix}", *EARLIER_QUEUE_NAMES[suffix])
+
+
 class Settings(BaseSettings):
     """Process-wide configuration. Build one with ``Settings()``; nothing is read at import."""
 
@@ -97,31 +115,29 @@ class Settings(BaseSettings):
     """When a write's vectors are made: ``queue`` by workers after the write (the row is found by its
     words at once, by meaning when its vector arrives), ``now`` in the write itself, before its
     transaction; ``auto`` queues for every embedder but the hashing one, which takes microseconds."""
-    embed_workers: int = Field(default=1, ge=0, le=16, validation_alias=AliasChoices("PGMEM_EMBED_WORKERS"))
+    embedding_queue_workers: int = Field(default=1, ge=0, le=16, validation_alias=_queue_names("WORKERS"))
     """Embedding worker threads a process starts on its first queued write (0: none; run
     ``hello-pgmem worker`` apart)."""
-    embed_short_chars: int = Field(
-        default=2_000, ge=0, le=1_000_000, validation_alias=AliasChoices("PGMEM_EMBED_SHORT_CHARS")
+    embedding_queue_short_chars: int = Field(
+        default=2_000, ge=0, le=1_000_000, validation_alias=_queue_names("SHORT_CHARS")
     )
     """The workers' short lane: one more thread per model that embeds only parts of at most this
     many characters, so that a short text never waits behind a long one in flight (0: no lane)."""
-    embed_lease_s: float = Field(
-        default=120.0, ge=5, le=3600, validation_alias=AliasChoices("PGMEM_EMBED_LEASE")
+    embedding_queue_lease_s: float = Field(
+        default=120.0, ge=5, le=3600, validation_alias=_queue_names("LEASE")
     )
     """How long a worker holds the rows it claimed: a dead worker's rows come back after it."""
-    embed_retry_s: float = Field(
-        default=2.0, gt=0, le=3600, validation_alias=AliasChoices("PGMEM_EMBED_RETRY")
-    )
+    embedding_queue_retry_s: float = Field(default=2.0, gt=0, le=3600, validation_alias=_queue_names("RETRY"))
     """The first back-off of a row whose embedding failed; it doubles with each failure, up to
-    ``embed_retry_max_s``."""
-    embed_retry_max_s: float = Field(
-        default=300.0, gt=0, le=86400, validation_alias=AliasChoices("PGMEM_EMBED_RETRY_MAX")
+    ``embedding_queue_retry_max_s``."""
+    embedding_queue_retry_max_s: float = Field(
+        default=300.0, gt=0, le=86400, validation_alias=_queue_names("RETRY_MAX")
     )
     """The longest back-off of a failing row."""
-    embed_poll_s: float = Field(default=5.0, gt=0, le=600, validation_alias=AliasChoices("PGMEM_EMBED_POLL"))
+    embedding_queue_poll_s: float = Field(default=5.0, gt=0, le=600, validation_alias=_queue_names("POLL"))
     """How often an idle worker looks at the queue without being told (retry times, leases that ended)."""
-    queue_max_rows: int = Field(
-        default=100_000, ge=0, le=100_000_000, validation_alias=AliasChoices("PGMEM_QUEUE_MAX_ROWS")
+    embedding_queue_max_rows: int = Field(
+        default=100_000, ge=0, le=100_000_000, validation_alias=_queue_names("MAX_ROWS")
     )
     """The most rows one user (or namespace) may have waiting for their vectors: a write that
     queues past it is refused whole until the workers catch up (0: no quota)."""

@@ -136,7 +136,10 @@ def our_error(exc: psycopg.Error, settings: Settings) -> HelloPgmemError | None:
             "this store is read-only (PGMEM_READ_ONLY): the write was refused and nothing was changed"
         )
     hint = exc.diag.message_hint or ""
-    if isinstance(exc, psycopg.errors.ConfigurationLimitExceeded) and "PGMEM_QUEUE_MAX_ROWS" in hint:
+    if (
+        isinstance(exc, psycopg.errors.ConfigurationLimitExceeded)
+        and "PGMEM_EMBEDDING_QUEUE_MAX_ROWS" in hint
+    ):
         return BusyError(f"{exc.diag.message_primary}; {hint}")  # sql/embedding_queue.sql's quota
     if isinstance(exc, psycopg.errors.LockNotAvailable):
         return DatabaseTimeoutError(
@@ -185,13 +188,13 @@ def configure(conn: psycopg.Connection[Any], settings: Settings, info: ServerInf
         " set_config('statement_timeout', %s, false),"
         " set_config('lock_timeout', %s, false),"
         " set_config('default_transaction_read_only', %s, false),"
-        " set_config('pgmem.queue_max_rows', %s, false)",
+        " set_config('pgmem.embedding_queue_max_rows', %s, false)",
         (
             search_path.as_string(conn),
             str(settings.statement_timeout_ms),
             str(settings.lock_timeout_ms),
             "on" if settings.read_only else "off",
-            str(settings.queue_max_rows),
+            str(settings.embedding_queue_max_rows),
         ),
     )
     register_vector(conn)

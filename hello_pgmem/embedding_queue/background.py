@@ -1,8 +1,8 @@
 """The embedding workers a process runs in the background: per Database and model, threads
-(``PGMEM_EMBED_WORKERS``, 1 by default, and a short lane, ``PGMEM_EMBED_SHORT_CHARS``) started by
-the first write that queues rows for that model, and stopped when the Database closes or the
-interpreter exits, each after its current part of work (what it holds and has not embedded goes
-back to the queue at once)."""
+(``PGMEM_EMBEDDING_QUEUE_WORKERS``, 1 by default, and a short lane,
+``PGMEM_EMBEDDING_QUEUE_SHORT_CHARS``) started by the first write that queues rows for that model,
+and stopped when the Database closes or the interpreter exits, each after its current part of work
+(what it holds and has not embedded goes back to the queue at once)."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ class BackgroundWorkers:
 
     def nudge(self, embedder: Embedder) -> None:
         """Rows were queued for ``embedder``'s model: start its workers if none run, wake them."""
-        count = self.db.settings.embed_workers
+        count = self.db.settings.embedding_queue_workers
         if count == 0 or self._stop.is_set():
             return
         model = embedder.model_name
@@ -80,11 +80,11 @@ class BackgroundWorkers:
 
 
 def workers_of(db: Database, embedder: Embedder, count: int) -> list[EmbeddingWorker]:
-    """``count`` workers for ``embedder``'s model and, unless ``PGMEM_EMBED_SHORT_CHARS`` is 0, its
+    """``count`` workers for ``embedder``'s model and, unless ``PGMEM_EMBEDDING_QUEUE_SHORT_CHARS`` is 0, its
     short lane: a worker that takes only parts of that many characters at most, so that another
     tenant's short texts are embedded while a long text is (on a second core then; the other
     workers yield the cores to it, at a lower priority)."""
-    lane = db.settings.embed_short_chars if count else 0
+    lane = db.settings.embedding_queue_short_chars if count else 0
     workers = [EmbeddingWorker(db, embedder, yields=bool(lane)) for _ in range(count)]
     return workers + ([EmbeddingWorker(db, embedder, lane_chars=lane)] if lane else [])
 

@@ -152,7 +152,7 @@ class EmbeddingWorker:
         params = {
             "scope": scope,
             "model": self.embedder.model_name,
-            "lease_s": self.settings.embed_lease_s,
+            "lease_s": self.settings.embedding_queue_lease_s,
             "limit": limit,
             "chars": NO_CHAR_LIMIT if chars is None else chars,
             "at_least_one": at_least_one,
@@ -271,7 +271,7 @@ class EmbeddingWorker:
                 self.embedder.model_name,
                 error,
                 len(part),
-                self.settings.embed_retry_s,
+                self.settings.embedding_queue_retry_s,
             )
             _FAILING[model] = error
         if not its_own:
@@ -282,8 +282,8 @@ class EmbeddingWorker:
                 "ids": [row.id for row, _ in rows],
                 "generations": [row.generation for row, _ in rows],
                 "error": error,
-                "base_s": self.settings.embed_retry_s,
-                "cap_s": self.settings.embed_retry_max_s,
+                "base_s": self.settings.embedding_queue_retry_s,
+                "cap_s": self.settings.embedding_queue_retry_max_s,
             }
             with scoped(self.db, kind, scope) as conn:  # the rows, then their queue rows: one order
                 conn.execute(q.STATEMENTS[kind].lock_rows, params)
@@ -343,7 +343,7 @@ class EmbeddingWorker:
     def _wait(self, listener: Conn, stop: threading.Event, wake: threading.Event | None) -> None:
         """Until a notification, ``wake`` or ``stop``, or the poll interval (rows whose retry time
         comes, and a lease that ends, are found by a pass)."""
-        deadline = time.monotonic() + self.settings.embed_poll_s
+        deadline = time.monotonic() + self.settings.embedding_queue_poll_s
         while not stop.is_set() and time.monotonic() < deadline:
             if wake is not None and wake.is_set():
                 wake.clear()
