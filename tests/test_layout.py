@@ -4,6 +4,7 @@ root, and how long a module or a function may grow."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "hello_pgmem"
@@ -184,3 +185,14 @@ def test_a_function_over_60_lines_says_why_in_its_docstring() -> None:
                 if long and "Long because" not in (ast.get_docstring(node) or ""):
                     unexplained.append(f"{path.relative_to(PACKAGE)}:{node.lineno} {node.name}")
     assert not unexplained, unexplained
+
+
+def test_every_benchmark_result_is_cited_or_a_scripts_latest_output() -> None:
+    """bench/results keeps what the docs cite and each script's latest output (bench/README.md)."""
+    root = PACKAGE.parent
+    documents = [*root.glob("docs/*.md"), *root.glob("*.md"), *root.glob("*/README.md")]
+    cited = "\n".join(path.read_text(encoding="utf-8") for path in documents)
+    latest = re.compile(r"(retrieval|longmemeval)-[a-z0-9-]+\.json|rag_fusion\.json|summary\.md|retrieval\.md")
+    results = sorted((root / "bench" / "results").iterdir())
+    uncited = [p.name for p in results if p.name not in cited and not latest.fullmatch(p.name)]
+    assert results and uncited == []
