@@ -4,6 +4,7 @@
     .venv/bin/python -m bench.hostile_load --scenario flood     # connections only
     .venv/bin/python -m bench.hostile_load --scenario documents # hostile PDFs only
     .venv/bin/python -m bench.hostile_load --scenario turns     # a user's PDF amid another's
+    .venv/bin/python -m bench.hostile_load --scenario timeouts  # searches abandoned at the time limit (E5)
 
 ``flood``: ``hello-pgmem mcp --http`` and ``hello-pgmem ui``, each as a user starts it; five
 loopback addresses (127.0.0.2-6) each keep 64 half-sent requests open, opening new ones as the
@@ -20,6 +21,11 @@ the converter workers' peak resident memory.
 spin the layout; 2,000 lines of 1,000 characters) back to back from three clients for
 ``--seconds``, each of new bytes, while another converts a five-line PDF three times: how long each
 of those takes.
+
+``timeouts``: ``hello-pgmem mcp --http --timeout 1`` with E5; one read token sends six rounds of
+four ``memory_search`` calls at once with a 20,000-character ``_x_x…`` query (the review's
+reproduction), each past the time limit: how long after the last answer the server process still
+uses a core (its CPU over each 0.5 s under a fifth of one core), and the CPU it spends meanwhile.
 
 The servers run this checkout's code (``PYTHONPATH`` picks another). Results go to
 bench/results/hostile-load-<date>.json.
@@ -68,8 +74,18 @@ CLI = [sys.executable, "-c", "from hello_pgmem.cli import main; main()"]
 @contextlib.contextmanager
 def served(settings: Settings, arguments: list[str], log: Path) -> Iterator[int]:
     """A server of the command line on a free port, until the block ends."""
+    with served_process(settings, arguments, log) as (port, _):
+        yield port
+
+
+@contextlib.contextmanager
+def served_process(
+    settings: Settings, arguments: list[str], log: Path, **env_vars: str
+) -> Iterator[tuple[int, int]]:
+    """A server of the command line (with ``env_vars`` set) on a free port, until the block ends:
+    its port and process id."""
     port = free_port()
-    env = {**os.environ, "DATABASE_URL": settings.database_url}
+    env = {**os.environ, "DATABASE_URL": settings.database_url, **env_vars}
     with log.open("wb") as out:
         server = subprocess.Popen(  # not from the checkout's folder, whose code would come first
             [*CLI, *arguments, "--port", str(port)], env=env, stdout=out, stderr=out, cwd=log.parent
@@ -80,7 +96,7 @@ def served(settings: Settings, arguments: list[str], log: Path) -> Iterator[int]
                     if sock.connect_ex(("127.0.0.1", port)) == 0:
                         break
                 time.sleep(0.1)
-            yield port
+            yield port, server.pid
         finally:
             server.terminate()
             server.wait(10)
@@ -302,11 +318,57 @@ def turns(settings: Settings, folder: Path, seconds: float) -> dict[str, Any]:
     return out
 
 
+def cpu_seconds(pid: int) -> float:
+    """The CPU a process (all its threads) has used, from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def timeouts(settings: Settings, folder: Path) -> dict[str, Any]:
+    with Database(settings) as db:
+        token = create_token(db, "rex", ["rex_docs"], mode="read")[0]
+    arguments = ["mcp", "--http", "--allow-privileged-role", "--timeout", "1", "--rate", "100000"]
+    answers: list[bool] = []
+    with served_process(settings, arguments, folder / "mcp-timeouts.log", EMBED_MODEL_TYPE="e5") as (port, pid):
+
+        async def rounds() -> None:
+            async with client(f"http://127.0.0.1:{port}/mcp", token) as mcp:
+                for _ in range(6):
+                    async with anyio.create_task_group() as group:
+                        for _ in range(4):
+
+                            async def search() -> None:
+                                result = await mcp.call_tool("memory_search", {"query": "_x" * 10_000})
+                                answers.append(bool(result.is_error))
+
+                            group.start_soon(search)
+
+        started = time.monotonic()
+        anyio.run(rounds)
+        last, cpu_at_last = time.monotonic(), cpu_seconds(pid)
+        while True:  # idle: under a fifth of a core over half a second
+            cpu, wall = cpu_seconds(pid), time.monotonic()
+            time.sleep(0.5)
+            if (cpu_seconds(pid) - cpu) / (time.monotonic() - wall) < 0.2 or wall - last > 120:
+                break
+    out = {
+        "answers": len(answers),
+        "refused_or_stopped": sum(answers),
+        "rounds_s": round(last - started, 2),
+        "busy_after_last_answer_s": round(wall - last, 2),
+        "cpu_after_last_answer_s": round(cpu - cpu_at_last, 2),
+    }
+    print(json.dumps(out, indent=2), flush=True)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--scenario", choices=["flood", "documents", "turns", "both"], default="both")
+    parser.add_argument(
+        "--scenario", choices=["flood", "documents", "turns", "timeouts", "both"], default="both"
+    )
     parser.add_argument("--seconds", type=float, default=60.0, help="turns: how long the attack lasts")
     parser.add_argument(
         "--paths-from-root",
@@ -323,6 +385,8 @@ def main() -> None:
             result["documents"] = documents(settings, folder, args.paths_from_root)
         if args.scenario == "turns":
             result["turns"] = turns(settings, folder, args.seconds)
+        if args.scenario == "timeouts":
+            result["timeouts"] = timeouts(settings, folder)
     RESULTS.mkdir(exist_ok=True)
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M")
     (RESULTS / f"hostile-load-{stamp}.json").write_text(json.dumps(result, indent=2, default=str))
