@@ -57,7 +57,8 @@ from bench import harness
 from bench.harness import fresh_database, percentiles
 from hello_pgmem import Database, Settings
 from hello_pgmem.access import create_token
-from tests.flood import answered, hold_half_sent  # the tests' own attack
+from tests.abandoned import timed_out_searches  # the tests' own attacks
+from tests.flood import answered, hold_half_sent
 from tests.media import (  # the tests' own hostile files
     overlapping_lines_pdf,
     pdf_of_one_page,
@@ -328,23 +329,14 @@ def timeouts(settings: Settings, folder: Path) -> dict[str, Any]:
     with Database(settings) as db:
         token = create_token(db, "rex", ["rex_docs"], mode="read")[0]
     arguments = ["mcp", "--http", "--allow-privileged-role", "--timeout", "1", "--rate", "100000"]
-    answers: list[bool] = []
     with served_process(settings, arguments, folder / "mcp-timeouts.log", EMBED_MODEL_TYPE="e5") as (port, pid):
 
-        async def rounds() -> None:
+        async def rounds() -> list[Any]:
             async with client(f"http://127.0.0.1:{port}/mcp", token) as mcp:
-                for _ in range(6):
-                    async with anyio.create_task_group() as group:
-                        for _ in range(4):
-
-                            async def search() -> None:
-                                result = await mcp.call_tool("memory_search", {"query": "_x" * 10_000})
-                                answers.append(bool(result.is_error))
-
-                            group.start_soon(search)
+                return await timed_out_searches(mcp)
 
         started = time.monotonic()
-        anyio.run(rounds)
+        answers = [bool(result.is_error) for result in anyio.run(rounds)]
         last, cpu_at_last = time.monotonic(), cpu_seconds(pid)
         while True:  # idle: under a fifth of a core over half a second
             cpu, wall = cpu_seconds(pid), time.monotonic()

